@@ -1,0 +1,372 @@
+/* admin: operator commands. Each command is a small function over the
+ * service context; flags are "--name value" pairs checked against the
+ * command's list so that a typo is an error, never silently ignored.
+ * Secrets are printed exactly once, here, and only their keyed hash is kept. */
+#include "admin/admin.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "app/service.h"
+#include "core/ids.h"
+#include "core/keys.h"
+
+#define EXIT_REFUSED 1
+#define EXIT_USAGE 2
+#define SECRET_BYTES 32 /* 256 random bits */
+
+typedef struct args {
+    int argc;
+    char **argv;
+} args_t;
+
+static int fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(int code, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    json_t *err = json_pack("{s:s}", "error", msg);
+    char *text = json_dumps(err, JSON_COMPACT);
+    fprintf(stderr, "%s\n", text ? text : "{\"error\":\"out of memory\"}");
+    free(text);
+    json_decref(err);
+    return code;
+}
+
+static int print_json(json_t *doc)
+{
+    char *text = json_dumps(doc, JSON_COMPACT);
+    json_decref(doc);
+    if (text == NULL)
+        return fail(EXIT_REFUSED, "out of memory");
+    printf("%s\n", text);
+    free(text);
+    return 0;
+}
+
+static int store_failed(store_status_t rc, const char *what)
+{
+    return fail(EXIT_REFUSED, "%s failed: %s", what, store_status_name(rc));
+}
+
+/* Checks that every flag is in `allowed` (NULL-terminated) and has a value. */
+static int check_flags(const args_t *a, const char *const *allowed)
+{
+    for (int i = 0; i < a->argc; i += 2) {
+        bool known = false;
+        for (const char *const *f = allowed; *f != NULL; f++)
+            known = known || strcmp(a->argv[i], *f) == 0;
+        if (!known)
+            return fail(EXIT_USAGE, "unknown option '%s'", a->argv[i]);
+        if (i + 1 >= a->argc)
+            return fail(EXIT_USAGE, "option %s needs a value", a->argv[i]);
+    }
+    return 0;
+}
+
+static const char *flag(const args_t *a, const char *name)
+{
+    for (int i = 0; i + 1 < a->argc; i += 2)
+        if (strcmp(a->argv[i], name) == 0)
+            return a->argv[i + 1];
+    return NULL;
+}
+
+static int parse_u32(const char *text, uint32_t *out)
+{
+    char *end;
+    if (text == NULL || text[0] < '0' || text[0] > '9')
+        return -1;
+    unsigned long long v = strtoull(text, &end, 10);
+    if (*end != '\0' || v == 0 || v > 1000000000ULL)
+        return -1;
+    *out = (uint32_t)v;
+    return 0;
+}
+
+/* Creates a credential for tenant_id and prints it with its one-time secret. */
+static int issue_credential(service_t *svc, store_conn_t *db, const char *tenant_id,
+                            unsigned scopes)
+{
+    store_credential_t cred = {0};
+    char secret[CRYPTO_BASE64_LEN(SECRET_BYTES) + 8];
+    if (ids_random_token("cl_", 16, cred.client_id, sizeof cred.client_id) != 0 ||
+        ids_random_token("", SECRET_BYTES, secret, sizeof secret) != 0 ||
+        service_hash_secret(svc, secret, cred.secret_hash) != 0)
+        return fail(EXIT_REFUSED, "cannot generate credentials");
+    snprintf(cred.tenant_id, sizeof cred.tenant_id, "%s", tenant_id);
+    cred.scopes = scopes;
+    cred.created_at = clock_now_ms(&svc->clock);
+    store_status_t rc = store_credential_create(db, &cred);
+    if (rc == STORE_NOT_FOUND)
+        return fail(EXIT_REFUSED, "no tenant with id '%s'", tenant_id);
+    if (rc != STORE_OK)
+        return store_failed(rc, "credential creation");
+
+    char names[128];
+    token_scopes_format(scopes, names, sizeof names);
+    json_t *scope_list = json_array();
+    for (char *save = NULL, *s = strtok_r(names, " ", &save); s; s = strtok_r(NULL, " ", &save))
+        json_array_append_new(scope_list, json_string(s));
+    int code = print_json(json_pack("{s:s, s:s, s:s, s:o}", "tenant_id", tenant_id, "client_id",
+                                    cred.client_id, "client_secret", secret, "scopes",
+                                    scope_list));
+    memset(secret, 0, sizeof secret);
+    return code;
+}
+
+static int tenant_create(service_t *svc, store_conn_t *db, const args_t *a)
+{
+    static const char *const allowed[] = {"--name", NULL};
+    if (check_flags(a, allowed) != 0)
+        return EXIT_USAGE;
+    const char *name = flag(a, "--name");
+    if (name == NULL || name[0] == '\0' || strlen(name) >= STORE_NAME_MAX)
+        return fail(EXIT_USAGE, "tenant create needs --name NAME (1 to %d bytes)",
+                    STORE_NAME_MAX - 1);
+    store_tenant_t tenant = {0};
+    char filer_uuid[IDS_UUID_LEN];
+    if (ids_uuid_v4(tenant.id) != 0 || ids_uuid_v4(filer_uuid) != 0)
+        return fail(EXIT_REFUSED, "cannot generate ids");
+    snprintf(tenant.name, sizeof tenant.name, "%s", name);
+    tenant.created_at = clock_now_ms(&svc->clock);
+    store_status_t rc = store_tenant_create(db, &tenant, filer_uuid);
+    if (rc != STORE_OK)
+        return store_failed(rc, "tenant creation");
+    return issue_credential(svc, db, tenant.id, 0);
+}
+
+static int append_tenant(const store_tenant_t *t, void *ctx)
+{
+    char created[CLOCK_RFC3339_LEN];
+    clock_format_rfc3339(t->created_at, created);
+    return json_array_append_new(ctx, json_pack("{s:s, s:s, s:s}", "tenant_id", t->id, "name",
+                                                t->name, "created_at", created));
+}
+
+static int tenant_list(service_t *svc, store_conn_t *db, const args_t *a)
+{
+    (void)svc;
+    static const char *const allowed[] = {NULL};
+    if (check_flags(a, allowed) != 0)
+        return EXIT_USAGE;
+    json_t *list = json_array();
+    store_status_t rc = store_tenant_each(db, append_tenant, list);
+    if (rc != STORE_OK) {
+        json_decref(list);
+        return store_failed(rc, "tenant list");
+    }
+    return print_json(json_pack("{s:o}", "tenants", list));
+}
+
+static int credentials_create(service_t *svc, store_conn_t *db, const args_t *a)
+{
+    static const char *const allowed[] = {"--tenant", "--scopes", NULL};
+    if (check_flags(a, allowed) != 0)
+        return EXIT_USAGE;
+    const char *tenant = flag(a, "--tenant");
+    if (tenant == NULL)
+        return fail(EXIT_USAGE, "credentials create needs --tenant ID");
+    unsigned scopes = 0;
+    const char *bad = NULL;
+    size_t bad_len = 0;
+    const char *text = flag(a, "--scopes");
+    if (text != NULL && token_scopes_parse(text, &scopes, &bad, &bad_len) != 0)
+        return fail(EXIT_USAGE,
+                    "unknown scope '%.*s' (known: reports, accounts, assets, transactions, "
+                    "inventory, tax-documents)",
+                    (int)bad_len, bad);
+    return issue_credential(svc, db, tenant, scopes);
+}
+
+static int credentials_revoke(service_t *svc, store_conn_t *db, const args_t *a)
+{
+    static const char *const allowed[] = {"--client-id", NULL};
+    if (check_flags(a, allowed) != 0)
+        return EXIT_USAGE;
+    const char *client_id = flag(a, "--client-id");
+    if (client_id == NULL)
+        return fail(EXIT_USAGE, "credentials revoke needs --client-id ID");
+    store_status_t rc = store_credential_revoke(db, client_id, clock_now_ms(&svc->clock));
+    if (rc == STORE_NOT_FOUND)
+        return fail(EXIT_REFUSED, "no credential with client id '%s'", client_id);
+    if (rc != STORE_OK)
+        return store_failed(rc, "revocation");
+    store_credential_t cred;
+    rc = store_credential_get(db, client_id, &cred);
+    if (rc != STORE_OK)
+        return store_failed(rc, "revocation");
+    char revoked[CLOCK_RFC3339_LEN];
+    clock_format_rfc3339(cred.revoked_at, revoked);
+    return print_json(json_pack("{s:s, s:s}", "client_id", client_id, "revoked_at", revoked));
+}
+
+static bool route_known(const service_t *svc, const char *route)
+{
+    for (size_t i = 0; i < svc->route_count; i++)
+        if (strcmp(svc->route_labels[i], route) == 0)
+            return true;
+    return false;
+}
+
+static int ratelimit_set(service_t *svc, store_conn_t *db, const args_t *a)
+{
+    static const char *const allowed[] = {"--tenant", "--route", "--rate", "--burst", NULL};
+    if (check_flags(a, allowed) != 0)
+        return EXIT_USAGE;
+    const char *tenant = flag(a, "--tenant");
+    const char *route = flag(a, "--route");
+    store_rate_limit_t limit = {0};
+    if (parse_u32(flag(a, "--rate"), &limit.rate) != 0 ||
+        parse_u32(flag(a, "--burst"), &limit.burst) != 0)
+        return fail(EXIT_USAGE, "ratelimit set needs --rate R --burst B (positive integers)");
+    if (tenant == NULL && route == NULL)
+        return fail(EXIT_USAGE, "ratelimit set needs --tenant ID, --route \"METHOD /path\", "
+                                "or both");
+    if (route != NULL && !route_known(svc, route))
+        return fail(EXIT_REFUSED, "unknown route '%s' (use the template, e.g. "
+                                  "\"GET /v1/filers/{filerId}\")", route);
+    snprintf(limit.tenant_id, sizeof limit.tenant_id, "%s", tenant ? tenant : "");
+    snprintf(limit.route, sizeof limit.route, "%s", route ? route : "");
+    store_status_t rc = store_rate_limit_set(db, &limit);
+    if (rc == STORE_NOT_FOUND)
+        return fail(EXIT_REFUSED, "no tenant with id '%s'", tenant);
+    if (rc != STORE_OK)
+        return store_failed(rc, "rate limit");
+    return print_json(json_pack("{s:s?, s:s?, s:i, s:i}", "tenant_id", tenant, "route", route,
+                                "rate", (json_int_t)limit.rate, "burst",
+                                (json_int_t)limit.burst));
+}
+
+static int append_limit(const store_rate_limit_t *l, void *ctx)
+{
+    return json_array_append_new(
+        ctx, json_pack("{s:s?, s:s?, s:i, s:i}", "tenant_id",
+                       l->tenant_id[0] ? l->tenant_id : NULL, "route",
+                       l->route[0] ? l->route : NULL, "rate", (json_int_t)l->rate, "burst",
+                       (json_int_t)l->burst));
+}
+
+static int ratelimit_list(service_t *svc, store_conn_t *db, const args_t *a)
+{
+    static const char *const allowed[] = {NULL};
+    if (check_flags(a, allowed) != 0)
+        return EXIT_USAGE;
+    json_t *list = json_array();
+    store_status_t rc = store_rate_limit_each(db, append_limit, list);
+    if (rc != STORE_OK) {
+        json_decref(list);
+        return store_failed(rc, "rate limit list");
+    }
+    return print_json(json_pack("{s:{s:i, s:i}, s:o}", "default", "rate",
+                                (json_int_t)svc->cfg.default_rate, "burst",
+                                (json_int_t)svc->cfg.default_burst, "rate_limits", list));
+}
+
+static int keys_rotate_token(service_t *svc, store_conn_t *db, const args_t *a)
+{
+    (void)db;
+    static const char *const allowed[] = {NULL};
+    if (check_flags(a, allowed) != 0)
+        return EXIT_USAGE;
+    char *path = keys_path(svc->cfg.db_path, "token");
+    char *err = NULL;
+    keys_ring_t ring;
+    int rc = path ? keys_ring_rotate(path, &ring, &err) : -1;
+    free(path);
+    if (rc != 0) {
+        int code = fail(EXIT_REFUSED, "%s", err ? err : "key rotation failed");
+        free(err);
+        return code;
+    }
+    json_t *out = json_pack("{s:s, s:s?}", "signing_kid", ring.kid[0], "previous_kid",
+                            ring.count > 1 ? ring.kid[1] : NULL);
+    memset(&ring, 0, sizeof ring);
+    return print_json(out);
+}
+
+typedef struct command {
+    const char *group;
+    const char *name;
+    int (*run)(service_t *svc, store_conn_t *db, const args_t *a);
+    const char *usage;
+} command_t;
+
+static const command_t COMMANDS[] = {
+    {"tenant", "create", tenant_create, "tenant create --name NAME"},
+    {"tenant", "list", tenant_list, "tenant list"},
+    {"credentials", "create", credentials_create,
+     "credentials create --tenant ID [--scopes s1,s2]"},
+    {"credentials", "revoke", credentials_revoke, "credentials revoke --client-id ID"},
+    {"ratelimit", "set", ratelimit_set,
+     "ratelimit set [--tenant ID] [--route \"METHOD /v1/path/{template}\"] --rate R --burst B"},
+    {"ratelimit", "list", ratelimit_list, "ratelimit list"},
+    {"keys", "rotate-token", keys_rotate_token, "keys rotate-token"},
+};
+
+static void print_usage(FILE *out)
+{
+    fprintf(out, "usage: taxd admin [--db PATH] COMMAND\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
+        fprintf(out, "  %s\n", COMMANDS[i].usage);
+    fprintf(out, "\n--db defaults to $TAXD_DB, then %s\n", CONFIG_DEFAULT_DB);
+}
+
+static const command_t *find_command(const char *group, const char *name)
+{
+    for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
+        if (strcmp(COMMANDS[i].group, group) == 0 && strcmp(COMMANDS[i].name, name) == 0)
+            return &COMMANDS[i];
+    return NULL;
+}
+
+static int run_command(const taxd_config_t *cfg, const command_t *cmd, const args_t *a)
+{
+    service_t svc;
+    char *err = NULL;
+    if (service_open(&svc, cfg, &err) != 0) {
+        int code = fail(EXIT_REFUSED, "%s", err ? err : "cannot open the database");
+        free(err);
+        return code;
+    }
+    store_conn_t *db = store_acquire(svc.store);
+    int code = db ? cmd->run(&svc, db, a) : fail(EXIT_REFUSED, "cannot open the database");
+    if (db != NULL)
+        store_release(svc.store, db);
+    service_close(&svc);
+    return code;
+}
+
+int admin_main(int argc, char **argv)
+{
+    taxd_config_t cfg;
+    char err[256];
+    if (config_load_env(&cfg, err, sizeof err) != 0)
+        return fail(EXIT_USAGE, "%s", err);
+    int i = 0;
+    if (argc > 0 && (strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0)) {
+        print_usage(stdout);
+        return 0;
+    }
+    if (argc >= 2 && strcmp(argv[0], "--db") == 0) {
+        snprintf(cfg.db_path, sizeof cfg.db_path, "%s", argv[1]);
+        i = 2;
+    }
+    if (argc - i < 2) {
+        print_usage(stderr);
+        return fail(EXIT_USAGE, "missing command");
+    }
+    const command_t *cmd = find_command(argv[i], argv[i + 1]);
+    if (cmd == NULL)
+        return fail(EXIT_USAGE, "unknown command '%s %s' (see taxd admin --help)", argv[i],
+                    argv[i + 1]);
+    args_t a = {argc - i - 2, argv + i + 2};
+    return run_command(&cfg, cmd, &a);
+}

@@ -1,0 +1,28 @@
+/* health: GET /healthz for load balancers and GET /metrics for Prometheus.
+ * Neither needs a token; neither reveals tenant data. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api.h"
+#include "app/service.h"
+
+void api_healthz(request_t *req)
+{
+    store_conn_t *db = request_db(req);
+    store_status_t rc = db ? store_ping(db) : STORE_ERROR;
+    if (rc != STORE_OK) {
+        reply_error(req, 503, "The database does not answer");
+        return;
+    }
+    reply_json(req, 200, json_pack("{s:s}", "status", "ok"));
+}
+
+void api_metrics(request_t *req)
+{
+    char *text = metrics_render(req->svc->metrics);
+    if (text == NULL) {
+        reply_error(req, 500, "Metrics could not be rendered");
+        return;
+    }
+    reply_text(req, 200, "text/plain; version=0.0.4; charset=utf-8", text, strlen(text));
+}

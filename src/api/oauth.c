@@ -1,0 +1,99 @@
+/* oauth: POST /v1/oauth/token, the client-credentials grant that mints the
+ * bearer tokens every other route needs (spec § Authentication 2).
+ *
+ * Only a keyed hash of each client secret is stored; the presented secret is
+ * hashed with the server key and compared in constant time. An unknown
+ * client id is hashed and compared all the same, so the answer's timing does
+ * not reveal which client ids exist. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api.h"
+#include "app/service.h"
+#include "http/errors.h"
+#include "http/validate.h"
+
+static const char *const GRANT_TYPES[] = {"client_credentials", NULL};
+
+static const v_field TOKEN_FIELDS[] = {
+    {"grant_type", V_ENUM, .required = true, .values = GRANT_TYPES},
+    {"client_id", V_STRING, .required = true, .min_len = 1, .max_len = 256},
+    {"client_secret", V_STRING, .required = true, .min_len = 1, .max_len = 512},
+    {"tenant_id", V_STRING, .min_len = 1, .max_len = 64},
+    {NULL},
+};
+static const v_schema TOKEN_REQUEST = {TOKEN_FIELDS};
+
+/* True when the presented secret matches the stored hash (constant time). */
+static bool secret_matches(request_t *req, const char *secret, const uint8_t stored[32])
+{
+    uint8_t presented[32];
+    if (service_hash_secret(req->svc, secret, presented) != 0)
+        return false;
+    return crypto_equal(presented, sizeof presented, stored, 32);
+}
+
+static void answer_token(request_t *req, const store_credential_t *cred)
+{
+    token_claims_t claims = {0};
+    size_t tenant_len = strlen(cred->tenant_id), client_len = strlen(cred->client_id);
+    if (tenant_len >= sizeof claims.tenant_id || client_len >= sizeof claims.client_id) {
+        reply_error(req, 500, "The token could not be issued");
+        return;
+    }
+    memcpy(claims.tenant_id, cred->tenant_id, tenant_len + 1);
+    memcpy(claims.client_id, cred->client_id, client_len + 1);
+    claims.scopes = cred->scopes;
+    claims.issued_at = service_now_s(req->svc);
+    claims.expires_at = claims.issued_at + TOKEN_LIFETIME_S;
+    char *token = token_sign(req->svc->signer, &claims);
+    if (token == NULL) {
+        reply_error(req, 500, "The token could not be issued");
+        return;
+    }
+    json_t *body = json_pack("{s:s, s:i, s:s}", "access_token", token, "expires_in",
+                             (json_int_t)TOKEN_LIFETIME_S, "token_type", "Bearer");
+    free(token);
+    reply_json(req, 200, body);
+}
+
+void api_oauth_token(request_t *req)
+{
+    json_t *body = request_json(req, false);
+    if (body == NULL)
+        return;
+    json_t *issues = json_array();
+    if (v_check_object(&TOKEN_REQUEST, body, NULL, issues) > 0) {
+        reply_invalid(req, "Invalid token request", issues);
+        return;
+    }
+    json_decref(issues);
+
+    const char *client_id = json_string_value(json_object_get(body, "client_id"));
+    const char *secret = json_string_value(json_object_get(body, "client_secret"));
+    const char *tenant_id = json_string_value(json_object_get(body, "tenant_id"));
+    store_conn_t *db = request_db(req);
+    if (db == NULL) {
+        reply_store_failure(req, STORE_ERROR);
+        return;
+    }
+    store_credential_t cred;
+    store_status_t rc = store_credential_get(db, client_id, &cred);
+    if (rc != STORE_OK && rc != STORE_NOT_FOUND) {
+        reply_store_failure(req, rc);
+        return;
+    }
+    if (rc == STORE_NOT_FOUND)
+        memset(&cred, 0, sizeof cred); /* compare against nothing, in the same time */
+    bool valid = secret_matches(req, secret, cred.secret_hash);
+    if (rc == STORE_NOT_FOUND || !valid || cred.revoked_at != 0) {
+        reply_error(req, 401, "Invalid client credentials");
+        return;
+    }
+    if (tenant_id != NULL && strcmp(tenant_id, cred.tenant_id) != 0) {
+        reply_error_body(req, 403, error_body_forbidden());
+        return;
+    }
+    answer_token(req, &cred);
+}

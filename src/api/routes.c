@@ -1,0 +1,27 @@
+/* routes: the one table of every endpoint. Matching does not depend on the
+ * order (literal segments beat parameters); the order is that of the metrics
+ * labels. scopes = 0 marks a route that needs no token. The test-only routes
+ * come last so that without --test-hooks the table simply ends before them. */
+#include "api/api.h"
+
+#include "http/token.h"
+
+static const route_t ROUTES[] = {
+    {"POST", "/v1/oauth/token", 0, 64 * 1024, (void *)api_oauth_token, 0},
+    {"GET", "/healthz", 0, 0, (void *)api_healthz, 0},
+    {"GET", "/metrics", 0, 0, (void *)api_metrics, 0},
+    {"GET", "/v1/filers", SCOPE_ACCOUNTS, 0, (void *)api_filers_list, 0},
+    {"GET", "/v1/filers/{filerId}", SCOPE_ACCOUNTS, 0, (void *)api_filers_get, 0},
+    /* test hooks */
+    {"POST", "/_test/clock", 0, 0, (void *)api_test_clock, 0},
+    {"GET", "/_test/pause", 0, 0, (void *)api_test_pause, 0},
+};
+
+#define TEST_ROUTE_COUNT 2
+
+const route_t *api_routes(bool test_hooks, size_t *count)
+{
+    size_t all = sizeof ROUTES / sizeof ROUTES[0];
+    *count = test_hooks ? all : all - TEST_ROUTE_COUNT;
+    return ROUTES;
+}

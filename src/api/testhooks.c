@@ -1,0 +1,50 @@
+/* testhooks: routes that exist only when taxd runs with --test-hooks, so
+ * black-box tests can move the service clock (token expiry, URL expiry,
+ * retention) and hold a request in flight (load shedding) without sleeping
+ * on timings. Never enabled in production. */
+#include <errno.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "api/api.h"
+#include "app/service.h"
+#include "http/validate.h"
+
+static const v_field CLOCK_FIELDS[] = {
+    {"offset_ms", V_INTEGER, .required = true, .has_range = true,
+     .min_int = -100LL * 365 * 86400 * 1000, .max_int = 100LL * 365 * 86400 * 1000},
+    {NULL},
+};
+static const v_schema CLOCK_REQUEST = {CLOCK_FIELDS};
+
+void api_test_clock(request_t *req)
+{
+    json_t *body = request_json(req, false);
+    if (body == NULL)
+        return;
+    json_t *issues = json_array();
+    if (v_check_object(&CLOCK_REQUEST, body, NULL, issues) > 0) {
+        reply_invalid(req, "Invalid clock request", issues);
+        return;
+    }
+    json_decref(issues);
+    json_int_t offset = json_integer_value(json_object_get(body, "offset_ms"));
+    clock_set_offset_ms(&req->svc->clock, (int64_t)offset);
+    reply_json(req, 200, json_pack("{s:I}", "offset_ms", offset));
+}
+
+void api_test_pause(request_t *req)
+{
+    bool malformed = false;
+    const char *text = request_query(req, "ms", &malformed);
+    char *end = NULL;
+    errno = 0;
+    long ms = text ? strtol(text, &end, 10) : 0;
+    if (malformed || (text != NULL && (*end != '\0' || errno != 0)) || ms < 0 || ms > 60000) {
+        reply_error(req, 400, "ms must be an integer between 0 and 60000");
+        return;
+    }
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+    reply_json(req, 200, json_object());
+}

@@ -1,0 +1,173 @@
+/* service: building and tearing down the service context, and the settings
+ * refresher thread. See service.h. */
+#include "app/service.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "api/api.h"
+#include "core/keys.h"
+#include "core/log.h"
+
+#define REFRESH_INTERVAL_MS 200 /* operator changes must apply within 1 s */
+#define LIMITER_CAPACITY 65536
+
+static char *dup_message(const char *prefix, const char *detail)
+{
+    size_t n = strlen(prefix) + strlen(detail) + 3;
+    char *m = malloc(n);
+    if (m != NULL)
+        snprintf(m, n, "%s: %s", prefix, detail);
+    return m;
+}
+
+static int open_keys(service_t *svc, char **err)
+{
+    char *ring_path = keys_path(svc->cfg.db_path, "token");
+    char *secret_path = keys_path(svc->cfg.db_path, "secret");
+    int rc = -1;
+    keys_ring_t ring;
+    uint8_t secret_key[KEYS_KEY_LEN];
+    if (ring_path == NULL || secret_path == NULL) {
+        *err = dup_message("keys", "out of memory");
+        goto out;
+    }
+    if (keys_ring_load_or_create(ring_path, &ring, err) != 0)
+        goto out;
+    if (keys_load_or_create(secret_path, secret_key, err) != 0)
+        goto out;
+    svc->signer = token_signer_new(&ring);
+    svc->secret_hasher = crypto_hmac_key_new(secret_key, sizeof secret_key);
+    if (svc->signer == NULL || svc->secret_hasher == NULL) {
+        *err = dup_message("keys", "cannot prepare signing keys");
+        goto out;
+    }
+    rc = 0;
+out:
+    memset(&ring, 0, sizeof ring);
+    memset(secret_key, 0, sizeof secret_key);
+    free(ring_path);
+    free(secret_path);
+    return rc;
+}
+
+static int build_http_parts(service_t *svc, char **err)
+{
+    size_t count = 0;
+    const route_t *routes = api_routes(svc->cfg.test_hooks, &count);
+    svc->router = router_new(routes, count);
+    if (svc->router == NULL) {
+        *err = dup_message("router", "invalid route table");
+        return -1;
+    }
+    const char **labels = calloc(count, sizeof *labels);
+    if (labels == NULL) {
+        *err = dup_message("metrics", "out of memory");
+        return -1;
+    }
+    /* Labels are "METHOD /template"; they live as long as the metrics. */
+    for (size_t i = 0; i < count; i++) {
+        size_t n = strlen(routes[i].method) + strlen(routes[i].path) + 2;
+        char *label = malloc(n);
+        if (label == NULL)
+            break;
+        snprintf(label, n, "%s %s", routes[i].method, routes[i].path);
+        labels[i] = label;
+    }
+    svc->route_labels = labels;
+    svc->route_count = count;
+    svc->metrics = metrics_new(labels, count);
+    svc->limiter = ratelimit_new(LIMITER_CAPACITY);
+    ratelimit_rule_t global = {svc->cfg.default_rate, svc->cfg.default_burst};
+    svc->settings = settings_new(global);
+    if (svc->metrics == NULL || svc->limiter == NULL || svc->settings == NULL) {
+        *err = dup_message("service", "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+int service_open(service_t *svc, const taxd_config_t *cfg, char **err)
+{
+    memset(svc, 0, sizeof *svc);
+    svc->cfg = *cfg;
+    *err = NULL;
+    svc->store = store_open(cfg->db_path, err);
+    if (svc->store == NULL)
+        return -1;
+    if (open_keys(svc, err) != 0 || build_http_parts(svc, err) != 0) {
+        service_close(svc);
+        return -1;
+    }
+    return 0;
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static void refresh_once(service_t *svc)
+{
+    store_conn_t *conn = store_acquire(svc->store);
+    if (conn == NULL)
+        return;
+    store_status_t rc = settings_refresh(svc->settings, conn);
+    store_release(svc->store, conn);
+    if (rc != STORE_OK)
+        log_msg(LOG_WARN, "settings refresh failed: %s", store_status_name(rc));
+}
+
+static void *refresher_main(void *arg)
+{
+    service_t *svc = arg;
+    while (!atomic_load(&svc->stopping)) {
+        sleep_ms(REFRESH_INTERVAL_MS);
+        refresh_once(svc);
+    }
+    return NULL;
+}
+
+int service_start(service_t *svc, char **err)
+{
+    refresh_once(svc); /* the first snapshot before any request */
+    if (pthread_create(&svc->refresher, NULL, refresher_main, svc) != 0) {
+        *err = dup_message("service", "cannot start the settings refresher");
+        return -1;
+    }
+    svc->refresher_running = true;
+    return 0;
+}
+
+void service_close(service_t *svc)
+{
+    atomic_store(&svc->stopping, true);
+    if (svc->refresher_running)
+        pthread_join(svc->refresher, NULL);
+    svc->refresher_running = false;
+    settings_free(svc->settings);
+    ratelimit_free(svc->limiter);
+    metrics_free(svc->metrics);
+    for (size_t i = 0; svc->route_labels != NULL && i < svc->route_count; i++)
+        free((char *)svc->route_labels[i]);
+    free(svc->route_labels);
+    router_free(svc->router);
+    crypto_hmac_key_free(svc->secret_hasher);
+    token_signer_free(svc->signer);
+    if (svc->store != NULL)
+        store_close(svc->store);
+    memset(svc, 0, sizeof *svc);
+}
+
+int service_hash_secret(const service_t *svc, const char *secret, uint8_t out[32])
+{
+    return crypto_hmac_key_sign(svc->secret_hasher, secret, strlen(secret), out);
+}
+
+int64_t service_now_s(const service_t *svc)
+{
+    return clock_now_ms(&svc->clock) / 1000;
+}

@@ -1,0 +1,58 @@
+/* service: the configured service context, the one object passed down to
+ * everything that needs shared state (no globals). It owns the store, the
+ * keys, the router, the rate limiter, the metrics and the operator-settings
+ * snapshot, and runs the background refresher that keeps that snapshot
+ * current. `taxd serve` and `taxd admin` both build one. */
+#ifndef TAXD_APP_SERVICE_H
+#define TAXD_APP_SERVICE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "app/settings.h"
+#include "core/clock.h"
+#include "core/config.h"
+#include "core/crypto.h"
+#include "http/metrics.h"
+#include "http/ratelimit.h"
+#include "http/router.h"
+#include "http/token.h"
+#include "store/store.h"
+
+typedef struct service {
+    taxd_config_t cfg;
+    taxd_clock_t clock;
+    store_t *store;
+    token_signer_t *signer;
+    crypto_hmac_key_t *secret_hasher; /* keyed hash of client secrets */
+    router_t *router;
+    ratelimit_t *limiter;
+    metrics_t *metrics;
+    settings_t *settings;
+    const char **route_labels;   /* "METHOD /template" per route index */
+    size_t route_count;
+
+    _Atomic unsigned in_flight;  /* requests between first byte and completion */
+    _Atomic bool draining;       /* shutting down: answer with Connection: close */
+    _Atomic bool stopping;       /* background threads exit */
+    pthread_t refresher;
+    bool refresher_running;
+} service_t;
+
+/* Opens the database (migrations), loads or creates the key files beside it
+ * and builds the router and limiter. Returns 0, or -1 with *err malloc'd. */
+int service_open(service_t *svc, const taxd_config_t *cfg, char **err);
+/* Starts the settings refresher (call after service_open, before serving). */
+int service_start(service_t *svc, char **err);
+/* Stops background threads and releases everything service_open made. */
+void service_close(service_t *svc);
+
+/* HMAC-SHA256 of a client secret under the server's secret-hashing key. */
+int service_hash_secret(const service_t *svc, const char *secret, uint8_t out[32]);
+
+/* Seconds since the epoch on the service clock. */
+int64_t service_now_s(const service_t *svc);
+
+#endif

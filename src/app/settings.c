@@ -1,0 +1,168 @@
+/* settings: snapshot of operator configuration. See settings.h.
+ *
+ * The snapshot is replaced whole under a write lock held only for the pointer
+ * swap; readers hold the read lock for one lookup. Revoked client ids are a
+ * sorted array searched with bsearch: the list is short and read on every
+ * authenticated request. */
+#include "app/settings.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct snapshot {
+    int64_t version;
+    char **revoked; /* sorted */
+    size_t revoked_count;
+    ratelimit_policy_t *policy;
+} snapshot_t;
+
+struct settings {
+    pthread_rwlock_t lock;
+    snapshot_t *current;
+    ratelimit_rule_t global_default;
+    bool loaded;
+};
+
+static void snapshot_free(snapshot_t *s)
+{
+    if (s == NULL)
+        return;
+    for (size_t i = 0; i < s->revoked_count; i++)
+        free(s->revoked[i]);
+    free(s->revoked);
+    ratelimit_policy_free(s->policy);
+    free(s);
+}
+
+static snapshot_t *snapshot_empty(ratelimit_rule_t global_default)
+{
+    snapshot_t *s = calloc(1, sizeof *s);
+    if (s == NULL)
+        return NULL;
+    s->policy = ratelimit_policy_new(global_default);
+    if (s->policy == NULL) {
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
+settings_t *settings_new(ratelimit_rule_t global_default)
+{
+    settings_t *st = calloc(1, sizeof *st);
+    if (st == NULL)
+        return NULL;
+    st->global_default = global_default;
+    st->current = snapshot_empty(global_default);
+    if (st->current == NULL || pthread_rwlock_init(&st->lock, NULL) != 0) {
+        snapshot_free(st->current);
+        free(st);
+        return NULL;
+    }
+    return st;
+}
+
+void settings_free(settings_t *settings)
+{
+    if (settings == NULL)
+        return;
+    snapshot_free(settings->current);
+    pthread_rwlock_destroy(&settings->lock);
+    free(settings);
+}
+
+static int collect_revoked(const char *client_id, void *ctx)
+{
+    snapshot_t *s = ctx;
+    char **grown = realloc(s->revoked, (s->revoked_count + 1) * sizeof *grown);
+    if (grown == NULL)
+        return 1;
+    s->revoked = grown;
+    s->revoked[s->revoked_count] = strdup(client_id);
+    if (s->revoked[s->revoked_count] == NULL)
+        return 1;
+    s->revoked_count++;
+    return 0;
+}
+
+static int collect_limit(const store_rate_limit_t *limit, void *ctx)
+{
+    snapshot_t *s = ctx;
+    ratelimit_rule_t rule = {limit->rate, limit->burst};
+    return ratelimit_policy_add(s->policy, limit->tenant_id, limit->route, rule) == 0 ? 0 : 1;
+}
+
+static int compare_ids(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static store_status_t snapshot_load(settings_t *st, store_conn_t *conn, int64_t version,
+                                    snapshot_t **out)
+{
+    snapshot_t *s = snapshot_empty(st->global_default);
+    if (s == NULL)
+        return STORE_ERROR;
+    s->version = version;
+    store_status_t rc = store_revoked_each(conn, collect_revoked, s);
+    if (rc == STORE_OK)
+        rc = store_rate_limit_each(conn, collect_limit, s);
+    if (rc != STORE_OK) {
+        snapshot_free(s);
+        return rc;
+    }
+    qsort(s->revoked, s->revoked_count, sizeof *s->revoked, compare_ids);
+    *out = s;
+    return STORE_OK;
+}
+
+store_status_t settings_refresh(settings_t *settings, store_conn_t *conn)
+{
+    int64_t version = 0;
+    store_status_t rc = store_settings_version(conn, &version);
+    if (rc != STORE_OK)
+        return rc;
+    if (settings->loaded && version == settings->current->version)
+        return STORE_OK;
+
+    snapshot_t *fresh = NULL;
+    rc = snapshot_load(settings, conn, version, &fresh);
+    if (rc != STORE_OK)
+        return rc;
+    pthread_rwlock_wrlock(&settings->lock);
+    snapshot_t *old = settings->current;
+    settings->current = fresh;
+    settings->loaded = true;
+    pthread_rwlock_unlock(&settings->lock);
+    snapshot_free(old);
+    return STORE_OK;
+}
+
+bool settings_is_revoked(settings_t *settings, const char *client_id)
+{
+    pthread_rwlock_rdlock(&settings->lock);
+    const snapshot_t *s = settings->current;
+    bool found = s->revoked_count > 0 &&
+                 bsearch(&client_id, s->revoked, s->revoked_count, sizeof *s->revoked,
+                         compare_ids) != NULL;
+    pthread_rwlock_unlock(&settings->lock);
+    return found;
+}
+
+ratelimit_rule_t settings_tenant_rule(settings_t *settings, const char *tenant_id)
+{
+    pthread_rwlock_rdlock(&settings->lock);
+    ratelimit_rule_t rule = ratelimit_policy_tenant_rule(settings->current->policy, tenant_id);
+    pthread_rwlock_unlock(&settings->lock);
+    return rule;
+}
+
+bool settings_route_rule(settings_t *settings, const char *tenant_id, const char *route_key,
+                         ratelimit_rule_t *rule)
+{
+    pthread_rwlock_rdlock(&settings->lock);
+    bool found = ratelimit_policy_route_rule(settings->current->policy, tenant_id, route_key, rule);
+    pthread_rwlock_unlock(&settings->lock);
+    return found;
+}

@@ -1,0 +1,29 @@
+/* clock: every "now" in taxd comes from here. The wall clock can be shifted by
+ * an offset so tests can move time (token expiry, URL expiry, retention)
+ * without sleeping; the offset exists only when test hooks are enabled, and
+ * the monotonic clock, which bounds waits and deadlines, is never shifted. */
+#ifndef TAXD_CORE_CLOCK_H
+#define TAXD_CORE_CLOCK_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct taxd_clock {
+    _Atomic int64_t offset_ms; /* added to the wall clock; 0 in production */
+} taxd_clock_t;
+
+/* Wall-clock milliseconds since the epoch, plus the offset. clock may be NULL. */
+int64_t clock_now_ms(const taxd_clock_t *clock);
+void clock_set_offset_ms(taxd_clock_t *clock, int64_t offset_ms);
+
+/* Milliseconds from an arbitrary start; never goes back, never shifted. */
+int64_t clock_monotonic_ms(void);
+int64_t clock_monotonic_us(void);
+
+#define CLOCK_RFC3339_LEN 25 /* "2026-11-22T01:44:11.123Z" plus the NUL */
+
+/* Formats ms since the epoch as RFC 3339 UTC with milliseconds and 'Z'. */
+void clock_format_rfc3339(int64_t ms, char out[CLOCK_RFC3339_LEN]);
+
+#endif

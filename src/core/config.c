@@ -1,0 +1,213 @@
+/* config: defaults < TAXD_* environment < flags. Every setting has exactly one
+ * table entry naming its flag, its variable and its parser, so the usage text,
+ * the environment and the flags can never disagree. */
+#include "core/config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef enum { OPT_LISTEN, OPT_PATH, OPT_URL, OPT_UINT, OPT_SIZE, OPT_MS, OPT_BOOL } opt_kind_t;
+
+typedef struct option_def {
+    const char *flag;
+    const char *env;
+    opt_kind_t kind;
+    size_t offset;
+    uint64_t max;
+    const char *help;
+} option_def_t;
+
+#define OFF(field) offsetof(taxd_config_t, field)
+
+static const option_def_t OPTIONS[] = {
+    {"--listen", "TAXD_LISTEN", OPT_LISTEN, 0, 0, "HOST:PORT to listen on (port 0: any free port)"},
+    {"--db", "TAXD_DB", OPT_PATH, OFF(db_path), sizeof(((taxd_config_t *)0)->db_path),
+     "database file"},
+    {"--base-url", "TAXD_BASE_URL", OPT_URL, OFF(base_url),
+     sizeof(((taxd_config_t *)0)->base_url), "absolute URL clients reach this service at"},
+    {"--threads", "TAXD_THREADS", OPT_UINT, OFF(threads), 1024, "HTTP worker threads"},
+    {"--max-body", "TAXD_MAX_BODY", OPT_SIZE, OFF(max_body), 1u << 30,
+     "default request body limit in bytes"},
+    {"--request-timeout-ms", "TAXD_REQUEST_TIMEOUT_MS", OPT_MS, OFF(request_timeout_ms),
+     3600000, "request deadline in milliseconds (504 after it)"},
+    {"--max-in-flight", "TAXD_MAX_IN_FLIGHT", OPT_UINT, OFF(max_in_flight), 1000000,
+     "requests in progress before shedding load (429)"},
+    {"--connection-timeout", "TAXD_CONNECTION_TIMEOUT", OPT_UINT, OFF(connection_timeout_s),
+     86400, "idle connection timeout in seconds"},
+    {"--connection-limit", "TAXD_CONNECTION_LIMIT", OPT_UINT, OFF(connection_limit), 1000000,
+     "open connections at most"},
+    {"--per-ip-connections", "TAXD_PER_IP_CONNECTIONS", OPT_UINT,
+     OFF(per_ip_connection_limit), 1000000, "open connections per client address at most"},
+    {"--test-hooks", "TAXD_TEST_HOOKS", OPT_BOOL, OFF(test_hooks), 0,
+     "enable test-only routes and clock offset (never in production)"},
+};
+
+#define OPTION_COUNT (sizeof OPTIONS / sizeof OPTIONS[0])
+
+static void config_defaults(taxd_config_t *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    config_parse_listen(CONFIG_DEFAULT_LISTEN, cfg->listen_host, sizeof cfg->listen_host,
+                        &cfg->listen_port);
+    snprintf(cfg->db_path, sizeof cfg->db_path, "%s", CONFIG_DEFAULT_DB);
+    cfg->threads = 16; /* handlers block on the database: well above the core count */
+    cfg->max_body = 1024 * 1024;
+    cfg->request_timeout_ms = 29000;
+    cfg->max_in_flight = 512;
+    cfg->connection_timeout_s = 60;
+    cfg->connection_limit = 4096;
+    cfg->per_ip_connection_limit = 1024;
+    cfg->default_rate = 100;
+    cfg->default_burst = 1000;
+}
+
+int config_parse_listen(const char *text, char *host, size_t host_cap, unsigned *port)
+{
+    const char *colon = strrchr(text, ':');
+    if (colon == NULL || colon == text)
+        return -1;
+    const char *h = text;
+    size_t hlen = (size_t)(colon - text);
+    if (h[0] == '[') { /* [::1]:8080 */
+        if (hlen < 3 || h[hlen - 1] != ']')
+            return -1;
+        h++;
+        hlen -= 2;
+    }
+    if (hlen == 0 || hlen >= host_cap)
+        return -1;
+    char *end;
+    errno = 0;
+    unsigned long p = strtoul(colon + 1, &end, 10);
+    if (errno != 0 || *end != '\0' || end == colon + 1 || p > 65535)
+        return -1;
+    memcpy(host, h, hlen);
+    host[hlen] = '\0';
+    *port = (unsigned)p;
+    return 0;
+}
+
+static int parse_uint(const char *text, uint64_t max, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    if (text[0] == '-' || text[0] == '\0')
+        return -1;
+    unsigned long long v = strtoull(text, &end, 10);
+    if (errno != 0 || *end != '\0' || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int apply_option(taxd_config_t *cfg, const option_def_t *opt, const char *value,
+                        char *err, size_t err_cap)
+{
+    char *base = (char *)cfg;
+    uint64_t n = 0;
+    switch (opt->kind) {
+    case OPT_LISTEN:
+        if (config_parse_listen(value, cfg->listen_host, sizeof cfg->listen_host,
+                                &cfg->listen_port) == 0)
+            return 0;
+        break;
+    case OPT_PATH:
+    case OPT_URL:
+        if (value[0] != '\0' && strlen(value) < opt->max) {
+            if (opt->kind == OPT_URL && strncmp(value, "http://", 7) != 0 &&
+                strncmp(value, "https://", 8) != 0)
+                break;
+            snprintf(base + opt->offset, opt->max, "%s", value);
+            return 0;
+        }
+        break;
+    case OPT_BOOL:
+        if (strcmp(value, "1") == 0 || strcmp(value, "true") == 0 || strcmp(value, "0") == 0 ||
+            strcmp(value, "false") == 0) {
+            *(bool *)(base + opt->offset) = value[0] == '1' || value[0] == 't';
+            return 0;
+        }
+        break;
+    case OPT_UINT:
+        if (parse_uint(value, opt->max, &n) == 0 && n > 0) {
+            *(unsigned *)(base + opt->offset) = (unsigned)n;
+            return 0;
+        }
+        break;
+    case OPT_SIZE:
+        if (parse_uint(value, opt->max, &n) == 0 && n > 0) {
+            *(size_t *)(base + opt->offset) = (size_t)n;
+            return 0;
+        }
+        break;
+    case OPT_MS:
+        if (parse_uint(value, opt->max, &n) == 0 && n > 0) {
+            *(int64_t *)(base + opt->offset) = (int64_t)n;
+            return 0;
+        }
+        break;
+    }
+    snprintf(err, err_cap, "invalid value for %s (%s): '%s'", opt->flag, opt->env, value);
+    return -1;
+}
+
+int config_load_env(taxd_config_t *cfg, char *err, size_t err_cap)
+{
+    config_defaults(cfg);
+    for (size_t i = 0; i < OPTION_COUNT; i++) {
+        const char *value = getenv(OPTIONS[i].env);
+        if (value != NULL && value[0] != '\0' &&
+            apply_option(cfg, &OPTIONS[i], value, err, err_cap) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+static const option_def_t *find_option(const char *flag, size_t flag_len)
+{
+    for (size_t i = 0; i < OPTION_COUNT; i++)
+        if (strlen(OPTIONS[i].flag) == flag_len && memcmp(OPTIONS[i].flag, flag, flag_len) == 0)
+            return &OPTIONS[i];
+    return NULL;
+}
+
+int config_parse_serve_args(taxd_config_t *cfg, int argc, char **argv, char *err, size_t err_cap)
+{
+    for (int i = 0; i < argc; i++) {
+        const char *arg = argv[i];
+        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+            config_print_serve_usage();
+            return 1;
+        }
+        const char *eq = strchr(arg, '=');
+        size_t flag_len = eq ? (size_t)(eq - arg) : strlen(arg);
+        const option_def_t *opt = find_option(arg, flag_len);
+        if (opt == NULL) {
+            snprintf(err, err_cap, "unknown option '%s' (see taxd serve --help)", arg);
+            return -1;
+        }
+        const char *value = eq ? eq + 1 : NULL;
+        if (value == NULL && opt->kind == OPT_BOOL)
+            value = "1";
+        if (value == NULL) {
+            if (i + 1 >= argc) {
+                snprintf(err, err_cap, "option %s needs a value", opt->flag);
+                return -1;
+            }
+            value = argv[++i];
+        }
+        if (apply_option(cfg, opt, value, err, err_cap) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+void config_print_serve_usage(void)
+{
+    printf("usage: taxd serve [options]\n\noptions (each also set by its environment variable):\n");
+    for (size_t i = 0; i < OPTION_COUNT; i++)
+        printf("  %-24s %-26s %s\n", OPTIONS[i].flag, OPTIONS[i].env, OPTIONS[i].help);
+}

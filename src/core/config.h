@@ -1,0 +1,45 @@
+/* config: the settings of one taxd process, from defaults, then environment
+ * variables (TAXD_*), then command-line flags, in that order of precedence.
+ * A taxd_config_t is filled once at start and read-only afterwards. */
+#ifndef TAXD_CORE_CONFIG_H
+#define TAXD_CORE_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define CONFIG_DEFAULT_DB "./var/taxd.db"
+#define CONFIG_DEFAULT_LISTEN "127.0.0.1:8080"
+
+typedef struct taxd_config {
+    char listen_host[256];
+    unsigned listen_port;       /* 0: the kernel picks one */
+    char db_path[4096];
+    char base_url[512];         /* "" until resolved: http:// + the bound address */
+    unsigned threads;           /* libmicrohttpd worker threads */
+    size_t max_body;            /* default request body limit in bytes */
+    int64_t request_timeout_ms; /* the deadline of a request (504 after it) */
+    unsigned max_in_flight;     /* load shedding beyond this many requests */
+    unsigned connection_timeout_s;
+    unsigned connection_limit;
+    unsigned per_ip_connection_limit;
+    uint32_t default_rate;      /* spec § Limits: 100/s, burst 1,000 */
+    uint32_t default_burst;
+    bool test_hooks;            /* test-only routes and the clock offset */
+} taxd_config_t;
+
+/* Fills cfg with defaults, then TAXD_* environment variables. Returns 0, or
+ * -1 with a message in err (err_cap bytes) for a malformed value. */
+int config_load_env(taxd_config_t *cfg, char *err, size_t err_cap);
+
+/* Applies `serve` flags from argv[0..argc) (argv[0] is the first flag).
+ * Returns 0, 1 when --help was asked (usage printed), or -1 with err set. */
+int config_parse_serve_args(taxd_config_t *cfg, int argc, char **argv, char *err, size_t err_cap);
+
+/* Parses "HOST:PORT" ("[::1]:8080" for IPv6). Returns 0 or -1. */
+int config_parse_listen(const char *text, char *host, size_t host_cap, unsigned *port);
+
+/* Prints the serve flags and their environment variables. */
+void config_print_serve_usage(void);
+
+#endif

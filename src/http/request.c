@@ -1,0 +1,164 @@
+/* request: the handler-facing side of an exchange. Every response a handler
+ * makes goes through reply_*, which serializes JSON compactly, remembers
+ * error bodies for the access log and never builds error JSON itself
+ * (src/http/errors.c does). A second reply on the same request is a bug; it
+ * is caught by an assertion in debug builds and ignored otherwise. */
+#include "http/request.h"
+
+#include <assert.h>
+#include <microhttpd.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app/service.h"
+#include "http/errors.h"
+#include "http/url.h"
+#include "http/validate.h"
+
+const char *request_header(const request_t *req, const char *name)
+{
+    return MHD_lookup_connection_value(req->connection, MHD_HEADER_KIND, name);
+}
+
+const char *request_param(const request_t *req, const char *name)
+{
+    return router_param(&req->match, name);
+}
+
+static void free_malloced(void *p)
+{
+    free(p);
+}
+
+const char *request_query(request_t *req, const char *name, bool *malformed)
+{
+    char *value = NULL;
+    int rc = url_query_get(req->query, name, &value);
+    *malformed = rc < 0;
+    if (rc <= 0)
+        return NULL;
+    if (arena_defer(req->arena, free_malloced, value) != 0) {
+        free(value);
+        *malformed = true;
+        return NULL;
+    }
+    return value;
+}
+
+store_conn_t *request_db(request_t *req)
+{
+    if (req->db == NULL) {
+        req->db = store_acquire(req->svc->store);
+        if (req->db != NULL)
+            store_set_deadline(req->db, req->deadline_ms);
+    }
+    return req->db;
+}
+
+static void decref_json(void *value)
+{
+    json_decref(value);
+}
+
+json_t *request_json(request_t *req, bool allow_empty)
+{
+    char msg[256];
+    json_t *body = v_parse_body(req->body, req->body_len, request_header(req, "content-type"),
+                                allow_empty, msg, sizeof msg);
+    if (body == NULL) {
+        if (!(allow_empty && msg[0] == '\0'))
+            reply_error(req, 400, "%s", msg);
+        return NULL;
+    }
+    if (arena_defer(req->arena, decref_json, body) != 0) {
+        json_decref(body);
+        reply_error(req, 500, "Out of memory");
+        return NULL;
+    }
+    return body;
+}
+
+static void set_output(request_t *req, int status, const char *content_type, char *text,
+                       size_t len)
+{
+    assert(req->status == 0 && "a request is answered once");
+    if (req->status != 0) {
+        free(text);
+        return;
+    }
+    req->status = status;
+    req->content_type = content_type;
+    req->out = text;
+    req->out_len = len;
+}
+
+void reply_json(request_t *req, int status, json_t *body)
+{
+    char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+    if (status >= 400 && body != NULL && req->error_body == NULL)
+        req->error_body = json_incref(body);
+    json_decref(body);
+    if (text == NULL) {
+        static const char fallback[] = "{\"error\":\"Internal Server Error\","
+                                       "\"message\":\"Out of memory\"}";
+        text = strdup(fallback);
+        status = 500;
+    }
+    set_output(req, status, "application/json", text, text ? strlen(text) : 0);
+}
+
+void reply_data(request_t *req, int status, json_t *data)
+{
+    json_t *body = json_object();
+    json_object_set_new(body, "data", data);
+    reply_json(req, status, body);
+}
+
+void reply_error_body(request_t *req, int status, json_t *body)
+{
+    reply_json(req, status, body);
+}
+
+void reply_error(request_t *req, int status, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    reply_json(req, status, error_body(status, msg));
+}
+
+void reply_invalid(request_t *req, const char *message, json_t *issues)
+{
+    reply_json(req, 400, error_body_validation(message, issues));
+}
+
+void reply_store_failure(request_t *req, store_status_t status)
+{
+    if (status == STORE_TIMEOUT)
+        reply_json(req, 504, error_body(504, NULL));
+    else
+        reply_error(req, 500, "The request could not be completed");
+}
+
+void reply_text(request_t *req, int status, const char *content_type, char *text, size_t len)
+{
+    set_output(req, status, content_type, text, len);
+}
+
+void reply_empty(request_t *req, int status)
+{
+    set_output(req, status, NULL, NULL, 0);
+}
+
+void reply_header(request_t *req, const char *name, const char *value)
+{
+    if (req->header_count >= REQUEST_MAX_HEADERS)
+        return;
+    req->header_names[req->header_count] = name;
+    req->header_values[req->header_count] = value;
+    req->header_count++;
+}

@@ -1,0 +1,104 @@
+/* request: one HTTP exchange as handlers see it. The server fills the request
+ * side (method, raw target, decoded route parameters, body, the verified
+ * token's claims) and the handler answers through the reply_* functions,
+ * which are the only way a response is made. All memory hangs off the
+ * request's arena and is released when the response has been sent. */
+#ifndef TAXD_HTTP_REQUEST_H
+#define TAXD_HTTP_REQUEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "core/arena.h"
+#include "core/ids.h"
+#include "http/router.h"
+#include "http/token.h"
+#include "store/store.h"
+
+struct service;
+struct MHD_Connection;
+
+#define REQUEST_MAX_HEADERS 8
+
+typedef struct request {
+    struct service *svc;
+    arena_t *arena;
+    struct MHD_Connection *connection;
+    char id[IDS_UUID_LEN];           /* x-request-id */
+    int64_t start_us;                /* monotonic */
+    int64_t deadline_ms;             /* monotonic; the 504 bound */
+
+    const char *method;
+    const char *target;              /* raw, as received: path and query */
+    size_t path_len;
+    const char *query;               /* raw, after '?' ("" when none) */
+    router_status_t route_status;
+    router_match_t match;
+
+    char *body;                      /* NUL-terminated for convenience */
+    size_t body_len;
+    size_t body_limit;
+    bool body_too_large;
+    size_t body_cap;
+    size_t discarded;                /* bytes of an oversized body thrown away */
+    bool started;                    /* the first access-handler call happened */
+    bool counted_in_flight;
+
+    bool authenticated;              /* a token verified: rate-limit headers follow */
+    token_claims_t claims;
+    uint32_t limit_header, remaining_header;
+
+    store_conn_t *db;                /* acquired on first use, released with the arena */
+
+    /* the response */
+    int status;
+    const char *content_type;
+    char *out;                       /* malloc'd, handed to libmicrohttpd */
+    size_t out_len;
+    size_t header_count;
+    const char *header_names[REQUEST_MAX_HEADERS];
+    const char *header_values[REQUEST_MAX_HEADERS];
+    json_t *error_body;              /* kept for the access log of an error */
+} request_t;
+
+/* The handler of a route: reads req, answers with exactly one reply_*. */
+typedef void (*handler_fn)(request_t *req);
+
+/* A request header by name (case-insensitive), or NULL. */
+const char *request_header(const request_t *req, const char *name);
+/* A decoded route parameter by template name ("filerId"). */
+const char *request_param(const request_t *req, const char *name);
+/* A decoded query parameter (arena-owned) or NULL when absent; *malformed is
+ * set when the query string cannot be decoded. */
+const char *request_query(request_t *req, const char *name, bool *malformed);
+/* The thread's database connection for this request (deadline applied), or
+ * NULL when none could be opened. */
+store_conn_t *request_db(request_t *req);
+/* Parses the JSON body (see v_parse_body); on failure answers 400 itself and
+ * returns NULL. The value is released with the arena. */
+json_t *request_json(request_t *req, bool allow_empty);
+
+/* Answers status with body (stolen; serialized compactly). */
+void reply_json(request_t *req, int status, json_t *body);
+/* Answers {"data": data} (data stolen). */
+void reply_data(request_t *req, int status, json_t *data);
+/* Answers an error body built by src/http/errors.c (stolen). */
+void reply_error_body(request_t *req, int status, json_t *body);
+/* The standard envelope {"error":..., "message":...}. */
+void reply_error(request_t *req, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* 400 with validation issues (stolen). */
+void reply_invalid(request_t *req, const char *message, json_t *issues);
+/* Maps a failed store call: STORE_TIMEOUT -> 504, anything else -> 500. */
+void reply_store_failure(request_t *req, store_status_t status);
+/* Answers a non-JSON body (text stolen, malloc'd). */
+void reply_text(request_t *req, int status, const char *content_type, char *text, size_t len);
+/* 204 without body. */
+void reply_empty(request_t *req, int status);
+/* Adds a response header; both strings must live as long as the request. */
+void reply_header(request_t *req, const char *name, const char *value);
+
+#endif

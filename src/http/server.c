@@ -1,0 +1,394 @@
+/* server: libmicrohttpd glue and the request phases. See server.h.
+ *
+ * libmicrohttpd calls the access handler several times per request: once with
+ * the headers, then once per body chunk, then once more with no data. taxd
+ * creates its request (arena, id, raw target) in the URI-log callback, which
+ * sees the target before libmicrohttpd percent-decodes it, decides the body
+ * limit and load shedding on the first call (a response queued then is what
+ * the client receives), swallows body chunks, and runs the phases on the last
+ * call. The completion callback writes the access log and metrics and frees
+ * the arena, so nothing a request allocated can outlive it.
+ *
+ * Handlers may block on the database; the pool is sized well above the core
+ * count for that reason, and every database wait is bounded by the request's
+ * deadline (504). */
+#include "http/server.h"
+
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/clock.h"
+#include "core/log.h"
+#include "http/auth.h"
+#include "http/errors.h"
+#include "http/limits.h"
+#include "http/request.h"
+#include "http/url.h"
+
+/* Past this many bytes of an oversized chunked body, stop reading and answer
+ * at once: a client streaming without end must not hold a thread forever. */
+#define DISCARD_CAP (64u * 1024 * 1024)
+#define REQUEST_ARENA_BLOCK 8192
+
+struct http_server {
+    service_t *svc;
+    struct MHD_Daemon *daemon;
+    unsigned port;
+};
+
+/* ---- response emission ------------------------------------------------ */
+
+static void add_rate_headers(struct MHD_Response *r, request_t *req)
+{
+    char limit[16], remaining[16];
+    snprintf(limit, sizeof limit, "%u", req->limit_header);
+    snprintf(remaining, sizeof remaining, "%u", req->remaining_header);
+    MHD_add_response_header(r, "x-ratelimit-limit", limit);
+    MHD_add_response_header(r, "x-ratelimit-remaining", remaining);
+}
+
+static enum MHD_Result emit(struct MHD_Connection *connection, request_t *req)
+{
+    if (req->status == 0)
+        reply_error(req, 500, "The request could not be completed");
+    struct MHD_Response *r;
+    if (req->out != NULL) {
+        r = MHD_create_response_from_buffer(req->out_len, req->out, MHD_RESPMEM_MUST_FREE);
+        if (r != NULL)
+            req->out = NULL; /* libmicrohttpd owns it now */
+    } else {
+        r = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
+    }
+    if (r == NULL)
+        return MHD_NO;
+    MHD_add_response_header(r, "x-request-id", req->id);
+    if (req->content_type != NULL)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, req->content_type);
+    for (size_t i = 0; i < req->header_count; i++)
+        MHD_add_response_header(r, req->header_names[i], req->header_values[i]);
+    if (req->authenticated)
+        add_rate_headers(r, req);
+    if (atomic_load(&req->svc->draining))
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+    enum MHD_Result rc = MHD_queue_response(connection, (unsigned)req->status, r);
+    MHD_destroy_response(r);
+    return rc;
+}
+
+/* ---- the phases ------------------------------------------------------- */
+
+static bool route_phase(request_t *req)
+{
+    char allowed[128];
+    req->route_status =
+        router_match(req->svc->router, req->method, req->target, req->path_len, arena_alloc_cb,
+                     req->arena, &req->match, allowed, sizeof allowed);
+    switch (req->route_status) {
+    case ROUTER_OK:
+        return true;
+    case ROUTER_METHOD_NOT_ALLOWED:
+        reply_header(req, "Allow", arena_strndup(req->arena, allowed, strlen(allowed)));
+        reply_error(req, 405, "Method %s is not allowed on this path", req->method);
+        return false;
+    case ROUTER_BAD_PATH:
+        reply_error(req, 400, "The request path is not validly percent-encoded");
+        return false;
+    default:
+        reply_error(req, 404, "No route matches %s %.*s", req->method, (int)req->path_len,
+                    req->target);
+        return false;
+    }
+}
+
+static void run_phases(request_t *req)
+{
+    if (!route_phase(req) || !auth_authenticate(req))
+        return;
+    if (req->authenticated && !auth_scope_allows(req)) {
+        /* Counted against its bucket so the headers that follow a verified
+         * token stay truthful; the 403 wins over a 429. */
+        limits_account(req);
+        reply_error_body(req, 403, error_body_gateway_deny());
+        return;
+    }
+    if (req->authenticated && !limits_admit(req))
+        return;
+    handler_fn handler = (handler_fn)req->match.route->handler;
+    handler(req);
+    if (req->status == 0)
+        reply_error(req, 500, "The request could not be completed");
+}
+
+/* ---- libmicrohttpd callbacks ------------------------------------------ */
+
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *connection)
+{
+    service_t *svc = cls;
+    arena_t *arena = arena_new(REQUEST_ARENA_BLOCK);
+    if (arena == NULL)
+        return NULL;
+    request_t *req = arena_alloc(arena, sizeof *req);
+    if (req == NULL) {
+        arena_free(arena);
+        return NULL;
+    }
+    memset(req, 0, sizeof *req);
+    req->svc = svc;
+    req->arena = arena;
+    req->connection = connection;
+    req->start_us = clock_monotonic_us();
+    req->deadline_ms = req->start_us / 1000 + svc->cfg.request_timeout_ms;
+    req->target = arena_strndup(arena, uri, strlen(uri));
+    if (req->target == NULL || ids_uuid_v4(req->id) != 0) {
+        arena_free(arena);
+        return NULL;
+    }
+    url_split(req->target, &req->path_len, &req->query);
+    return req;
+}
+
+static size_t route_body_limit(request_t *req)
+{
+    char allowed[128];
+    router_match_t probe;
+    size_t limit = req->svc->cfg.max_body;
+    if (router_match(req->svc->router, req->method, req->target, req->path_len, arena_alloc_cb,
+                     req->arena, &probe, allowed, sizeof allowed) == ROUTER_OK &&
+        probe.route->max_body > limit)
+        limit = probe.route->max_body;
+    return limit;
+}
+
+static bool declared_too_large(request_t *req)
+{
+    const char *cl = request_header(req, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    if (cl == NULL)
+        return false;
+    char *end;
+    unsigned long long n = strtoull(cl, &end, 10);
+    return *end == '\0' && n > req->body_limit;
+}
+
+static enum MHD_Result first_call(struct MHD_Connection *connection, request_t *req)
+{
+    service_t *svc = req->svc;
+    unsigned in_flight = atomic_fetch_add(&svc->in_flight, 1) + 1;
+    req->counted_in_flight = true;
+    req->body_limit = route_body_limit(req);
+    if (in_flight > svc->cfg.max_in_flight) {
+        metrics_count_limit_reject(svc->metrics, METRICS_LIMIT_NODE);
+        reply_header(req, "Retry-After", "1");
+        reply_error_body(req, 429, error_body_rate_limited(ERROR_LIMIT_NODE, 1));
+        return emit(connection, req);
+    }
+    if (declared_too_large(req)) {
+        reply_error(req, 413, "Request body exceeds the limit of %zu bytes", req->body_limit);
+        return emit(connection, req);
+    }
+    return MHD_YES;
+}
+
+static enum MHD_Result take_body(request_t *req, const char *data, size_t *size)
+{
+    size_t n = *size;
+    *size = 0;
+    if (req->body_too_large || req->body_len + n > req->body_limit) {
+        req->body_too_large = true;
+        req->discarded += n;
+        return req->discarded > DISCARD_CAP ? MHD_NO : MHD_YES;
+    }
+    size_t need = req->body_len + n + 1;
+    if (need > req->body_cap) {
+        size_t cap = req->body_cap ? req->body_cap * 2 : 4096;
+        while (cap < need)
+            cap *= 2;
+        char *grown = arena_alloc(req->arena, cap);
+        if (grown == NULL)
+            return MHD_NO;
+        if (req->body_len > 0)
+            memcpy(grown, req->body, req->body_len);
+        req->body = grown;
+        req->body_cap = cap;
+    }
+    memcpy(req->body + req->body_len, data, n);
+    req->body_len += n;
+    req->body[req->body_len] = '\0';
+    return MHD_YES;
+}
+
+static enum MHD_Result on_access(void *cls, struct MHD_Connection *connection, const char *url,
+                                 const char *method, const char *version,
+                                 const char *upload_data, size_t *upload_data_size,
+                                 void **con_cls)
+{
+    (void)cls;
+    (void)url; /* already percent-decoded by libmicrohttpd: routing uses the raw target */
+    (void)version;
+    request_t *req = *con_cls;
+    if (req == NULL)
+        return MHD_NO;
+    if (req->status != 0) { /* answered early: swallow the rest */
+        *upload_data_size = 0;
+        return MHD_YES;
+    }
+    if (!req->started) {
+        req->started = true;
+        req->method = method;
+        return first_call(connection, req);
+    }
+    if (*upload_data_size > 0)
+        return take_body(req, upload_data, upload_data_size);
+    if (req->body_too_large)
+        reply_error(req, 413, "Request body exceeds the limit of %zu bytes", req->body_limit);
+    else
+        run_phases(req);
+    return emit(connection, req);
+}
+
+static void log_access(request_t *req, int64_t latency_us)
+{
+    const char *route = req->route_status == ROUTER_OK && req->match.route != NULL
+                            ? req->svc->route_labels[req->match.route->index]
+                            : NULL;
+    json_t *f = json_object();
+    json_object_set_new(f, "request_id", json_string(req->id));
+    if (req->authenticated)
+        json_object_set_new(f, "tenant_id", json_string(req->claims.tenant_id));
+    json_object_set_new(f, "method", json_string(req->method ? req->method : ""));
+    json_object_set_new(f, "route", route ? json_string(route) : json_null());
+    json_object_set_new(f, "status", json_integer(req->status));
+    json_object_set_new(f, "latency_us", json_integer(latency_us));
+    if (req->error_body != NULL)
+        json_object_set(f, "body", req->error_body);
+    log_event(req->status >= 500 ? LOG_ERROR : LOG_INFO, "request", f);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *connection, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    (void)connection;
+    (void)toe;
+    service_t *svc = cls;
+    request_t *req = *con_cls;
+    if (req == NULL)
+        return;
+    *con_cls = NULL;
+    int64_t latency_us = clock_monotonic_us() - req->start_us;
+    if (req->status != 0) {
+        size_t route_index = req->route_status == ROUTER_OK && req->match.route != NULL
+                                 ? req->match.route->index
+                                 : SIZE_MAX;
+        metrics_observe_request(svc->metrics, route_index, req->status, latency_us);
+        log_access(req, latency_us);
+    }
+    if (req->db != NULL)
+        store_release(svc->store, req->db);
+    free(req->out);
+    json_decref(req->error_body);
+    if (req->counted_in_flight)
+        atomic_fetch_sub(&svc->in_flight, 1);
+    arena_free(req->arena);
+}
+
+static void on_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    (void)cls;
+    char buf[512];
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    size_t n = strlen(buf);
+    while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
+        buf[--n] = '\0';
+    log_event(LOG_WARN, "libmicrohttpd", json_pack("{s:s}", "detail", buf));
+}
+
+/* ---- start and stop --------------------------------------------------- */
+
+static int resolve_listen(const taxd_config_t *cfg, struct sockaddr_storage *addr,
+                          bool *ipv6, char **err)
+{
+    struct addrinfo hints = {0}, *res = NULL;
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_NUMERICSERV;
+    char port[8];
+    snprintf(port, sizeof port, "%u", cfg->listen_port);
+    int rc = getaddrinfo(cfg->listen_host, port, &hints, &res);
+    if (rc != 0 || res == NULL) {
+        if (asprintf(err, "cannot resolve listen address %s: %s", cfg->listen_host,
+                     gai_strerror(rc)) < 0)
+            *err = NULL;
+        return -1;
+    }
+    memcpy(addr, res->ai_addr, res->ai_addrlen);
+    *ipv6 = res->ai_family == AF_INET6;
+    freeaddrinfo(res);
+    return 0;
+}
+
+http_server_t *http_server_start(service_t *svc, char **err)
+{
+    struct sockaddr_storage addr;
+    bool ipv6 = false;
+    if (resolve_listen(&svc->cfg, &addr, &ipv6, err) != 0)
+        return NULL;
+    http_server_t *server = calloc(1, sizeof *server);
+    if (server == NULL)
+        return NULL;
+    server->svc = svc;
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC |
+                     MHD_USE_ERROR_LOG | (ipv6 ? MHD_USE_IPv6 : 0);
+    server->daemon = MHD_start_daemon(
+        flags, (uint16_t)svc->cfg.listen_port, NULL, NULL, on_access, svc,
+        MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL, /* first, or early messages bypass it */
+        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
+        MHD_OPTION_THREAD_POOL_SIZE, (unsigned)svc->cfg.threads,
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned)svc->cfg.connection_limit,
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)svc->cfg.per_ip_connection_limit,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)svc->cfg.connection_timeout_s,
+        MHD_OPTION_URI_LOG_CALLBACK, on_uri, svc,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, svc,
+        MHD_OPTION_END);
+    if (server->daemon == NULL) {
+        if (asprintf(err, "cannot listen on %s:%u", svc->cfg.listen_host,
+                     svc->cfg.listen_port) < 0)
+            *err = NULL;
+        free(server);
+        return NULL;
+    }
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(server->daemon,
+                                                           MHD_DAEMON_INFO_BIND_PORT);
+    server->port = info ? info->port : svc->cfg.listen_port;
+    if (svc->cfg.base_url[0] == '\0') {
+        const char *fmt = ipv6 ? "http://[%s]:%u" : "http://%s:%u";
+        snprintf(svc->cfg.base_url, sizeof svc->cfg.base_url, fmt, svc->cfg.listen_host,
+                 server->port);
+    }
+    return server;
+}
+
+unsigned http_server_port(const http_server_t *server)
+{
+    return server->port;
+}
+
+void http_server_stop(http_server_t *server, int64_t drain_ms)
+{
+    service_t *svc = server->svc;
+    atomic_store(&svc->draining, true);
+    MHD_socket listener = MHD_quiesce_daemon(server->daemon);
+    if (listener != MHD_INVALID_SOCKET)
+        close(listener);
+    int64_t until = clock_monotonic_ms() + drain_ms;
+    while (atomic_load(&svc->in_flight) > 0 && clock_monotonic_ms() < until) {
+        struct timespec ts = {0, 5 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    MHD_stop_daemon(server->daemon);
+    free(server);
+}

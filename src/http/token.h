@@ -1,0 +1,78 @@
+/* token: the bearer tokens of the API. JWTs signed with HS256 over OpenSSL's
+ * EVP_MAC. The algorithm is pinned (a header naming anything else is refused),
+ * the header's `kid` selects one of the ring's keys so the signing key can be
+ * rotated, the signature is compared in constant time, and issue and expiry
+ * times are checked against the caller's clock. Verification needs no database.
+ *
+ * Also here: the authorization header syntax and the scope names. */
+#ifndef TAXD_HTTP_TOKEN_H
+#define TAXD_HTTP_TOKEN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/keys.h"
+
+#define TOKEN_LIFETIME_S 86400   /* spec § Limits: 24 hours */
+#define TOKEN_ID_MAX 64          /* tenant and client ids, including the NUL */
+
+/* Scopes are a bit set. No scope at all means "every tenant route". */
+enum token_scope {
+    SCOPE_REPORTS = 1u << 0,        /* reports */
+    SCOPE_ACCOUNTS = 1u << 1,       /* account owners, accounts, filers */
+    SCOPE_ASSETS = 1u << 2,         /* assets */
+    SCOPE_TRANSACTIONS = 1u << 3,   /* transactions */
+    SCOPE_INVENTORY = 1u << 4,      /* inventory, transfer lots, withholding */
+    SCOPE_TAX_DOCUMENTS = 1u << 5,  /* TIN validations, tax documentation, forms */
+};
+#define SCOPE_ALL 0x3fu
+
+/* Parses "reports,accounts" or "reports accounts" (commas and/or spaces) into a
+ * bit set. Returns 0, or -1 naming no known scope (then *bad points at the
+ * unknown name inside the input, and *bad_len is its length). An empty string
+ * gives 0 (no scope). */
+int token_scopes_parse(const char *text, unsigned *scopes, const char **bad, size_t *bad_len);
+/* Writes the names of the set bits, space-separated, in the order above. */
+void token_scopes_format(unsigned scopes, char *dst, size_t dst_cap);
+
+typedef struct token_claims {
+    char tenant_id[TOKEN_ID_MAX];
+    char client_id[TOKEN_ID_MAX];
+    unsigned scopes;   /* 0: all routes */
+    int64_t issued_at; /* seconds since the epoch */
+    int64_t expires_at;
+} token_claims_t;
+
+/* A ring of signing keys prepared for use from many threads. Built from a
+ * keys_ring_t (copied); freed by token_signer_free. NULL on failure. */
+typedef struct token_signer token_signer_t;
+token_signer_t *token_signer_new(const keys_ring_t *ring);
+void token_signer_free(token_signer_t *signer);
+
+/* Signs claims with the ring's first key. Returns a malloc'd NUL-terminated
+ * token the caller frees, or NULL. */
+char *token_sign(const token_signer_t *signer, const token_claims_t *claims);
+
+typedef enum token_status {
+    TOKEN_OK = 0,
+    TOKEN_MALFORMED,     /* not three base64url parts of JSON */
+    TOKEN_BAD_ALGORITHM, /* header alg is not HS256, or typ is not JWT when present */
+    TOKEN_UNKNOWN_KEY,   /* kid missing or not in the ring */
+    TOKEN_BAD_SIGNATURE,
+    TOKEN_EXPIRED,       /* now >= exp */
+    TOKEN_NOT_YET_VALID, /* iat more than 60 s in the future */
+    TOKEN_BAD_CLAIMS,    /* missing or ill-typed claims */
+} token_status_t;
+
+/* Verifies token (len bytes, need not be NUL-terminated) at time now_s and
+ * fills *claims on TOKEN_OK. Never allocates on the caller's behalf. */
+token_status_t token_verify(const token_signer_t *signer, const char *token, size_t len,
+                            int64_t now_s, token_claims_t *claims);
+const char *token_status_name(token_status_t status);
+
+/* The authorization header is valid when it is "Bearer" (any case), exactly one
+ * space, and a non-empty token. On success *token and *token_len point into header. */
+bool token_parse_bearer(const char *header, const char **token, size_t *token_len);
+
+#endif

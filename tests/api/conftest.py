@@ -1,0 +1,563 @@
+"""Black-box harness for the taxd API tests.
+
+Starts the real binary ($TAXD_BIN, default build/taxd) on a free port with a
+temporary database, drives it over real HTTP with `requests`, and runs the
+operator CLI (`taxd admin`) against the same database. Every server is stopped
+with SIGTERM at teardown and must exit with status 0: under the sanitizer build
+a non-zero status is a leak or sanitizer report, shown from the stderr tail.
+
+Cross-cutting rules are checked on every response that goes through `Api`:
+  - "Every response carries the header x-request-id" (present, non-empty, and
+    never seen before on that server);
+  - JSON bodies come with content-type application/json.
+"""
+import base64
+import hashlib
+import hmac
+import http.client
+import json
+import os
+import re
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+import requests
+import yaml
+from jsonschema import Draft202012Validator, RefResolver
+
+REPO = Path(__file__).resolve().parents[2]
+TAXD_BIN = os.environ.get("TAXD_BIN") or str(REPO / "build" / "taxd")
+OPENAPI_PATH = REPO / "docs" / "openapi.yaml"
+
+# Generous bounds: 2 shared cores, ASan 2-3x slower.
+START_TIMEOUT_S = 30.0
+STOP_TIMEOUT_S = 30.0
+ADMIN_TIMEOUT_S = 30.0
+HTTP_TIMEOUT_S = 30.0
+SETTINGS_PROPAGATION_S = 3.0   # contract: "within one second"; polled up to ~3 s
+
+UUID4_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$", re.I)
+RFC3339_MS_Z_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
+RL_HEADERS = ("x-ratelimit-limit", "x-ratelimit-remaining")
+
+INVALID_TOKEN = {"error": "Unauthorized", "message": "Invalid token"}
+INVALID_HEADER = {"error": "Unauthorized", "message": "Invalid authorization header"}
+INVALID_CLIENT = {"error": "Unauthorized", "message": "Invalid client credentials"}
+GATEWAY_DENY = {"Message": "User is not authorized to access this resource"}
+FORBIDDEN = {"error": "Forbidden", "message": "Forbidden"}
+NODE_SHED = {"error": "Too Many Requests", "message": "Too Many Requests"}
+ENDPOINT_LIMIT = {"error": "rate_limit_exceeded", "message": "Too many requests."}
+TIMEOUT_BODY = {"message": "Endpoint request timed out"}
+TENANT_LIMIT_RE = re.compile(r"^Rate limit exceeded\. Retry in (\d+) seconds\.$")
+
+
+def poll(fn, timeout, interval=0.05, what="condition"):
+    """Calls fn until it returns a truthy value or `timeout` seconds pass.
+    Returns that value; raises AssertionError naming `what` otherwise. This is
+    a bounded wait for an observable state, not a sleep used as a barrier."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while True:
+        last = fn()
+        if last:
+            return last
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}; last value {last!r}")
+        time.sleep(interval)
+
+
+# --------------------------------------------------------------------------- CLI
+
+class AdminError(Exception):
+    pass
+
+
+def run_taxd(args, env=None, timeout=ADMIN_TIMEOUT_S):
+    e = dict(os.environ)
+    for k in list(e):
+        if k.startswith("TAXD_"):
+            del e[k]
+    if env:
+        e.update(env)
+    return subprocess.run([TAXD_BIN, *args], capture_output=True, text=True, timeout=timeout, env=e)
+
+
+def admin_raw(db, *args):
+    return run_taxd(["admin", "--db", str(db), *args])
+
+
+def admin(db, *args):
+    """Runs `taxd admin --db DB args...`, asserting the success contract
+    (exit 0, one JSON object on stdout) and returning the parsed object."""
+    p = admin_raw(db, *args)
+    if p.returncode != 0:
+        raise AdminError(f"taxd admin {' '.join(args)} exited {p.returncode}\nstdout: {p.stdout}\nstderr: {p.stderr}")
+    try:
+        out = json.loads(p.stdout)
+    except ValueError as exc:
+        raise AdminError(f"taxd admin {' '.join(args)} printed non-JSON stdout {p.stdout!r}: {exc}")
+    assert isinstance(out, dict), out
+    return out
+
+
+# ------------------------------------------------------------------------ server
+
+class Server:
+    def __init__(self, workdir, args=(), env=None, use_flags=True):
+        self.workdir = Path(workdir)
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.db = self.workdir / "taxd.db"
+        self.stderr_path = self.workdir / "taxd.stderr"
+        self.port = None
+        self.proc = None
+        self.seen_request_ids = set()
+        cmd = [TAXD_BIN, "serve"]
+        if use_flags:
+            cmd += ["--listen", "127.0.0.1:0", "--db", str(self.db), "--threads", "8"]
+        cmd += list(args)
+        self.cmd = cmd
+        self.env = dict(os.environ)
+        for k in list(self.env):
+            if k.startswith("TAXD_"):
+                del self.env[k]
+        self.env.setdefault("ASAN_OPTIONS", "detect_leaks=1")
+        if env:
+            self.env.update(env)
+
+    # -- lifecycle
+    def start(self):
+        self._err = open(self.stderr_path, "wb")
+        self.proc = subprocess.Popen(self.cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                     stderr=self._err, env=self.env, cwd=self.workdir)
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            line = self._find_listening()
+            if line is not None:
+                assert isinstance(line.get("port"), int) and line["port"] > 0, \
+                    f"start-up line needs an integer port: {line}"
+                self.port = line["port"]
+                self.listening_line = line
+                return self
+            if self.proc.poll() is not None:
+                raise AssertionError(f"taxd serve exited {self.proc.returncode} before listening:\n{self.stderr_tail()}")
+            time.sleep(0.02)
+        self.proc.kill()
+        self.proc.wait()
+        raise AssertionError(f"taxd serve printed no 'listening' line within {START_TIMEOUT_S}s:\n{self.stderr_tail()}")
+
+    def _find_listening(self):
+        try:
+            text = self.stderr_path.read_text(errors="replace")
+        except FileNotFoundError:
+            return None
+        for raw in text.splitlines():
+            raw = raw.strip()
+            if not raw.startswith("{"):
+                continue
+            try:
+                obj = json.loads(raw)
+            except ValueError:
+                continue
+            if isinstance(obj, dict) and obj.get("msg") == "listening":
+                return obj
+        return None
+
+    def stderr_text(self):
+        try:
+            return self.stderr_path.read_text(errors="replace")
+        except FileNotFoundError:
+            return ""
+
+    def stderr_tail(self, n=60):
+        return "\n".join(self.stderr_text().splitlines()[-n:])
+
+    def terminate(self):
+        """SIGTERM; returns the exit status (waits up to STOP_TIMEOUT_S)."""
+        if self.proc is None:
+            return 0
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=STOP_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+                self._err.close()
+                raise AssertionError(f"taxd did not stop within {STOP_TIMEOUT_S}s of SIGTERM:\n{self.stderr_tail()}")
+        self._err.close()
+        return self.proc.returncode
+
+    def stop_and_check(self):
+        """Rule: SIGTERM stops the server gracefully with exit status 0 (under
+        ASan a non-zero status is a sanitizer or leak report)."""
+        rc = self.terminate()
+        assert rc == 0, f"taxd exited {rc} after SIGTERM (sanitizer/leak report?):\n{self.stderr_tail()}"
+
+    @property
+    def url(self):
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def key_file(self):
+        return Path(str(self.db) + ".token.key")
+
+    def signing_keys(self):
+        """[(kid, key bytes)] from '<db>.token.key'; the first line signs."""
+        keys = []
+        for line in self.key_file.read_text().splitlines():
+            if line.strip():
+                kid, b64 = line.split()
+                keys.append((kid, base64.b64decode(b64)))
+        assert keys, "empty token key file"
+        return keys
+
+    # -- helpers bound to this server
+    def admin(self, *args):
+        return admin(self.db, *args)
+
+    def admin_raw(self, *args):
+        return admin_raw(self.db, *args)
+
+    def api(self):
+        return Api(self)
+
+    def new_tenant(self, name="t", scopes=None):
+        """A fresh tenant (own buckets) and, when scopes is given, a second
+        credential with those scopes. Returns a Tenant."""
+        t = self.admin("tenant", "create", "--name", name)
+        tenant = Tenant(self, t["tenant_id"], t["client_id"], t["client_secret"])
+        if scopes is not None:
+            c = self.admin("credentials", "create", "--tenant", tenant.tenant_id, "--scopes", scopes)
+            tenant = Tenant(self, c["tenant_id"], c["client_id"], c["client_secret"])
+        return tenant
+
+
+class Tenant:
+    def __init__(self, server, tenant_id, client_id, client_secret):
+        self.server = server
+        self.tenant_id = tenant_id
+        self.client_id = client_id
+        self.client_secret = client_secret
+        self._token = None
+
+    def mint(self, **extra):
+        body = {"grant_type": "client_credentials", "client_id": self.client_id,
+                "client_secret": self.client_secret}
+        body.update(extra)
+        r = self.server.api().post("/v1/oauth/token", json=body)
+        assert r.status_code == 200, f"minting failed: {r.status_code} {r.text}"
+        return r.json()["access_token"]
+
+    @property
+    def token(self):
+        if self._token is None:
+            self._token = self.mint()
+        return self._token
+
+    def auth(self, token=None):
+        return {"authorization": f"Bearer {token or self.token}"}
+
+    def get(self, path, token=None, **kw):
+        headers = dict(kw.pop("headers", {}) or {})
+        headers.update(self.auth(token))
+        return self.server.api().get(path, headers=headers, **kw)
+
+
+class Api:
+    """Thin requests wrapper. Each request uses a fresh connection (no pooled
+    keep-alive state between tests) and is checked for x-request-id."""
+
+    def __init__(self, server):
+        self.server = server
+
+    def request(self, method, path, **kw):
+        kw.setdefault("timeout", HTTP_TIMEOUT_S)
+        kw.setdefault("allow_redirects", False)
+        with requests.Session() as s:
+            r = s.request(method, self.server.url + path, **kw)
+        check_request_id(self.server, r)
+        check_json_content_type(r)
+        return r
+
+    def get(self, path, **kw):
+        return self.request("GET", path, **kw)
+
+    def post(self, path, **kw):
+        return self.request("POST", path, **kw)
+
+
+class _RawRequest:
+    def __init__(self, method, path_url):
+        self.method = method
+        self.path_url = path_url
+
+
+class RawResponse:
+    """The requests.Response subset the checks use, for requests sent with
+    http.client (requests/urllib3 re-encode malformed escapes such as %zz)."""
+
+    def __init__(self, method, target, status, headers, content):
+        self.request = _RawRequest(method, target)
+        self.status_code = status
+        self.headers = requests.structures.CaseInsensitiveDict(headers)
+        self.content = content
+
+    @property
+    def text(self):
+        return self.content.decode("utf-8", "replace")
+
+    def json(self):
+        return json.loads(self.content)
+
+
+def raw_request(server, method, target, headers=None, body=None):
+    """Sends `target` byte for byte (no re-encoding) and checks x-request-id."""
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=HTTP_TIMEOUT_S)
+    try:
+        conn.putrequest(method, target, skip_accept_encoding=True)
+        for k, v in (headers or {}).items():
+            conn.putheader(k, v)
+        if body is not None:
+            conn.putheader("content-length", str(len(body)))
+        conn.endheaders(body)
+        resp = conn.getresponse()
+        r = RawResponse(method, target, resp.status, resp.getheaders(), resp.read())
+    finally:
+        conn.close()
+    check_request_id(server, r)
+    check_json_content_type(r)
+    return r
+
+
+def check_request_id(server, r):
+    """Rule: "Every response carries the header x-request-id" (and ids are
+    unique across requests)."""
+    rid = r.headers.get("x-request-id")
+    assert rid, f"{r.request.method} {r.request.path_url} -> {r.status_code} has no x-request-id header"
+    assert rid not in server.seen_request_ids, f"x-request-id {rid!r} was already used on an earlier response"
+    server.seen_request_ids.add(rid)
+
+
+def check_json_content_type(r):
+    """Rule: JSON bodies are sent with content-type application/json."""
+    if r.status_code == 204 or r.request.path_url.startswith("/metrics"):
+        return
+    ct = r.headers.get("content-type", "")
+    if r.content:
+        assert ct.split(";")[0].strip().lower() == "application/json", \
+            f"{r.request.method} {r.request.path_url} -> {r.status_code}: content-type {ct!r}, body {r.content[:200]!r}"
+
+
+def body(r):
+    try:
+        return r.json()
+    except ValueError:
+        raise AssertionError(f"{r.status_code} body is not JSON: {r.content[:300]!r}")
+
+
+def assert_no_rl_headers(r):
+    """Rule: "A 401 carries neither" rate-limit header; they appear only after a token was verified."""
+    present = [h for h in RL_HEADERS if h in r.headers]
+    assert not present, f"{r.status_code} {r.request.path_url} carries {present}"
+
+
+def assert_rl_headers(r):
+    """Rule: x-ratelimit-limit and x-ratelimit-remaining on authenticated responses."""
+    for h in RL_HEADERS:
+        assert h in r.headers, f"{r.status_code} {r.request.path_url} lacks {h}"
+        assert re.fullmatch(r"\d+", r.headers[h]), f"{h}: {r.headers[h]!r} is not an integer"
+    return int(r.headers["x-ratelimit-limit"]), int(r.headers["x-ratelimit-remaining"])
+
+
+# ------------------------------------------------------------------------- JWTs
+
+def b64url(data):
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def forge_jwt(header, payload, key=None, alg="HS256"):
+    """Builds a JWT by hand (so that broken headers are possible)."""
+    h = b64url(json.dumps(header, separators=(",", ":")).encode())
+    p = b64url(json.dumps(payload, separators=(",", ":")).encode())
+    signing_input = f"{h}.{p}".encode()
+    if key is None:
+        sig = b""
+    else:
+        digest = {"HS256": hashlib.sha256, "HS384": hashlib.sha384, "HS512": hashlib.sha512}[alg]
+        sig = hmac.new(key, signing_input, digest).digest()
+    return f"{h}.{p}.{b64url(sig)}"
+
+
+# ---------------------------------------------------------------------- OpenAPI
+
+class OpenApi:
+    def __init__(self, path=OPENAPI_PATH):
+        with open(path) as f:
+            self.doc = yaml.safe_load(f)
+        self.resolver = RefResolver.from_schema(self.doc)
+
+    def deref(self, obj):
+        while isinstance(obj, dict) and "$ref" in obj:
+            _, obj = self.resolver.resolve(obj["$ref"])
+        return obj
+
+    def schema_validator(self, schema):
+        return Draft202012Validator(schema, resolver=self.resolver)
+
+    def operation_response(self, method, template, status):
+        paths = self.doc["paths"]
+        assert template in paths, f"docs/openapi.yaml documents no path {template}"
+        op = paths[template].get(method.lower())
+        assert op is not None, f"docs/openapi.yaml documents no {method} {template}"
+        responses = op["responses"]
+        resp = responses.get(str(status)) or responses.get("default")
+        assert resp is not None, f"docs/openapi.yaml documents no {status} for {method} {template}"
+        return self.deref(resp)
+
+    def check_response(self, resp_obj, r, where):
+        # required headers
+        for name, h in (resp_obj.get("headers") or {}).items():
+            h = self.deref(h)
+            if h.get("required"):
+                assert name.lower() in (k.lower() for k in r.headers), \
+                    f"{where}: documented required header {name} missing"
+            if name in r.headers and (h.get("schema") or {}).get("type") == "integer":
+                assert re.fullmatch(r"\d+", r.headers[name].strip()), f"{where}: header {name}={r.headers[name]!r} not an integer"
+        content = resp_obj.get("content") or {}
+        ct = r.headers.get("content-type", "").split(";")[0].strip().lower()
+        media = None
+        for k, v in content.items():
+            if k.split(";")[0].strip().lower() == ct:
+                media = v
+        assert media is not None, f"{where}: content-type {ct!r} not documented (have {list(content)})"
+        schema = media.get("schema")
+        if schema is not None and ct == "application/json":
+            errors = sorted(self.schema_validator(schema).iter_errors(body(r)), key=lambda e: list(e.path))
+            assert not errors, f"{where}: body {r.text[:500]} does not match docs/openapi.yaml: " + \
+                "; ".join(f"{list(e.path)}: {e.message}" for e in errors[:5])
+
+    def check(self, r, method, template):
+        """Validates a response against the documented response for its status."""
+        resp_obj = self.operation_response(method, template, r.status_code)
+        self.check_response(resp_obj, r, f"{method} {template} -> {r.status_code}")
+
+    def check_component(self, r, name):
+        resp_obj = self.deref({"$ref": f"#/components/responses/{name}"})
+        self.check_response(resp_obj, r, f"components/responses/{name} ({r.status_code})")
+
+
+# --------------------------------------------------------------------- fixtures
+
+def _require_binary():
+    if not (os.path.isfile(TAXD_BIN) and os.access(TAXD_BIN, os.X_OK)):
+        pytest.fail(f"taxd binary {TAXD_BIN} does not exist: run `make build/taxd` or set TAXD_BIN", pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def taxd_bin():
+    _require_binary()
+    return TAXD_BIN
+
+
+@pytest.fixture(scope="session")
+def openapi():
+    return OpenApi()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory, taxd_bin):
+    """One default server per test module; each test makes its own tenants
+    so buckets never collide."""
+    s = Server(tmp_path_factory.mktemp("srv")).start()
+    yield s
+    s.stop_and_check()
+
+
+@pytest.fixture
+def make_server(tmp_path_factory, taxd_bin):
+    """Factory for servers with their own options, stopped (and checked for
+    exit status 0) at the end of the test."""
+    started = []
+
+    def make(*args, env=None, use_flags=True):
+        s = Server(tmp_path_factory.mktemp("srv"), args=args, env=env, use_flags=use_flags).start()
+        started.append(s)
+        return s
+
+    yield make
+    failures = []
+    for s in started:
+        try:
+            s.stop_and_check()
+        except AssertionError as exc:
+            failures.append(str(exc))
+    assert not failures, "\n\n".join(failures)
+
+
+@pytest.fixture
+def hooks_server(make_server):
+    return make_server("--test-hooks")
+
+
+@pytest.fixture
+def api(server):
+    return server.api()
+
+
+@pytest.fixture
+def tenant(server):
+    return server.new_tenant("tenant")
+
+
+# ---------------------------------------------------------------------- metrics
+
+_METRIC_RE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)(?:\s+\d+)?$')
+_LABEL_RE = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
+
+
+def parse_metrics(text):
+    """Prometheus text format -> {(name, ((label, value), ...)): float}."""
+    out = {}
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        m = _METRIC_RE.match(line)
+        assert m, f"not a Prometheus sample line: {line!r}"
+        name, labels, value = m.groups()
+        lab = tuple(sorted(_LABEL_RE.findall(labels or "")))
+        key = (name, lab)
+        assert key not in out, f"duplicate series {line!r}"
+        out[key] = float(value)
+    return out
+
+
+def metric(samples, name, **labels):
+    return samples.get((name, tuple(sorted(labels.items()))), 0.0)
+
+
+def get_metrics(server):
+    r = server.api().get("/metrics")
+    assert r.status_code == 200, r.text
+    return parse_metrics(r.text)
+
+
+def set_rule(server, rate, burst, tenant=None, route=None):
+    args = ["ratelimit", "set"]
+    if tenant is not None:
+        args += ["--tenant", tenant.tenant_id]
+    if route is not None:
+        args += ["--route", route]
+    args += ["--rate", str(rate), "--burst", str(burst)]
+    return server.admin(*args)
+
+
+def wait_for_limit_header(tenant, path, burst):
+    """Polls an authenticated GET until x-ratelimit-limit shows `burst`: the
+    operator's rule reached the running server (contract: within one second)."""
+    def probe():
+        r = tenant.get(path)
+        return r.headers.get("x-ratelimit-limit") == str(burst)
+    poll(probe, SETTINGS_PROPAGATION_S, what=f"x-ratelimit-limit {burst} on {path}")
