@@ -28,25 +28,31 @@ all: build/taxd
 
 build/obj/%.o: %.c $(HDR)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_COMMON) $(CFLAGS) -c $< -o $@
+	@echo "  CC      $<"
+	@$(CC) $(CFLAGS_COMMON) $(CFLAGS) -c $< -o $@
 
 build/asan/obj/%.o: %.c $(HDR)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_COMMON) -O1 $(ASAN) -c $< -o $@
+	@echo "  CC asan $<"
+	@$(CC) $(CFLAGS_COMMON) -O1 $(ASAN) -c $< -o $@
 
 build/taxd: $(OBJ)
-	$(CC) $(CFLAGS) -o $@ $^ $(LIBS)
+	@echo "  LINK    $@"
+	@$(CC) $(CFLAGS) -o $@ $^ $(LIBS)
 
 build/asan/taxd: $(ASAN_OBJ)
-	$(CC) $(ASAN) -o $@ $^ $(LIBS)
+	@echo "  LINK    $@"
+	@$(CC) $(ASAN) -o $@ $^ $(LIBS)
 
 build/tests/%: tests/unit/%.c $(LIB_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $^ $(LIBS) -lcmocka
+	@echo "  LINK    $@"
+	@$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $^ $(LIBS) -lcmocka
 
 build/asan/tests/%: tests/unit/%.c $(ASAN_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_COMMON) -O1 $(ASAN) -o $@ $^ $(LIBS) -lcmocka
+	@echo "  LINK    $@"
+	@$(CC) $(CFLAGS_COMMON) -O1 $(ASAN) -o $@ $^ $(LIBS) -lcmocka
 
 asan: build/asan/taxd
 

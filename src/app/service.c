@@ -13,6 +13,7 @@
 
 #define REFRESH_INTERVAL_MS 200 /* operator changes must apply within 1 s */
 #define LIMITER_CAPACITY 65536
+#define TOKEN_CACHE_SLOTS 4096 /* about 4 MiB */
 
 static char *dup_message(const char *prefix, const char *detail)
 {
@@ -80,9 +81,11 @@ static int build_http_parts(service_t *svc, char **err)
     svc->route_count = count;
     svc->metrics = metrics_new(labels, count);
     svc->limiter = ratelimit_new(LIMITER_CAPACITY);
+    svc->tokens = tokencache_new(TOKEN_CACHE_SLOTS);
     ratelimit_rule_t global = {svc->cfg.default_rate, svc->cfg.default_burst};
     svc->settings = settings_new(global);
-    if (svc->metrics == NULL || svc->limiter == NULL || svc->settings == NULL) {
+    if (svc->metrics == NULL || svc->limiter == NULL || svc->settings == NULL ||
+        svc->tokens == NULL) {
         *err = dup_message("service", "out of memory");
         return -1;
     }
@@ -94,6 +97,12 @@ int service_open(service_t *svc, const taxd_config_t *cfg, char **err)
     memset(svc, 0, sizeof *svc);
     svc->cfg = *cfg;
     *err = NULL;
+    uint8_t instance[6];
+    if (crypto_random_bytes(instance, sizeof instance) != 0) {
+        *err = dup_message("service", "no random source");
+        return -1;
+    }
+    crypto_hex_encode(instance, sizeof instance, svc->instance_id);
     svc->store = store_open(cfg->db_path, err);
     if (svc->store == NULL)
         return -1;
@@ -150,6 +159,7 @@ void service_close(service_t *svc)
     svc->refresher_running = false;
     settings_free(svc->settings);
     ratelimit_free(svc->limiter);
+    tokencache_free(svc->tokens);
     metrics_free(svc->metrics);
     for (size_t i = 0; svc->route_labels != NULL && i < svc->route_count; i++)
         free((char *)svc->route_labels[i]);

@@ -19,6 +19,7 @@
 #include "http/ratelimit.h"
 #include "http/router.h"
 #include "http/token.h"
+#include "http/tokencache.h"
 #include "store/store.h"
 
 typedef struct service {
@@ -26,6 +27,7 @@ typedef struct service {
     taxd_clock_t clock;
     store_t *store;
     token_signer_t *signer;
+    tokencache_t *tokens;             /* tokens that verified */
     crypto_hmac_key_t *secret_hasher; /* keyed hash of client secrets */
     router_t *router;
     ratelimit_t *limiter;
@@ -34,6 +36,8 @@ typedef struct service {
     const char **route_labels;   /* "METHOD /template" per route index */
     size_t route_count;
 
+    char instance_id[16];        /* random per process: prefix of request ids */
+    _Atomic uint64_t request_seq;
     _Atomic unsigned in_flight;  /* requests between first byte and completion */
     _Atomic bool draining;       /* shutting down: answer with Connection: close */
     _Atomic bool stopping;       /* background threads exit */

@@ -47,6 +47,29 @@ void log_event(log_level_t level, const char *msg, json_t *fields)
     free(text);
 }
 
+void log_event_raw(log_level_t level, const char *msg, const char *fields_json)
+{
+    char now[CLOCK_RFC3339_LEN];
+    clock_format_rfc3339(clock_now_ms(NULL), now);
+    char stack[2048];
+    int n = snprintf(stack, sizeof stack, "{\"time\":\"%s\",\"level\":\"%s\",\"msg\":\"%s\",%s}\n",
+                     now, level_name(level), msg, fields_json);
+    if (n < 0)
+        return;
+    char *line = stack;
+    if ((size_t)n >= sizeof stack) { /* a long error body: build it on the heap */
+        line = malloc((size_t)n + 1);
+        if (line == NULL)
+            return;
+        snprintf(line, (size_t)n + 1, "{\"time\":\"%s\",\"level\":\"%s\",\"msg\":\"%s\",%s}\n",
+                 now, level_name(level), msg, fields_json);
+    }
+    ssize_t written = write(STDERR_FILENO, line, (size_t)n);
+    (void)written; /* nowhere to report a failed log write */
+    if (line != stack)
+        free(line);
+}
+
 void log_msg(log_level_t level, const char *fmt, ...)
 {
     char buf[1024];

@@ -10,6 +10,19 @@
 #include "app/service.h"
 #include "http/errors.h"
 
+/* A cached token is one that verified before; only its expiry can have
+ * changed since, so that is checked again on every hit. */
+static bool verify_token(service_t *svc, const char *token, size_t len, token_claims_t *claims)
+{
+    int64_t now = service_now_s(svc);
+    if (tokencache_get(svc->tokens, token, len, claims))
+        return now < claims->expires_at && claims->issued_at <= now + TOKEN_CLOCK_SKEW_S;
+    if (token_verify(svc->signer, token, len, now, claims) != TOKEN_OK)
+        return false;
+    tokencache_put(svc->tokens, token, len, claims);
+    return true;
+}
+
 bool auth_authenticate(request_t *req)
 {
     if (req->match.route->scopes == 0)
@@ -21,9 +34,8 @@ bool auth_authenticate(request_t *req)
         return false;
     }
     service_t *svc = req->svc;
-    token_status_t status =
-        token_verify(svc->signer, token, token_len, service_now_s(svc), &req->claims);
-    if (status != TOKEN_OK || settings_is_revoked(svc->settings, req->claims.client_id)) {
+    if (!verify_token(svc, token, token_len, &req->claims) ||
+        settings_is_revoked(svc->settings, req->claims.client_id)) {
         reply_error(req, 401, "Invalid token");
         return false;
     }

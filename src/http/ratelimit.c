@@ -284,9 +284,12 @@ ratelimit_t *ratelimit_new(size_t capacity)
 {
     if (capacity < RATELIMIT_SHARDS || capacity / RATELIMIT_SHARDS > UINT32_MAX / 4)
         return NULL;
-    ratelimit_t *rl = calloc(1, sizeof *rl);
+    /* Shards are cache-line aligned so two locks never share a line;
+     * sizeof *rl is then a multiple of 64, as aligned_alloc requires. */
+    ratelimit_t *rl = aligned_alloc(_Alignof(ratelimit_t), sizeof *rl);
     if (rl == NULL)
         return NULL;
+    memset(rl, 0, sizeof *rl);
     /* Every mutex exists before anything can fail, so ratelimit_free may
      * destroy them all; it copes with shards whose arrays are still NULL. */
     for (size_t i = 0; i < RATELIMIT_SHARDS; i++)

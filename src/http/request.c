@@ -97,8 +97,6 @@ static void set_output(request_t *req, int status, const char *content_type, cha
 void reply_json(request_t *req, int status, json_t *body)
 {
     char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
-    if (status >= 400 && body != NULL && req->error_body == NULL)
-        req->error_body = json_incref(body);
     json_decref(body);
     if (text == NULL) {
         static const char fallback[] = "{\"error\":\"Internal Server Error\","

@@ -27,7 +27,7 @@ typedef struct request {
     struct service *svc;
     arena_t *arena;
     struct MHD_Connection *connection;
-    char id[IDS_UUID_LEN];           /* x-request-id */
+    char id[40];                     /* x-request-id: "<instance>-<sequence>" */
     int64_t start_us;                /* monotonic */
     int64_t deadline_ms;             /* monotonic; the 504 bound */
 
@@ -61,7 +61,7 @@ typedef struct request {
     size_t header_count;
     const char *header_names[REQUEST_MAX_HEADERS];
     const char *header_values[REQUEST_MAX_HEADERS];
-    json_t *error_body;              /* kept for the access log of an error */
+    const char *logged_body;         /* an error's body, kept for the access log */
 } request_t;
 
 /* The handler of a route: reads req, answers with exactly one reply_*. */

@@ -58,6 +58,9 @@ static enum MHD_Result emit(struct MHD_Connection *connection, request_t *req)
     if (req->status == 0)
         reply_error(req, 500, "The request could not be completed");
     struct MHD_Response *r;
+    if (req->status >= 400 && req->out != NULL &&
+        memchr(req->out, '\n', req->out_len) == NULL) /* compact JSON: one log line */
+        req->logged_body = arena_strndup(req->arena, req->out, req->out_len);
     if (req->out != NULL) {
         r = MHD_create_response_from_buffer(req->out_len, req->out, MHD_RESPMEM_MUST_FREE);
         if (r != NULL)
@@ -98,6 +101,9 @@ static bool route_phase(request_t *req)
         return false;
     case ROUTER_BAD_PATH:
         reply_error(req, 400, "The request path is not validly percent-encoded");
+        return false;
+    case ROUTER_NO_MEMORY:
+        reply_error(req, 500, "The request could not be completed");
         return false;
     default:
         reply_error(req, 404, "No route matches %s %.*s", req->method, (int)req->path_len,
@@ -145,7 +151,11 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *connectio
     req->start_us = clock_monotonic_us();
     req->deadline_ms = req->start_us / 1000 + svc->cfg.request_timeout_ms;
     req->target = arena_strndup(arena, uri, strlen(uri));
-    if (req->target == NULL || ids_uuid_v4(req->id) != 0) {
+    /* Unique without a random draw per request: a random per-process prefix
+     * and a counter. */
+    snprintf(req->id, sizeof req->id, "%s-%016llx", svc->instance_id,
+             (unsigned long long)atomic_fetch_add(&svc->request_seq, 1));
+    if (req->target == NULL) {
         arena_free(arena);
         return NULL;
     }
@@ -251,22 +261,37 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *connection, c
     return emit(connection, req);
 }
 
-static void log_access(request_t *req, int64_t latency_us)
+/* A method is a token of visible characters; anything else is replaced so the
+ * log line stays valid JSON whatever a client sends. */
+static void sanitize_method(const char *method, char *out, size_t cap)
 {
-    const char *route = req->route_status == ROUTER_OK && req->match.route != NULL
-                            ? req->svc->route_labels[req->match.route->index]
-                            : NULL;
-    json_t *f = json_object();
-    json_object_set_new(f, "request_id", json_string(req->id));
-    if (req->authenticated)
-        json_object_set_new(f, "tenant_id", json_string(req->claims.tenant_id));
-    json_object_set_new(f, "method", json_string(req->method ? req->method : ""));
-    json_object_set_new(f, "route", route ? json_string(route) : json_null());
-    json_object_set_new(f, "status", json_integer(req->status));
-    json_object_set_new(f, "latency_us", json_integer(latency_us));
-    if (req->error_body != NULL)
-        json_object_set(f, "body", req->error_body);
-    log_event(req->status >= 500 ? LOG_ERROR : LOG_INFO, "request", f);
+    size_t i = 0;
+    for (; method != NULL && method[i] != '\0' && i + 1 < cap; i++) {
+        unsigned char c = (unsigned char)method[i];
+        out[i] = (c > 0x20 && c < 0x7f && c != '"' && c != '\\') ? (char)c : '?';
+    }
+    out[i] = '\0';
+}
+
+/* One JSON line per request (spec § Logging: error responses with their
+ * full body). Every value written raw here is known-safe: ids and tenant ids
+ * are ours, the route label comes from the route table, and the body is the
+ * JSON this server serialized. Tokens and secrets are never part of it. */
+static void log_access(request_t *req, const char *route, int64_t latency_us)
+{
+    char method[24];
+    sanitize_method(req->method, method, sizeof method);
+    const char *body = req->status >= 400 ? req->logged_body : NULL;
+    char *fields = arena_sprintf(
+        req->arena,
+        "\"request_id\":\"%s\",%s%s%s\"method\":\"%s\",\"route\":%s%s%s,\"status\":%d,"
+        "\"latency_us\":%lld%s%s",
+        req->id, req->authenticated ? "\"tenant_id\":\"" : "",
+        req->authenticated ? req->claims.tenant_id : "", req->authenticated ? "\"," : "", method,
+        route ? "\"" : "", route ? route : "null", route ? "\"" : "", req->status,
+        (long long)latency_us, body ? ",\"body\":" : "", body ? body : "");
+    if (fields != NULL)
+        log_event_raw(req->status >= 500 ? LOG_ERROR : LOG_INFO, "request", fields);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *connection, void **con_cls,
@@ -285,12 +310,12 @@ static void on_completed(void *cls, struct MHD_Connection *connection, void **co
                                  ? req->match.route->index
                                  : SIZE_MAX;
         metrics_observe_request(svc->metrics, route_index, req->status, latency_us);
-        log_access(req, latency_us);
+        log_access(req, route_index == SIZE_MAX ? NULL : svc->route_labels[route_index],
+                   latency_us);
     }
     if (req->db != NULL)
         store_release(svc->store, req->db);
     free(req->out);
-    json_decref(req->error_body);
     if (req->counted_in_flight)
         atomic_fetch_sub(&svc->in_flight, 1);
     arena_free(req->arena);

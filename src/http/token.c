@@ -15,7 +15,9 @@
  * - Parsing stays strict: base64url without padding and with canonical
  *   trailing bits (crypto.c), jansson with JSON_REJECT_DUPLICATES (a second
  *   "tid" could otherwise be read differently by two parsers), strings with an
- *   embedded NUL refused, integers only for times.
+ *   embedded NUL refused (jansson already rejects \u0000 without
+ *   JSON_ALLOW_NUL; the length checks here keep that true if flags change),
+ *   integers only for times.
  * - Verification does not allocate on the caller's behalf: decoded parts live
  *   in fixed stack buffers sized from TOKEN_MAX_LEN; jansson's own allocations
  *   are released before returning. Signing renders JSON with json_dumpb into
@@ -37,7 +39,6 @@
 #define TOKEN_MAX_LEN 4096           /* longer bearer strings are refused unread */
 #define TOKEN_HEADER_MAX 512         /* decoded header JSON */
 #define TOKEN_PAYLOAD_MAX 3072       /* decoded payload JSON (covers TOKEN_MAX_LEN) */
-#define TOKEN_CLOCK_SKEW_S 60        /* iat may be this far ahead of our clock */
 #define TOKEN_ISSUER "taxd"
 
 struct token_signer {

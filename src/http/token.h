@@ -15,6 +15,7 @@
 #include "core/keys.h"
 
 #define TOKEN_LIFETIME_S 86400   /* spec § Limits: 24 hours */
+#define TOKEN_CLOCK_SKEW_S 60     /* an iat this far ahead is still accepted */
 #define TOKEN_ID_MAX 64          /* tenant and client ids, including the NUL */
 
 /* Scopes are a bit set. No scope at all means "every tenant route". */
