@@ -91,34 +91,32 @@ static int parse_u32(const char *text, uint32_t *out)
     return 0;
 }
 
-/* Creates a credential for tenant_id and prints it with its one-time secret. */
-static int issue_credential(service_t *svc, store_conn_t *db, const char *tenant_id,
-                            unsigned scopes)
+/* A new credential with its one-time secret (secret_cap >= 64 bytes). */
+static int make_credential(service_t *svc, const char *tenant_id, unsigned scopes,
+                           store_credential_t *cred, char *secret, size_t secret_cap)
 {
-    store_credential_t cred = {0};
-    char secret[CRYPTO_BASE64_LEN(SECRET_BYTES) + 8];
-    if (ids_random_token("cl_", 16, cred.client_id, sizeof cred.client_id) != 0 ||
-        ids_random_token("", SECRET_BYTES, secret, sizeof secret) != 0 ||
-        service_hash_secret(svc, secret, cred.secret_hash) != 0)
-        return fail(EXIT_REFUSED, "cannot generate credentials");
-    snprintf(cred.tenant_id, sizeof cred.tenant_id, "%s", tenant_id);
-    cred.scopes = scopes;
-    cred.created_at = clock_now_ms(&svc->clock);
-    store_status_t rc = store_credential_create(db, &cred);
-    if (rc == STORE_NOT_FOUND)
-        return fail(EXIT_REFUSED, "no tenant with id '%s'", tenant_id);
-    if (rc != STORE_OK)
-        return store_failed(rc, "credential creation");
+    memset(cred, 0, sizeof *cred);
+    if (ids_random_token("cl_", 16, cred->client_id, sizeof cred->client_id) != 0 ||
+        ids_random_token("", SECRET_BYTES, secret, secret_cap) != 0 ||
+        service_hash_secret(svc, secret, cred->secret_hash) != 0)
+        return -1;
+    snprintf(cred->tenant_id, sizeof cred->tenant_id, "%s", tenant_id);
+    cred->scopes = scopes;
+    cred->created_at = clock_now_ms(&svc->clock);
+    return 0;
+}
 
+static int print_credential(const store_credential_t *cred, char *secret)
+{
     char names[128];
-    token_scopes_format(scopes, names, sizeof names);
+    token_scopes_format(cred->scopes, names, sizeof names);
     json_t *scope_list = json_array();
     for (char *save = NULL, *s = strtok_r(names, " ", &save); s; s = strtok_r(NULL, " ", &save))
         json_array_append_new(scope_list, json_string(s));
-    int code = print_json(json_pack("{s:s, s:s, s:s, s:o}", "tenant_id", tenant_id, "client_id",
-                                    cred.client_id, "client_secret", secret, "scopes",
-                                    scope_list));
-    memset(secret, 0, sizeof secret);
+    int code = print_json(json_pack("{s:s, s:s, s:s, s:o}", "tenant_id", cred->tenant_id,
+                                    "client_id", cred->client_id, "client_secret", secret,
+                                    "scopes", scope_list));
+    memset(secret, 0, strlen(secret));
     return code;
 }
 
@@ -137,10 +135,14 @@ static int tenant_create(service_t *svc, store_conn_t *db, const args_t *a)
         return fail(EXIT_REFUSED, "cannot generate ids");
     snprintf(tenant.name, sizeof tenant.name, "%s", name);
     tenant.created_at = clock_now_ms(&svc->clock);
-    store_status_t rc = store_tenant_create(db, &tenant, filer_uuid);
+    store_credential_t cred;
+    char secret[CRYPTO_BASE64_LEN(SECRET_BYTES) + 8];
+    if (make_credential(svc, tenant.id, 0, &cred, secret, sizeof secret) != 0)
+        return fail(EXIT_REFUSED, "cannot generate credentials");
+    store_status_t rc = store_tenant_create(db, &tenant, filer_uuid, &cred);
     if (rc != STORE_OK)
         return store_failed(rc, "tenant creation");
-    return issue_credential(svc, db, tenant.id, 0);
+    return print_credential(&cred, secret);
 }
 
 static int append_tenant(const store_tenant_t *t, void *ctx)
@@ -183,7 +185,16 @@ static int credentials_create(service_t *svc, store_conn_t *db, const args_t *a)
                     "unknown scope '%.*s' (known: reports, accounts, assets, transactions, "
                     "inventory, tax-documents)",
                     (int)bad_len, bad);
-    return issue_credential(svc, db, tenant, scopes);
+    store_credential_t cred;
+    char secret[CRYPTO_BASE64_LEN(SECRET_BYTES) + 8];
+    if (make_credential(svc, tenant, scopes, &cred, secret, sizeof secret) != 0)
+        return fail(EXIT_REFUSED, "cannot generate credentials");
+    store_status_t rc = store_credential_create(db, &cred);
+    if (rc == STORE_NOT_FOUND)
+        return fail(EXIT_REFUSED, "no tenant with id '%s'", tenant);
+    if (rc != STORE_OK)
+        return store_failed(rc, "credential creation");
+    return print_credential(&cred, secret);
 }
 
 static int credentials_revoke(service_t *svc, store_conn_t *db, const args_t *a)

@@ -11,6 +11,7 @@
 
 #include "api/api.h"
 #include "app/service.h"
+#include "core/clock.h"
 #include "http/errors.h"
 #include "http/validate.h"
 
@@ -93,6 +94,11 @@ void api_oauth_token(request_t *req)
     }
     if (tenant_id != NULL && strcmp(tenant_id, cred.tenant_id) != 0) {
         reply_error_body(req, 403, error_body_forbidden());
+        return;
+    }
+    rc = store_credential_touch(db, client_id, clock_now_ms(&req->svc->clock));
+    if (rc != STORE_OK) {
+        reply_store_failure(req, rc);
         return;
     }
     answer_token(req, &cred);

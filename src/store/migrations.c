@@ -42,7 +42,8 @@ static const char *const MIGRATIONS[] = {
     "  secret_hash BLOB NOT NULL CHECK (length(secret_hash) = 32),"
     "  scopes INTEGER NOT NULL CHECK (scopes >= 0),"
     "  created_at INTEGER NOT NULL,"
-    "  revoked_at INTEGER"
+    "  revoked_at INTEGER,"
+    "  last_used_at INTEGER"
     ") STRICT, WITHOUT ROWID;"
     /* Serves the foreign key check and per-tenant listings to come. */
     "CREATE INDEX credentials_tenant ON credentials (tenant_id);"

@@ -74,6 +74,7 @@ typedef enum stmt_id {
     STMT_CREDENTIAL_GET,
     STMT_CREDENTIAL_EXISTS,
     STMT_CREDENTIAL_REVOKE,
+    STMT_CREDENTIAL_TOUCH,
     STMT_REVOKED_EACH,
     STMT_RATE_LIMIT_UPSERT,
     STMT_RATE_LIMIT_EACH,
@@ -107,12 +108,15 @@ static const struct {
                                 " VALUES (?1, ?2, ?3, ?4, ?5, nullif(?6, 0))"},
     [STMT_CREDENTIAL_GET] = {"credential_get",
                              "SELECT client_id, tenant_id, secret_hash, scopes, created_at,"
-                             " coalesce(revoked_at, 0) FROM credentials WHERE client_id = ?1"},
+                             " coalesce(revoked_at, 0), coalesce(last_used_at, 0)"
+                             " FROM credentials WHERE client_id = ?1"},
     [STMT_CREDENTIAL_EXISTS] = {"credential_exists",
                                 "SELECT 1 FROM credentials WHERE client_id = ?1"},
     [STMT_CREDENTIAL_REVOKE] = {"credential_revoke",
                                 "UPDATE credentials SET revoked_at = ?2"
                                 " WHERE client_id = ?1 AND revoked_at IS NULL"},
+    [STMT_CREDENTIAL_TOUCH] = {"credential_touch",
+                               "UPDATE credentials SET last_used_at = ?2 WHERE client_id = ?1"},
     [STMT_REVOKED_EACH] = {"revoked_each", "SELECT client_id FROM credentials"
                                            " WHERE revoked_at IS NOT NULL ORDER BY client_id"},
     [STMT_RATE_LIMIT_UPSERT] = {"rate_limit_upsert",
@@ -222,6 +226,9 @@ static store_status_t store_bad_argument(const char *op)
 
 /* ---- deadline handlers */
 
+/* SQLite's busy handler: attempts counts the calls for the current lock, so
+ * attempt 0 marks the start of a wait. Short sleeps first, because most locks
+ * are held for one commit; never past the bound, so a timeout is on time. */
 static int conn_busy_wait(void *arg, int attempts)
 {
     store_conn_t *conn = arg;
@@ -245,6 +252,8 @@ static int conn_busy_wait(void *arg, int attempts)
     return 1;
 }
 
+/* Called every PROGRESS_OPS VM steps while a deadline is set; non-zero makes
+ * the running statement fail with SQLITE_INTERRUPT. */
 static int conn_progress(void *arg)
 {
     store_conn_t *conn = arg;
@@ -306,11 +315,13 @@ static bool bind_int(sqlite3_stmt *stmt, int index, int64_t value)
     return sqlite3_bind_int64(stmt, index, value) == SQLITE_OK;
 }
 
+/* Binding fails only on a programming error (index, size): never a status a
+ * caller could act on. */
 static store_status_t conn_bind_failed(store_conn_t *conn, stmt_id_t id, sqlite3_stmt *stmt)
 {
-    store_status_t status = conn_fail(conn, id, sqlite3_errcode(conn->db));
+    conn_log(conn, LOG_ERROR, "store: bind failed", STMTS[id].name, sqlite3_errcode(conn->db));
     stmt_done(stmt);
-    return status == STORE_OK ? STORE_ERROR : status;
+    return STORE_ERROR;
 }
 
 /* Steps a bound statement to SQLITE_DONE (ignoring any RETURNING rows, so the
@@ -445,6 +456,21 @@ static bool conn_pragma(store_conn_t *conn, const char *sql, char **err)
     return rc == SQLITE_OK;
 }
 
+/* Switching a new database to WAL takes an exclusive lock while holding a
+ * read lock; when another opener holds a read lock too, SQLite answers
+ * SQLITE_BUSY at once without calling the busy handler (waiting could
+ * deadlock the two). So the switch is retried here, with the busy handler's
+ * backoff and bound; the read lock is dropped between attempts. */
+static int conn_step_wal(store_conn_t *conn, sqlite3_stmt *stmt)
+{
+    for (int attempt = 0;; attempt++) {
+        int rc = sqlite3_step(stmt);
+        if ((rc & 0xff) != SQLITE_BUSY || conn->timed_out || !conn_busy_wait(conn, attempt))
+            return rc;
+        sqlite3_reset(stmt);
+    }
+}
+
 /* journal_mode answers with the mode in force; anything but WAL would break
  * the durability and concurrency promises of store.h. */
 static bool conn_enable_wal(store_conn_t *conn, char **err)
@@ -452,7 +478,7 @@ static bool conn_enable_wal(store_conn_t *conn, char **err)
     sqlite3_stmt *stmt = NULL;
     int rc = sqlite3_prepare_v2(conn->db, "PRAGMA journal_mode = WAL", -1, &stmt, NULL);
     if (rc == SQLITE_OK)
-        rc = sqlite3_step(stmt);
+        rc = conn_step_wal(conn, stmt);
     bool ok = rc == SQLITE_ROW &&
               sqlite3_stricmp((const char *)sqlite3_column_text(stmt, 0), "wal") == 0;
     if (!ok)
@@ -529,6 +555,24 @@ static bool store_make_parent(const char *path, char **err)
     return ok;
 }
 
+/* An empty pool for path. */
+static store_t *store_new(const char *path, char **err)
+{
+    store_t *store = calloc(1, sizeof *store);
+    if (store == NULL || (store->path = strdup(path)) == NULL) {
+        free(store);
+        store_set_err(err, "out of memory");
+        return NULL;
+    }
+    if (pthread_mutex_init(&store->lock, NULL) != 0) {
+        free(store->path);
+        free(store);
+        store_set_err(err, "cannot create the pool lock");
+        return NULL;
+    }
+    return store;
+}
+
 store_t *store_open(const char *path, char **err)
 {
     if (err != NULL)
@@ -539,13 +583,9 @@ store_t *store_open(const char *path, char **err)
     }
     if (!store_make_parent(path, err))
         return NULL;
-    store_t *store = calloc(1, sizeof *store);
-    if (store == NULL || (store->path = strdup(path)) == NULL) {
-        free(store);
-        store_set_err(err, "out of memory");
+    store_t *store = store_new(path, err);
+    if (store == NULL)
         return NULL;
-    }
-    pthread_mutex_init(&store->lock, NULL);
     store_conn_t *conn = conn_open(path, err);
     if (conn == NULL || !store_migrations_apply(conn->db, err)) {
         conn_close(conn);
@@ -654,7 +694,10 @@ store_status_t store_ping(store_conn_t *conn)
 typedef struct tenant_create_args {
     const store_tenant_t *tenant;
     const char *filer_uuid;
+    const store_credential_t *first; /* may be NULL */
 } tenant_create_args_t;
+
+static store_status_t credential_create_tx(store_conn_t *conn, const void *arg);
 
 static store_status_t tenant_create_tx(store_conn_t *conn, const void *arg)
 {
@@ -677,17 +720,23 @@ static store_status_t tenant_create_tx(store_conn_t *conn, const void *arg)
           bind_text(stmt, 3, "default") && bind_text(stmt, 4, "Default filer") &&
           bind_int(stmt, 5, 1) && bind_int(stmt, 6, a->tenant->created_at)))
         return conn_bind_failed(conn, STMT_FILER_INSERT, stmt);
-    return conn_run(conn, STMT_FILER_INSERT, stmt);
+    status = conn_run(conn, STMT_FILER_INSERT, stmt);
+    if (status != STORE_OK || a->first == NULL)
+        return status;
+    return credential_create_tx(conn, a->first);
 }
 
 store_status_t store_tenant_create(store_conn_t *conn, const store_tenant_t *tenant,
-                                   const char *default_filer_uuid)
+                                   const char *default_filer_uuid,
+                                   const store_credential_t *first)
 {
     if (!text_fits(tenant->id, sizeof tenant->id) ||
         !text_fits(tenant->name, sizeof tenant->name) ||
-        !text_fits(default_filer_uuid, STORE_UUID_LEN))
+        !text_fits(default_filer_uuid, STORE_UUID_LEN) ||
+        (first != NULL && (!text_fits(first->client_id, sizeof first->client_id) ||
+                           strcmp(first->tenant_id, tenant->id) != 0)))
         return store_bad_argument("tenant_create");
-    tenant_create_args_t args = {tenant, default_filer_uuid};
+    tenant_create_args_t args = {tenant, default_filer_uuid, first};
     return conn_write(conn, tenant_create_tx, &args);
 }
 
@@ -783,6 +832,7 @@ static store_status_t credential_from_row(sqlite3_stmt *stmt,
     out->scopes = (unsigned)scopes;
     out->created_at = sqlite3_column_int64(stmt, 4);
     out->revoked_at = sqlite3_column_int64(stmt, 5);
+    out->last_used_at = sqlite3_column_int64(stmt, 6);
     return STORE_OK;
 }
 
@@ -836,6 +886,29 @@ store_status_t store_credential_revoke(store_conn_t *conn, const char *client_id
         return store_bad_argument("credential_revoke");
     credential_revoke_args_t args = {client_id, now};
     return conn_write(conn, credential_revoke_tx, &args);
+}
+
+static store_status_t credential_touch_tx(store_conn_t *conn, const void *arg)
+{
+    const credential_revoke_args_t *a = arg;
+    sqlite3_stmt *stmt;
+    store_status_t status = conn_prepare_key(conn, STMT_CREDENTIAL_TOUCH, a->client_id, &stmt);
+    if (status != STORE_OK)
+        return status;
+    if (!bind_int(stmt, 2, a->now))
+        return conn_bind_failed(conn, STMT_CREDENTIAL_TOUCH, stmt);
+    status = conn_run(conn, STMT_CREDENTIAL_TOUCH, stmt);
+    if (status == STORE_OK && sqlite3_changes(conn->db) == 0)
+        status = STORE_NOT_FOUND;
+    return status;
+}
+
+store_status_t store_credential_touch(store_conn_t *conn, const char *client_id, int64_t now)
+{
+    if (client_id == NULL)
+        return store_bad_argument("credential_touch");
+    credential_revoke_args_t args = {client_id, now};
+    return conn_write(conn, credential_touch_tx, &args);
 }
 
 store_status_t store_revoked_each(store_conn_t *conn,

@@ -63,6 +63,8 @@ store_status_t store_ping(store_conn_t *conn);
 store_status_t store_settings_version(store_conn_t *conn, int64_t *version);
 
 /* ---- tenants */
+typedef struct store_credential store_credential_t; /* below */
+
 typedef struct store_tenant {
     char id[STORE_UUID_LEN];
     char name[STORE_NAME_MAX];
@@ -70,9 +72,12 @@ typedef struct store_tenant {
 } store_tenant_t;
 
 /* Creates the tenant and, in the same transaction, its default filer with
- * caller id "default", service id default_filer_uuid, is_default true. */
+ * caller id "default", service id default_filer_uuid, is_default true, and
+ * its first credential when `first` is not NULL (first->tenant_id must be the
+ * tenant's id): a tenant never exists half-made. */
 store_status_t store_tenant_create(store_conn_t *conn, const store_tenant_t *tenant,
-                                   const char *default_filer_uuid);
+                                   const char *default_filer_uuid,
+                                   const store_credential_t *first);
 store_status_t store_tenant_get(store_conn_t *conn, const char *tenant_id, store_tenant_t *out);
 /* Calls each(tenant, ctx) for every tenant in creation order; a non-zero return
  * from each stops the walk (and is not an error). */
@@ -87,6 +92,7 @@ typedef struct store_credential {
     unsigned scopes;           /* token_scope bits; 0 = every route */
     int64_t created_at;
     int64_t revoked_at;        /* 0 while active */
+    int64_t last_used_at;      /* last token minted; 0 never */
 } store_credential_t;
 
 /* STORE_CONFLICT when the client id exists, STORE_NOT_FOUND when the tenant does not. */
@@ -96,6 +102,10 @@ store_status_t store_credential_get(store_conn_t *conn, const char *client_id,
 /* Marks it revoked at `now` (bumps the settings version). STORE_NOT_FOUND when
  * unknown; revoking twice keeps the first time and is STORE_OK. */
 store_status_t store_credential_revoke(store_conn_t *conn, const char *client_id, int64_t now);
+/* Records that the credential minted a token at `now`, so operators can see
+ * which credentials are in use. A write: it waits for the write lock within
+ * the connection's deadline. STORE_NOT_FOUND when unknown. */
+store_status_t store_credential_touch(store_conn_t *conn, const char *client_id, int64_t now);
 /* Calls each(client_id, ctx) for every revoked credential. */
 store_status_t store_revoked_each(store_conn_t *conn,
                                   int (*each)(const char *client_id, void *ctx), void *ctx);
