@@ -7,7 +7,7 @@
 #include "http/token.h"
 
 static const route_t ROUTES[] = {
-    {"POST", "/v1/oauth/token", 0, 64 * 1024, (void *)api_oauth_token, 0},
+    {"POST", "/v1/oauth/token", 0, 0, (void *)api_oauth_token, 0},
     {"GET", "/healthz", 0, 0, (void *)api_healthz, 0},
     {"GET", "/metrics", 0, 0, (void *)api_metrics, 0},
     {"GET", "/v1/filers", SCOPE_ACCOUNTS, 0, (void *)api_filers_list, 0},

@@ -112,7 +112,8 @@ static store_status_t snapshot_load(settings_t *st, store_conn_t *conn, int64_t 
         snapshot_free(s);
         return rc;
     }
-    qsort(s->revoked, s->revoked_count, sizeof *s->revoked, compare_ids);
+    if (s->revoked_count > 1)
+        qsort(s->revoked, s->revoked_count, sizeof *s->revoked, compare_ids);
     *out = s;
     return STORE_OK;
 }
