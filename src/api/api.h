@@ -26,6 +26,7 @@ void api_filers_list(request_t *req);
 /* src/api/testhooks.c (only routed with --test-hooks) */
 void api_test_clock(request_t *req);
 void api_test_pause(request_t *req);
+void api_test_store_fault(request_t *req);
 
 /* Shared by list handlers: parses ?limit= (1..100, default 25) and ?cursor=.
  * On invalid input answers 400 itself and returns false. */

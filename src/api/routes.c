@@ -15,9 +15,10 @@ static const route_t ROUTES[] = {
     /* test hooks */
     {"POST", "/_test/clock", 0, 0, (void *)api_test_clock, 0},
     {"GET", "/_test/pause", 0, 0, (void *)api_test_pause, 0},
+    {"POST", "/_test/store-fault", 0, 0, (void *)api_test_store_fault, 0},
 };
 
-#define TEST_ROUTE_COUNT 2
+#define TEST_ROUTE_COUNT 3
 
 const route_t *api_routes(bool test_hooks, size_t *count)
 {

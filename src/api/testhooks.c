@@ -1,7 +1,7 @@
 /* testhooks: routes that exist only when taxd runs with --test-hooks, so
  * black-box tests can move the service clock (token expiry, URL expiry,
- * retention) and hold a request in flight (load shedding) without sleeping
- * on timings. Never enabled in production. */
+ * retention), hold a request in flight (load shedding) without sleeping
+ * on timings, and make the store fail as on an I/O error (500, 503). Never enabled in production. */
 #include <errno.h>
 #include <stdlib.h>
 #include <time.h>
@@ -31,6 +31,28 @@ void api_test_clock(request_t *req)
     json_int_t offset = json_integer_value(json_object_get(body, "offset_ms"));
     clock_set_offset_ms(&req->svc->clock, (int64_t)offset);
     reply_json(req, 200, json_pack("{s:I}", "offset_ms", offset));
+}
+
+static const v_field FAULT_FIELDS[] = {
+    {"failing", V_BOOLEAN, .required = true},
+    {NULL},
+};
+static const v_schema FAULT_REQUEST = {FAULT_FIELDS};
+
+void api_test_store_fault(request_t *req)
+{
+    json_t *body = request_json(req, false);
+    if (body == NULL)
+        return;
+    json_t *issues = json_array();
+    if (v_check_object(&FAULT_REQUEST, body, NULL, issues) > 0) {
+        reply_invalid(req, "Invalid fault request", issues);
+        return;
+    }
+    json_decref(issues);
+    bool failing = json_is_true(json_object_get(body, "failing"));
+    store_set_fault(req->svc->store, failing);
+    reply_json(req, 200, json_pack("{s:b}", "failing", failing));
 }
 
 void api_test_pause(request_t *req)

@@ -81,6 +81,13 @@ static enum MHD_Result emit(struct MHD_Connection *connection, request_t *req)
         MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
     enum MHD_Result rc = MHD_queue_response(connection, (unsigned)req->status, r);
     MHD_destroy_response(r);
+    /* The request's work ends here, before a byte of the answer is sent: a
+     * client that sends its next request as soon as it reads this one must
+     * never find it still counted as in flight. */
+    if (req->counted_in_flight) {
+        atomic_fetch_sub(&req->svc->in_flight, 1);
+        req->counted_in_flight = false;
+    }
     return rc;
 }
 

@@ -42,6 +42,7 @@
 #include <jansson.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sqlite3.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -144,6 +145,7 @@ struct store_conn {
     int64_t wait_began_ms; /* start of the current lock wait */
     bool timed_out;        /* a handler gave up since the last conn_enter */
     bool in_cleanup;       /* ROLLBACK must not be interrupted */
+    const _Atomic bool *fault; /* the store's injected fault, see store_set_fault */
     store_conn_t *next_idle;
 };
 
@@ -152,6 +154,7 @@ struct store {
     pthread_mutex_t lock; /* guards idle and out */
     store_conn_t *idle;
     size_t out;           /* connections acquired and not yet released */
+    _Atomic bool fault;   /* test hook: every call fails as on an I/O error */
 };
 
 const char *store_status_name(store_status_t status)
@@ -278,6 +281,8 @@ static store_status_t conn_enter(store_conn_t *conn)
     conn->timed_out = false;
     if (conn_deadline_passed(conn))
         return STORE_TIMEOUT;
+    if (conn->fault != NULL && atomic_load(conn->fault))
+        return STORE_ERROR;
     return STORE_OK;
 }
 
@@ -623,13 +628,16 @@ store_conn_t *store_acquire(store_t *store)
     pthread_mutex_unlock(&store->lock);
     if (conn != NULL) {
         conn->next_idle = NULL;
+        conn->fault = &store->fault;
         return conn;
     }
     /* Opened outside the lock: opening may wait on the database. */
     char *err = NULL;
     conn = conn_open(store->path, &err);
-    if (conn != NULL)
+    if (conn != NULL) {
+        conn->fault = &store->fault;
         return conn;
+    }
     log_event(LOG_ERROR, "store: cannot open connection",
               json_pack("{s:s}", "error", err != NULL ? err : "unknown"));
     free(err);
@@ -637,6 +645,11 @@ store_conn_t *store_acquire(store_t *store)
     store->out--;
     pthread_mutex_unlock(&store->lock);
     return NULL;
+}
+
+void store_set_fault(store_t *store, bool failing)
+{
+    atomic_store(&store->fault, failing);
 }
 
 void store_release(store_t *store, store_conn_t *conn)

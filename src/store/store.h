@@ -54,6 +54,11 @@ void store_release(store_t *store, store_conn_t *conn);
  * lock waits. */
 void store_set_deadline(store_conn_t *conn, int64_t deadline_ms);
 
+/* Fault injection for tests (SQLite's habit of driving I/O errors): while
+ * set, every call on this store's connections fails with STORE_ERROR as an
+ * I/O error would. Reachable only through the --test-hooks routes. */
+void store_set_fault(store_t *store, bool failing);
+
 /* A cheap read proving the database answers (GET /healthz). */
 store_status_t store_ping(store_conn_t *conn);
 

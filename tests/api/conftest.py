@@ -12,6 +12,7 @@ Cross-cutting rules are checked on every response that goes through `Api`:
   - JSON bodies come with content-type application/json.
 """
 import base64
+import ctypes
 import hashlib
 import hmac
 import http.client
@@ -105,6 +106,15 @@ def admin(db, *args):
 
 # ------------------------------------------------------------------------ server
 
+def _die_with_parent():
+    """In the child before exec: SIGTERM it if pytest dies, so that no server
+    outlives an interrupted run."""
+    try:
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass
+
+
 class Server:
     def __init__(self, workdir, args=(), env=None, use_flags=True):
         self.workdir = Path(workdir)
@@ -131,7 +141,8 @@ class Server:
     def start(self):
         self._err = open(self.stderr_path, "wb")
         self.proc = subprocess.Popen(self.cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                     stderr=self._err, env=self.env, cwd=self.workdir)
+                                     stderr=self._err, env=self.env, cwd=self.workdir,
+                                     preexec_fn=_die_with_parent)
         deadline = time.monotonic() + START_TIMEOUT_S
         while time.monotonic() < deadline:
             line = self._find_listening()
@@ -280,6 +291,7 @@ class Api:
             r = s.request(method, self.server.url + path, **kw)
         check_request_id(self.server, r)
         check_json_content_type(r)
+        check_against_openapi(r)
         return r
 
     def get(self, path, **kw):
@@ -329,6 +341,7 @@ def raw_request(server, method, target, headers=None, body=None):
         conn.close()
     check_request_id(server, r)
     check_json_content_type(r)
+    check_against_openapi(r)
     return r
 
 
@@ -449,6 +462,49 @@ class OpenApi:
         self.check_response(resp_obj, r, f"components/responses/{name} ({r.status_code})")
 
 
+_OPENAPI = None
+
+
+def shared_openapi():
+    global _OPENAPI
+    if _OPENAPI is None:
+        _OPENAPI = OpenApi()
+    return _OPENAPI
+
+
+def _template_for(doc_paths, path):
+    """The documented template a raw path belongs to (literal segments first), or None."""
+    if path in doc_paths:
+        return path
+    segs = path.split("/")
+    for t in doc_paths:
+        tsegs = t.split("/")
+        if len(tsegs) == len(segs) and all(
+                (ts.startswith("{") and ts.endswith("}") and s != "") or ts == s for ts, s in zip(tsegs, segs)):
+            return t
+    return None
+
+
+def check_against_openapi(r):
+    """Every response the suite sees is checked against docs/openapi.yaml: the
+    documented response for its operation and status (a status the document
+    does not list for that operation fails), or the router's 404/405."""
+    oa = shared_openapi()
+    path = r.request.path_url.split("?")[0]
+    if path.startswith("/_test/") and r.status_code != 404:
+        return  # test hooks are not part of the public contract
+    template = _template_for(oa.doc["paths"], path)
+    method = r.request.method.lower()
+    if template is None:
+        assert r.status_code == 404, f"{r.request.method} {path}: an undocumented path answered {r.status_code}"
+        oa.check_component(r, "RouterNotFound")
+    elif method not in oa.doc["paths"][template]:
+        assert r.status_code == 405, f"{r.request.method} {path}: an undocumented method answered {r.status_code}"
+        oa.check_component(r, "MethodNotAllowed")
+    else:
+        oa.check(r, r.request.method, template)
+
+
 # --------------------------------------------------------------------- fixtures
 
 def _require_binary():
@@ -464,7 +520,7 @@ def taxd_bin():
 
 @pytest.fixture(scope="session")
 def openapi():
-    return OpenApi()
+    return shared_openapi()
 
 
 @pytest.fixture(scope="module")
@@ -539,8 +595,13 @@ def metric(samples, name, **labels):
 
 
 def get_metrics(server):
-    r = server.api().get("/metrics")
-    assert r.status_code == 200, r.text
+    """The parsed /metrics. A node-shed 429 (servers run with --max-in-flight 1)
+    is retried, within a bound."""
+    def fetch():
+        r = server.api().get("/metrics")
+        assert r.status_code in (200, 429), r.text
+        return [r] if r.status_code == 200 else None
+    r = poll(fetch, 10, what="/metrics to answer 200")[0]
     return parse_metrics(r.text)
 
 
@@ -561,3 +622,14 @@ def wait_for_limit_header(tenant, path, burst):
         r = tenant.get(path)
         return r.headers.get("x-ratelimit-limit") == str(burst)
     poll(probe, SETTINGS_PROPAGATION_S, what=f"x-ratelimit-limit {burst} on {path}")
+
+
+def probe_get(tenant, path, token=None, timeout=2.0):
+    """One GET with a short timeout, for probing while a test hook holds a
+    server thread: libmicrohttpd may queue a new connection on the thread that
+    is held, so a probe can wait for the hold to end; give up on it (None)
+    and probe again rather than wait."""
+    try:
+        return tenant.get(path, token=token, timeout=timeout)
+    except requests.exceptions.Timeout:
+        return None

@@ -1,0 +1,222 @@
+"""The operator CLI: `taxd admin ...`, `taxd version`, `taxd --help`.
+Success prints one JSON object on stdout and exits 0; an error prints
+{"error": "..."} on stderr, nothing on stdout, and exits non-zero."""
+import json
+
+import pytest
+
+from conftest import RFC3339_MS_Z_RE, UUID4_RE, admin, admin_raw, run_taxd
+
+KNOWN_SCOPES = ["reports", "accounts", "assets", "transactions", "inventory", "tax-documents"]
+
+
+@pytest.fixture
+def db(tmp_path, taxd_bin):
+    return tmp_path / "admin.db"
+
+
+def assert_cli_error(p):
+    """Errors: a JSON object {"error": "..."} on stderr, nothing on stdout, non-zero exit."""
+    assert p.returncode != 0, f"expected failure, got exit 0 with stdout {p.stdout!r}"
+    assert p.stdout == "", f"stdout must be empty on error: {p.stdout!r}"
+    lines = [ln for ln in p.stderr.splitlines() if ln.strip()]
+    assert lines, "stderr is empty"
+    objs = []
+    for ln in lines:
+        try:
+            objs.append(json.loads(ln))
+        except ValueError:
+            pass
+    errs = [o for o in objs if isinstance(o, dict) and isinstance(o.get("error"), str) and o["error"]]
+    assert errs, f"no {{\"error\": ...}} object on stderr: {p.stderr!r}"
+    return errs[-1]
+
+
+def test_tenant_create_output(db):
+    """`tenant create --name NAME` prints {"tenant_id":<uuid v4>,"client_id","client_secret"}."""
+    out = admin(db, "tenant", "create", "--name", "Acme")
+    assert set(out) >= {"tenant_id", "client_id", "client_secret"}
+    assert UUID4_RE.match(out["tenant_id"])
+    assert isinstance(out["client_id"], str) and out["client_id"]
+    assert isinstance(out["client_secret"], str) and len(out["client_secret"]) >= 16
+    assert out["client_secret"] != out["client_id"]
+
+
+def test_tenant_create_gives_distinct_ids(db):
+    """Each tenant and credential is new: ids and secrets never repeat."""
+    outs = [admin(db, "tenant", "create", "--name", "same name") for _ in range(3)]
+    for key in ("tenant_id", "client_id", "client_secret"):
+        assert len({o[key] for o in outs}) == 3, key
+
+
+def test_tenant_list(db):
+    """`tenant list` prints {"tenants":[{"tenant_id","name","created_at"}]} in creation order."""
+    a = admin(db, "tenant", "create", "--name", "First")
+    b = admin(db, "tenant", "create", "--name", "Second é")
+    out = admin(db, "tenant", "list")
+    tenants = out["tenants"]
+    assert [t["tenant_id"] for t in tenants] == [a["tenant_id"], b["tenant_id"]]
+    assert [t["name"] for t in tenants] == ["First", "Second é"]
+    for t in tenants:
+        assert RFC3339_MS_Z_RE.match(t["created_at"]), t
+        assert "client_secret" not in t, "secrets are never listed"
+
+
+def test_tenant_list_empty(db):
+    """An empty database lists no tenants."""
+    assert admin(db, "tenant", "list") == {"tenants": []}
+
+
+def test_credentials_create_with_scopes(db):
+    """`credentials create --tenant ID --scopes s1,s2` prints {"tenant_id","client_id","client_secret","scopes":[...]}."""
+    t = admin(db, "tenant", "create", "--name", "x")
+    out = admin(db, "credentials", "create", "--tenant", t["tenant_id"], "--scopes", "accounts,reports")
+    assert out["tenant_id"] == t["tenant_id"]
+    assert out["client_id"] and out["client_id"] != t["client_id"]
+    assert out["client_secret"]
+    assert sorted(out["scopes"]) == ["accounts", "reports"]
+
+
+def test_credentials_create_all_scopes(db):
+    """Every scope name is known."""
+    t = admin(db, "tenant", "create", "--name", "x")
+    out = admin(db, "credentials", "create", "--tenant", t["tenant_id"], "--scopes", ",".join(KNOWN_SCOPES))
+    assert sorted(out["scopes"]) == sorted(KNOWN_SCOPES)
+
+
+def test_credentials_create_without_scopes(db):
+    """A credential without --scopes has no scopes (every tenant route): scopes []."""
+    t = admin(db, "tenant", "create", "--name", "x")
+    out = admin(db, "credentials", "create", "--tenant", t["tenant_id"])
+    assert out["scopes"] == []
+
+
+def test_credentials_revoke_output(db):
+    """`credentials revoke --client-id ID` prints {"client_id","revoked_at"}."""
+    t = admin(db, "tenant", "create", "--name", "x")
+    out = admin(db, "credentials", "revoke", "--client-id", t["client_id"])
+    assert out["client_id"] == t["client_id"]
+    assert out["revoked_at"]
+    assert RFC3339_MS_Z_RE.match(out["revoked_at"]), out
+
+
+def test_credentials_revoke_twice_keeps_first_time(db):
+    """Revoking twice keeps the first time."""
+    t = admin(db, "tenant", "create", "--name", "x")
+    first = admin(db, "credentials", "revoke", "--client-id", t["client_id"])
+    second = admin(db, "credentials", "revoke", "--client-id", t["client_id"])
+    assert second["revoked_at"] == first["revoked_at"]
+
+
+def test_ratelimit_set_tenant_default(db):
+    """`ratelimit set --tenant ID --rate R --burst B` prints the rule as JSON."""
+    t = admin(db, "tenant", "create", "--name", "x")
+    out = admin(db, "ratelimit", "set", "--tenant", t["tenant_id"], "--rate", "5", "--burst", "9")
+    assert out["rate"] == 5 and out["burst"] == 9
+    assert out.get("tenant_id") == t["tenant_id"]
+
+
+def test_ratelimit_set_route_all_tenants(db):
+    """`ratelimit set --route "METHOD /template" --rate R --burst B` (all tenants) prints the rule."""
+    out = admin(db, "ratelimit", "set", "--route", "GET /v1/filers/{filerId}", "--rate", "2", "--burst", "3")
+    assert out["rate"] == 2 and out["burst"] == 3
+    assert out.get("route") == "GET /v1/filers/{filerId}"
+
+
+def test_ratelimit_set_route_for_tenant(db):
+    t = admin(db, "tenant", "create", "--name", "x")
+    out = admin(db, "ratelimit", "set", "--tenant", t["tenant_id"], "--route", "GET /v1/filers",
+                "--rate", "1", "--burst", "1")
+    assert out["rate"] == 1 and out["burst"] == 1
+    assert out.get("route") == "GET /v1/filers"
+
+
+@pytest.mark.parametrize("args", [
+    ["tenant", "create"],                                               # missing --name
+    ["tenant", "create", "--name"],                                     # --name without value
+    ["tenant", "create", "--name", ""],                                 # empty name
+    ["credentials", "create", "--tenant", "00000000-0000-4000-8000-000000000000"],  # unknown tenant
+    ["credentials", "create"],                                          # missing --tenant
+    ["credentials", "revoke", "--client-id", "nobody"],                 # unknown client
+    ["credentials", "revoke"],
+    ["ratelimit", "set", "--tenant", "00000000-0000-4000-8000-000000000000", "--rate", "1", "--burst", "1"],
+    ["ratelimit", "set", "--route", "GET /v1/nothing", "--rate", "1", "--burst", "1"],
+    ["ratelimit", "set", "--route", "GET /v1/filers/default", "--rate", "1", "--burst", "1"],  # raw path, not template
+    ["ratelimit", "set", "--route", "DELETE /v1/oauth/token", "--rate", "1", "--burst", "1"],
+    ["ratelimit", "set", "--rate", "0", "--burst", "1", "--route", "GET /v1/filers"],
+    ["ratelimit", "set", "--rate", "1", "--burst", "0", "--route", "GET /v1/filers"],
+    ["ratelimit", "set", "--rate", "x", "--burst", "1", "--route", "GET /v1/filers"],
+    ["ratelimit", "set", "--route", "GET /v1/filers", "--burst", "1"],  # missing --rate
+    ["tenant", "frobnicate"],
+    ["nonsense"],
+])
+def test_admin_errors(db, args):
+    """Errors (unknown tenant, unknown route template, missing --name, bad
+    numbers, unknown sub-commands): {"error": "..."} on stderr, nothing on
+    stdout, non-zero exit."""
+    admin(db, "tenant", "create", "--name", "existing")
+    assert_cli_error(admin_raw(db, *args))
+
+
+def test_admin_unknown_scope(db):
+    """An unknown scope is an error naming it."""
+    t = admin(db, "tenant", "create", "--name", "x")
+    err = assert_cli_error(admin_raw(db, "credentials", "create", "--tenant", t["tenant_id"],
+                                     "--scopes", "accounts,superuser"))
+    assert "superuser" in err["error"]
+
+
+def test_admin_errors_do_not_write(db):
+    """A failed command changes nothing: no credential or tenant appears."""
+    admin(db, "tenant", "create", "--name", "only")
+    admin_raw(db, "tenant", "create")
+    admin_raw(db, "credentials", "create", "--tenant", "00000000-0000-4000-8000-000000000000")
+    assert [t["name"] for t in admin(db, "tenant", "list")["tenants"]] == ["only"]
+
+
+def test_admin_uses_taxd_db_env(tmp_path, taxd_bin):
+    """TAXD_DB is the env equivalent of --db."""
+    db = tmp_path / "env.db"
+    p = run_taxd(["admin", "tenant", "create", "--name", "env"], env={"TAXD_DB": str(db)})
+    assert p.returncode == 0, p.stderr
+    out = admin(db, "tenant", "list")
+    assert [t["name"] for t in out["tenants"]] == ["env"]
+
+
+def test_version(taxd_bin):
+    """`taxd version` prints the version and exits 0."""
+    p = run_taxd(["version"])
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip()
+    assert any(ch.isdigit() for ch in p.stdout)
+
+
+def test_help(taxd_bin):
+    """`taxd --help` prints usage and exits 0; the usage names serve and admin."""
+    p = run_taxd(["--help"])
+    assert p.returncode == 0, p.stderr
+    text = p.stdout + p.stderr
+    assert "serve" in text and "admin" in text
+
+
+def test_unknown_command_fails(taxd_bin):
+    """An unknown command is an error (non-zero exit)."""
+    p = run_taxd(["definitely-not-a-command"])
+    assert p.returncode != 0
+    assert p.stdout == ""
+
+
+def test_unknown_serve_option_fails(taxd_bin, tmp_path):
+    """`taxd serve` with an unknown option refuses to start (non-zero exit)."""
+    p = run_taxd(["serve", "--db", str(tmp_path / "x.db"), "--listen", "127.0.0.1:0", "--no-such-option"])
+    assert p.returncode != 0
+
+
+def test_credential_from_admin_mints_on_running_server(server):
+    """The admin can run against the database of a running server: a credential
+    created while it runs can mint a token at once."""
+    t = server.new_tenant("live")
+    c = server.admin("credentials", "create", "--tenant", t.tenant_id, "--scopes", "accounts")
+    r = server.api().post("/v1/oauth/token", json={"grant_type": "client_credentials", "client_id": c["client_id"],
+                                                   "client_secret": c["client_secret"]})
+    assert r.status_code == 200, r.text
