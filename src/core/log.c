@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/buf.h"
 #include "core/clock.h"
 
 static const char *level_name(log_level_t level)
@@ -47,27 +48,39 @@ void log_event(log_level_t level, const char *msg, json_t *fields)
     free(text);
 }
 
-void log_event_raw(log_level_t level, const char *msg, const char *fields_json)
+static void write_raw_line(buf_t *b, log_level_t level, const char *msg,
+                           const char *fields_json)
 {
     char now[CLOCK_RFC3339_LEN];
     clock_format_rfc3339(clock_now_ms(NULL), now);
+    buf_puts(b, "{\"time\":\"");
+    buf_puts(b, now);
+    buf_puts(b, "\",\"level\":\"");
+    buf_puts(b, level_name(level));
+    buf_puts(b, "\",\"msg\":\"");
+    buf_puts(b, msg);
+    buf_puts(b, "\",");
+    buf_puts(b, fields_json);
+    buf_puts(b, "}\n");
+}
+
+void log_event_raw(log_level_t level, const char *msg, const char *fields_json)
+{
     char stack[2048];
-    int n = snprintf(stack, sizeof stack, "{\"time\":\"%s\",\"level\":\"%s\",\"msg\":\"%s\",%s}\n",
-                     now, level_name(level), msg, fields_json);
-    if (n < 0)
-        return;
-    char *line = stack;
-    if ((size_t)n >= sizeof stack) { /* a long error body: build it on the heap */
-        line = malloc((size_t)n + 1);
-        if (line == NULL)
+    buf_t b = buf_over(stack, sizeof stack);
+    write_raw_line(&b, level, msg, fields_json);
+    char *heap = NULL;
+    if (b.overflow) { /* a long error body: the line goes on the heap */
+        size_t cap = strlen(fields_json) + strlen(msg) + 128;
+        heap = malloc(cap);
+        if (heap == NULL)
             return;
-        snprintf(line, (size_t)n + 1, "{\"time\":\"%s\",\"level\":\"%s\",\"msg\":\"%s\",%s}\n",
-                 now, level_name(level), msg, fields_json);
+        b = buf_over(heap, cap);
+        write_raw_line(&b, level, msg, fields_json);
     }
-    ssize_t written = write(STDERR_FILENO, line, (size_t)n);
+    ssize_t written = write(STDERR_FILENO, b.data, b.len);
     (void)written; /* nowhere to report a failed log write */
-    if (line != stack)
-        free(line);
+    free(heap);
 }
 
 void log_msg(log_level_t level, const char *fmt, ...)

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "app/service.h"
+#include "core/buf.h"
 #include "core/clock.h"
 #include "http/errors.h"
 
@@ -46,10 +47,13 @@ static verdict_t take_tokens(request_t *req, ratelimit_result_t *refused)
     const char *label = route_label(req);
     int64_t now = clock_monotonic_ms();
     char key[TOKEN_ID_MAX + 320];
+    buf_t b = buf_over(key, sizeof key);
+    buf_puts(&b, tenant);
+    buf_putc(&b, '\n');
+    buf_puts(&b, label);
 
-    int len = snprintf(key, sizeof key, "%s\n%s", tenant, label);
     ratelimit_rule_t rule = settings_tenant_rule(svc->settings, tenant);
-    ratelimit_result_t tenant_r = ratelimit_take(svc->limiter, key, (size_t)len, rule, now);
+    ratelimit_result_t tenant_r = ratelimit_take(svc->limiter, key, b.len, rule, now);
     record_headers(req, tenant_r);
     if (!tenant_r.allowed) {
         *refused = tenant_r;
@@ -57,8 +61,8 @@ static verdict_t take_tokens(request_t *req, ratelimit_result_t *refused)
     }
     if (!settings_route_rule(svc->settings, tenant, label, &rule))
         return ADMITTED;
-    len = snprintf(key, sizeof key, "%s\n%s\nendpoint", tenant, label);
-    ratelimit_result_t endpoint_r = ratelimit_take(svc->limiter, key, (size_t)len, rule, now);
+    buf_puts(&b, "\nendpoint");
+    ratelimit_result_t endpoint_r = ratelimit_take(svc->limiter, key, b.len, rule, now);
     if (endpoint_r.remaining < tenant_r.remaining || !endpoint_r.allowed)
         record_headers(req, endpoint_r);
     if (!endpoint_r.allowed) {

@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/buf.h"
 #include "core/clock.h"
 #include "core/log.h"
 #include "http/auth.h"
@@ -47,8 +48,10 @@ struct http_server {
 static void add_rate_headers(struct MHD_Response *r, request_t *req)
 {
     char limit[16], remaining[16];
-    snprintf(limit, sizeof limit, "%u", req->limit_header);
-    snprintf(remaining, sizeof remaining, "%u", req->remaining_header);
+    buf_t b = buf_over(limit, sizeof limit);
+    buf_put_u64(&b, req->limit_header);
+    b = buf_over(remaining, sizeof remaining);
+    buf_put_u64(&b, req->remaining_header);
     MHD_add_response_header(r, "x-ratelimit-limit", limit);
     MHD_add_response_header(r, "x-ratelimit-remaining", remaining);
 }
@@ -160,8 +163,10 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *connectio
     req->target = arena_strndup(arena, uri, strlen(uri));
     /* Unique without a random draw per request: a random per-process prefix
      * and a counter. */
-    snprintf(req->id, sizeof req->id, "%s-%016llx", svc->instance_id,
-             (unsigned long long)atomic_fetch_add(&svc->request_seq, 1));
+    buf_t id = buf_over(req->id, sizeof req->id);
+    buf_puts(&id, svc->instance_id);
+    buf_putc(&id, '-');
+    buf_put_hex(&id, atomic_fetch_add(&svc->request_seq, 1), 16);
     if (req->target == NULL) {
         arena_free(arena);
         return NULL;
@@ -289,15 +294,36 @@ static void log_access(request_t *req, const char *route, int64_t latency_us)
     char method[24];
     sanitize_method(req->method, method, sizeof method);
     const char *body = req->status >= 400 ? req->logged_body : NULL;
-    char *fields = arena_sprintf(
-        req->arena,
-        "\"request_id\":\"%s\",%s%s%s\"method\":\"%s\",\"route\":%s%s%s,\"status\":%d,"
-        "\"latency_us\":%lld%s%s",
-        req->id, req->authenticated ? "\"tenant_id\":\"" : "",
-        req->authenticated ? req->claims.tenant_id : "", req->authenticated ? "\"," : "", method,
-        route ? "\"" : "", route ? route : "null", route ? "\"" : "", req->status,
-        (long long)latency_us, body ? ",\"body\":" : "", body ? body : "");
-    if (fields != NULL)
+    size_t cap = 512 + (body ? strlen(body) : 0);
+    char *fields = arena_alloc(req->arena, cap);
+    if (fields == NULL)
+        return;
+    buf_t b = buf_over(fields, cap);
+    buf_puts(&b, "\"request_id\":\"");
+    buf_puts(&b, req->id);
+    if (req->authenticated) {
+        buf_puts(&b, "\",\"tenant_id\":\"");
+        buf_puts(&b, req->claims.tenant_id);
+    }
+    buf_puts(&b, "\",\"method\":\"");
+    buf_puts(&b, method);
+    buf_puts(&b, "\",\"route\":");
+    if (route != NULL) {
+        buf_putc(&b, '"');
+        buf_puts(&b, route);
+        buf_putc(&b, '"');
+    } else {
+        buf_puts(&b, "null");
+    }
+    buf_puts(&b, ",\"status\":");
+    buf_put_u64(&b, (uint64_t)req->status);
+    buf_puts(&b, ",\"latency_us\":");
+    buf_put_i64(&b, latency_us);
+    if (body != NULL) {
+        buf_puts(&b, ",\"body\":");
+        buf_puts(&b, body);
+    }
+    if (!b.overflow)
         log_event_raw(req->status >= 500 ? LOG_ERROR : LOG_INFO, "request", fields);
 }
 

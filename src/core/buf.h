@@ -1,0 +1,32 @@
+/* buf: appending to a caller-provided fixed buffer without printf. The hot
+ * request path (ids, bucket keys, header values, the access-log line) runs
+ * for every request, and vfprintf was its largest user-space cost. Appends
+ * past the capacity are dropped and remembered in `overflow`; the content is
+ * always NUL-terminated. */
+#ifndef TAXD_CORE_BUF_H
+#define TAXD_CORE_BUF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct buf {
+    char *data;
+    size_t len;
+    size_t cap;     /* including room for the NUL */
+    bool overflow;
+} buf_t;
+
+/* A buffer over storage[0..cap), cap >= 1, starting empty. */
+buf_t buf_over(char *storage, size_t cap);
+void buf_put(buf_t *b, const char *s, size_t n);
+void buf_puts(buf_t *b, const char *s);
+void buf_putc(buf_t *b, char c);
+void buf_put_u64(buf_t *b, uint64_t v);
+void buf_put_i64(buf_t *b, int64_t v);
+/* v in decimal, zero-padded to at least `width` digits. */
+void buf_put_dec(buf_t *b, uint64_t v, unsigned width);
+/* v as exactly `width` lowercase hex digits (the low 4*width bits). */
+void buf_put_hex(buf_t *b, uint64_t v, unsigned width);
+
+#endif

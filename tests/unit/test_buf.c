@@ -1,0 +1,53 @@
+/* Unit tests of the append buffer: exact output, and truncation that is
+ * flagged rather than silent or out of bounds. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <string.h>
+
+#include "core/buf.h"
+
+static void test_appends(void **state)
+{
+    (void)state;
+    char storage[64];
+    buf_t b = buf_over(storage, sizeof storage);
+    buf_puts(&b, "id=");
+    buf_put_u64(&b, 0);
+    buf_putc(&b, ',');
+    buf_put_u64(&b, UINT64_MAX);
+    buf_putc(&b, ',');
+    buf_put_i64(&b, INT64_MIN);
+    buf_putc(&b, ',');
+    buf_put_hex(&b, 0x2aULL, 16);
+    assert_string_equal(storage, "id=0,18446744073709551615,-9223372036854775808,000000000000002a");
+    assert_false(b.overflow);
+    assert_int_equal(b.len, strlen(storage));
+}
+
+static void test_overflow_is_flagged_and_bounded(void **state)
+{
+    (void)state;
+    char storage[8];
+    memset(storage, 'x', sizeof storage);
+    buf_t b = buf_over(storage, 6);
+    buf_puts(&b, "abc");
+    buf_puts(&b, "defg"); /* does not fit: dropped whole */
+    assert_true(b.overflow);
+    assert_string_equal(storage, "abc");
+    buf_puts(&b, "de"); /* exactly fills the 5 usable bytes */
+    assert_string_equal(storage, "abcde");
+    assert_int_equal(storage[6], 'x'); /* nothing written past cap */
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_appends),
+        cmocka_unit_test(test_overflow_is_flagged_and_bounded),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
