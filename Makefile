@@ -23,7 +23,7 @@ UNIT_ASAN = $(UNIT_SRC:tests/unit/%.c=build/asan/tests/%)
 PYTEST   = /usr/bin/python3 -m pytest
 DEPS_STAMP = build/.deps-installed
 
-.PHONY: all deps run test unit unit-asan api api-asan asan bench fuzz clean
+.PHONY: all deps run test unit unit-asan api api-asan asan bench fuzz fuzz-smoke clean
 all: build/taxd
 
 build/obj/%.o: %.c $(HDR)
@@ -84,6 +84,8 @@ test: deps
 	$(MAKE) unit-asan
 	$(MAKE) api
 	$(MAKE) api-asan
+	$(MAKE) fuzz-smoke
+	@echo "make test: unit (plain and ASan/UBSan), API (plain and ASan/UBSan) and fuzz suites passed"
 
 bench: deps build/taxd
 	bench/http.sh
@@ -109,3 +111,6 @@ build/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB) $(HDR)
 fuzz: $(FUZZ_BIN)
 	@set -e; for f in $^; do echo "== $$f ($(FUZZ_SECONDS) s)"; \
 	  $$f -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -print_final_stats=0 2>&1 | tail -2; done
+
+fuzz-smoke:
+	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=5

@@ -1,0 +1,180 @@
+/* Unit tests of the small core modules the lead wrote: arena (alignment,
+ * large blocks, cleanups in reverse order), config (defaults, environment,
+ * flags and their precedence, malformed values), ids, and the clock's
+ * RFC 3339 formatting and test offset. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/arena.h"
+#include "core/clock.h"
+#include "core/config.h"
+#include "core/ids.h"
+
+static int order[4];
+static int order_len;
+
+static void record(void *arg)
+{
+    order[order_len++] = *(int *)arg;
+}
+
+static void test_arena(void **state)
+{
+    (void)state;
+    arena_t *a = arena_new(1024);
+    assert_non_null(a);
+    for (int i = 1; i < 100; i++) {
+        void *p = arena_alloc(a, (size_t)i * 7);
+        assert_non_null(p);
+        assert_int_equal((uintptr_t)p % 16, 0);
+        memset(p, 0xab, (size_t)i * 7); /* ASan catches an overlap or overrun */
+    }
+    char *big = arena_alloc(a, 1 << 20); /* larger than a block: its own block */
+    assert_non_null(big);
+    memset(big, 1, 1 << 20);
+    assert_string_equal(arena_strndup(a, "abcdef", 3), "abc");
+    assert_string_equal(arena_sprintf(a, "%s-%d", "x", 42), "x-42");
+    static int one = 1, two = 2, three = 3;
+    order_len = 0;
+    assert_int_equal(arena_defer(a, record, &one), 0);
+    assert_int_equal(arena_defer(a, record, &two), 0);
+    assert_int_equal(arena_defer(a, record, &three), 0);
+    arena_free(a);
+    assert_int_equal(order_len, 3);
+    assert_int_equal(order[0], 3); /* last registered runs first */
+    assert_int_equal(order[2], 1);
+}
+
+static void clear_env(void)
+{
+    unsetenv("TAXD_LISTEN");
+    unsetenv("TAXD_DB");
+    unsetenv("TAXD_THREADS");
+    unsetenv("TAXD_TEST_HOOKS");
+    unsetenv("TAXD_BASE_URL");
+}
+
+static void test_config_defaults(void **state)
+{
+    (void)state;
+    clear_env();
+    taxd_config_t cfg;
+    char err[256];
+    assert_int_equal(config_load_env(&cfg, err, sizeof err), 0);
+    assert_string_equal(cfg.listen_host, "127.0.0.1");
+    assert_int_equal(cfg.listen_port, 8080);
+    assert_string_equal(cfg.db_path, "./var/taxd.db");
+    assert_string_equal(cfg.base_url, "");
+    assert_int_equal(cfg.max_body, 1024 * 1024);
+    assert_int_equal(cfg.request_timeout_ms, 29000);
+    assert_int_equal(cfg.default_rate, 100);
+    assert_int_equal(cfg.default_burst, 1000);
+    assert_false(cfg.test_hooks);
+}
+
+static void test_config_precedence(void **state)
+{
+    (void)state;
+    clear_env();
+    setenv("TAXD_LISTEN", "0.0.0.0:9000", 1);
+    setenv("TAXD_THREADS", "4", 1);
+    setenv("TAXD_TEST_HOOKS", "1", 1);
+    taxd_config_t cfg;
+    char err[256];
+    assert_int_equal(config_load_env(&cfg, err, sizeof err), 0);
+    assert_string_equal(cfg.listen_host, "0.0.0.0");
+    assert_int_equal(cfg.listen_port, 9000);
+    assert_int_equal(cfg.threads, 4);
+    assert_true(cfg.test_hooks);
+    char *argv[] = {"--listen", "[::1]:0", "--threads=8", "--db", "/tmp/x.db",
+                    "--base-url", "https://tax.example.com"};
+    assert_int_equal(config_parse_serve_args(&cfg, 7, argv, err, sizeof err), 0);
+    assert_string_equal(cfg.listen_host, "::1"); /* flags beat the environment */
+    assert_int_equal(cfg.listen_port, 0);
+    assert_int_equal(cfg.threads, 8);
+    assert_string_equal(cfg.db_path, "/tmp/x.db");
+    assert_string_equal(cfg.base_url, "https://tax.example.com");
+    clear_env();
+}
+
+static void test_config_refuses_malformed(void **state)
+{
+    (void)state;
+    clear_env();
+    taxd_config_t cfg;
+    char err[256];
+    setenv("TAXD_THREADS", "many", 1);
+    assert_int_equal(config_load_env(&cfg, err, sizeof err), -1);
+    assert_non_null(strstr(err, "TAXD_THREADS"));
+    clear_env();
+    assert_int_equal(config_load_env(&cfg, err, sizeof err), 0);
+    char *bad_port[] = {"--listen", "127.0.0.1:70000"};
+    assert_int_equal(config_parse_serve_args(&cfg, 2, bad_port, err, sizeof err), -1);
+    char *bad_url[] = {"--base-url", "ftp://x"};
+    assert_int_equal(config_parse_serve_args(&cfg, 2, bad_url, err, sizeof err), -1);
+    char *unknown[] = {"--frobnicate"};
+    assert_int_equal(config_parse_serve_args(&cfg, 1, unknown, err, sizeof err), -1);
+    assert_non_null(strstr(err, "--frobnicate"));
+    char *missing[] = {"--db"};
+    assert_int_equal(config_parse_serve_args(&cfg, 1, missing, err, sizeof err), -1);
+    char *zero[] = {"--threads", "0"};
+    assert_int_equal(config_parse_serve_args(&cfg, 2, zero, err, sizeof err), -1);
+}
+
+static void test_ids(void **state)
+{
+    (void)state;
+    char a[IDS_UUID_LEN], b[IDS_UUID_LEN];
+    assert_int_equal(ids_uuid_v4(a), 0);
+    assert_int_equal(ids_uuid_v4(b), 0);
+    assert_true(ids_is_uuid_v4(a));
+    assert_string_not_equal(a, b);
+    assert_int_equal(a[14], '4');
+    assert_false(ids_is_uuid_v4("00000000-0000-1000-8000-000000000000")); /* version 1 */
+    assert_false(ids_is_uuid_v4("00000000-0000-4000-c000-000000000000")); /* variant */
+    assert_false(ids_is_uuid_v4("not-a-uuid"));
+    assert_false(ids_is_uuid_v4(NULL));
+    char token[64];
+    assert_int_equal(ids_random_token("cl_", 16, token, sizeof token), 0);
+    assert_int_equal(strncmp(token, "cl_", 3), 0);
+    assert_int_equal(strlen(token), 3 + 22);
+    assert_int_equal(ids_random_token("cl_", 16, token, 10), -1);
+}
+
+static void test_clock(void **state)
+{
+    (void)state;
+    char out[CLOCK_RFC3339_LEN];
+    clock_format_rfc3339(0, out);
+    assert_string_equal(out, "1970-01-01T00:00:00.000Z");
+    clock_format_rfc3339(1709210096789, out); /* a leap day */
+    assert_string_equal(out, "2024-02-29T12:34:56.789Z");
+    clock_format_rfc3339(-1, out);
+    assert_string_equal(out, "1969-12-31T23:59:59.999Z");
+    taxd_clock_t c = {0};
+    int64_t before = clock_now_ms(&c);
+    clock_set_offset_ms(&c, 86400000);
+    int64_t after = clock_now_ms(&c);
+    assert_true(after - before >= 86400000 && after - before < 86400000 + 5000);
+    int64_t m1 = clock_monotonic_ms();
+    assert_true(clock_monotonic_ms() >= m1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_arena),
+        cmocka_unit_test(test_config_defaults),
+        cmocka_unit_test(test_config_precedence),
+        cmocka_unit_test(test_config_refuses_malformed),
+        cmocka_unit_test(test_ids),
+        cmocka_unit_test(test_clock),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
