@@ -7,8 +7,10 @@
  * grows to the number of threads that used the store at once; that is the
  * server's thread pool plus the engines, so no cap is needed here.
  *
- * Statements. Every statement has an id in stmt_id_t and its SQL in STMTS.
- * Each connection prepares a statement the first time it needs it, with
+ * Statements. Every statement is a static store_sql_t (a name for logs and
+ * its SQL) in the store file of its resource; a connection finds its
+ * prepared copy by the definition's address, prepares it the first time it
+ * needs it, with
  * SQLITE_PREPARE_PERSISTENT, keeps it for its lifetime, and resets it and
  * clears its bindings after each use. Text is bound with SQLITE_STATIC: the
  * caller's strings outlive the step, and the reset drops the references.
@@ -53,6 +55,7 @@
 
 #include "core/clock.h"
 #include "core/log.h"
+#include "store/internal.h"
 #include "store/migrations.h"
 
 enum {
@@ -61,93 +64,13 @@ enum {
     PROGRESS_OPS = 1000,          /* VM steps between deadline checks */
 };
 
-typedef enum stmt_id {
-    STMT_BEGIN,
-    STMT_COMMIT,
-    STMT_ROLLBACK,
-    STMT_SETTINGS_GET,
-    STMT_SETTINGS_BUMP,
-    STMT_TENANT_INSERT,
-    STMT_TENANT_GET,
-    STMT_TENANT_EXISTS,
-    STMT_TENANT_EACH,
-    STMT_CREDENTIAL_INSERT,
-    STMT_CREDENTIAL_GET,
-    STMT_CREDENTIAL_EXISTS,
-    STMT_CREDENTIAL_REVOKE,
-    STMT_CREDENTIAL_TOUCH,
-    STMT_REVOKED_EACH,
-    STMT_RATE_LIMIT_UPSERT,
-    STMT_RATE_LIMIT_EACH,
-    STMT_FILER_INSERT,
-    STMT_FILER_GET,
-    STMT_FILER_LIST_FIRST,
-    STMT_FILER_LIST_AFTER,
-    STMT_COUNT
-} stmt_id_t;
 
-#define FILER_COLUMNS "uuid, id, name, is_default, created_at, updated_at"
-
-static const struct {
-    const char *name; /* for logs */
-    const char *sql;
-} STMTS[STMT_COUNT] = {
-    [STMT_BEGIN] = {"begin", "BEGIN IMMEDIATE"},
-    [STMT_COMMIT] = {"commit", "COMMIT"},
-    [STMT_ROLLBACK] = {"rollback", "ROLLBACK"},
-    [STMT_SETTINGS_GET] = {"settings_get", "SELECT version FROM settings WHERE singleton = 1"},
-    [STMT_SETTINGS_BUMP] = {"settings_bump",
-                            "UPDATE settings SET version = version + 1 WHERE singleton = 1"},
-    [STMT_TENANT_INSERT] = {"tenant_insert",
-                            "INSERT INTO tenants (id, name, created_at) VALUES (?1, ?2, ?3)"},
-    [STMT_TENANT_GET] = {"tenant_get", "SELECT id, name, created_at FROM tenants WHERE id = ?1"},
-    [STMT_TENANT_EXISTS] = {"tenant_exists", "SELECT 1 FROM tenants WHERE id = ?1"},
-    [STMT_TENANT_EACH] = {"tenant_each", "SELECT id, name, created_at FROM tenants ORDER BY rowid"},
-    [STMT_CREDENTIAL_INSERT] = {"credential_insert",
-                                "INSERT INTO credentials (client_id, tenant_id, secret_hash,"
-                                " scopes, created_at, revoked_at)"
-                                " VALUES (?1, ?2, ?3, ?4, ?5, nullif(?6, 0))"},
-    [STMT_CREDENTIAL_GET] = {"credential_get",
-                             "SELECT client_id, tenant_id, secret_hash, scopes, created_at,"
-                             " coalesce(revoked_at, 0), coalesce(last_used_at, 0)"
-                             " FROM credentials WHERE client_id = ?1"},
-    [STMT_CREDENTIAL_EXISTS] = {"credential_exists",
-                                "SELECT 1 FROM credentials WHERE client_id = ?1"},
-    [STMT_CREDENTIAL_REVOKE] = {"credential_revoke",
-                                "UPDATE credentials SET revoked_at = ?2"
-                                " WHERE client_id = ?1 AND revoked_at IS NULL"},
-    [STMT_CREDENTIAL_TOUCH] = {"credential_touch",
-                               "UPDATE credentials SET last_used_at = ?2 WHERE client_id = ?1"},
-    [STMT_REVOKED_EACH] = {"revoked_each", "SELECT client_id FROM credentials"
-                                           " WHERE revoked_at IS NOT NULL ORDER BY client_id"},
-    [STMT_RATE_LIMIT_UPSERT] = {"rate_limit_upsert",
-                                "INSERT INTO rate_limits (tenant_id, route, rate, burst)"
-                                " VALUES (?1, ?2, ?3, ?4) ON CONFLICT (tenant_id, route)"
-                                " DO UPDATE SET rate = excluded.rate, burst = excluded.burst"},
-    [STMT_RATE_LIMIT_EACH] = {"rate_limit_each", "SELECT tenant_id, route, rate, burst"
-                                                 " FROM rate_limits ORDER BY tenant_id, route"},
-    [STMT_FILER_INSERT] = {"filer_insert",
-                           "INSERT INTO filers (uuid, tenant_id, id, name, is_default,"
-                           " created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)"},
-    [STMT_FILER_GET] = {"filer_get", "SELECT " FILER_COLUMNS
-                                     " FROM filers WHERE tenant_id = ?1 AND id = ?2"},
-    [STMT_FILER_LIST_FIRST] = {"filer_list", "SELECT " FILER_COLUMNS " FROM filers"
-                                             " WHERE tenant_id = ?1 ORDER BY id LIMIT ?2"},
-    [STMT_FILER_LIST_AFTER] = {"filer_list_after",
-                               "SELECT " FILER_COLUMNS " FROM filers"
-                               " WHERE tenant_id = ?1 AND id > ?2 ORDER BY id LIMIT ?3"},
-};
-
-struct store_conn {
-    sqlite3 *db;
-    sqlite3_stmt *stmts[STMT_COUNT]; /* prepared on first use, owned here */
-    int64_t deadline_ms;   /* monotonic; 0 = none */
-    int64_t wait_began_ms; /* start of the current lock wait */
-    bool timed_out;        /* a handler gave up since the last conn_enter */
-    bool in_cleanup;       /* ROLLBACK must not be interrupted */
-    const _Atomic bool *fault; /* the store's injected fault, see store_set_fault */
-    store_conn_t *next_idle;
-};
+static const store_sql_t Q_BEGIN = {"begin", "BEGIN IMMEDIATE"};
+static const store_sql_t Q_COMMIT = {"commit", "COMMIT"};
+static const store_sql_t Q_ROLLBACK = {"rollback", "ROLLBACK"};
+static const store_sql_t Q_SETTINGS_GET = {"settings_get", "SELECT version FROM settings WHERE singleton = 1"};
+static const store_sql_t Q_SETTINGS_BUMP = {"settings_bump",
+    "UPDATE settings SET version = version + 1 WHERE singleton = 1"};
 
 struct store {
     char *path;
@@ -197,31 +120,31 @@ static bool conn_deadline_passed(const store_conn_t *conn)
 
 /* Turns a failed result code of statement id into a status, logging what is
  * not an expected outcome (a taken key, a missing parent). */
-static store_status_t conn_fail(store_conn_t *conn, stmt_id_t id, int rc)
+store_status_t conn_fail(store_conn_t *conn, const store_sql_t *id, int rc)
 {
     int primary = rc & 0xff;
     bool lock_or_stop =
         primary == SQLITE_BUSY || primary == SQLITE_LOCKED || primary == SQLITE_INTERRUPT;
     if (lock_or_stop && (conn->timed_out || conn_deadline_passed(conn))) {
-        conn_log(conn, LOG_WARN, "store: deadline passed", STMTS[id].name, rc);
+        conn_log(conn, LOG_WARN, "store: deadline passed", id->name, rc);
         return STORE_TIMEOUT;
     }
     if (rc == SQLITE_CONSTRAINT_PRIMARYKEY || rc == SQLITE_CONSTRAINT_UNIQUE)
         return STORE_CONFLICT;
     if (rc == SQLITE_CONSTRAINT_FOREIGNKEY)
         return STORE_NOT_FOUND;
-    conn_log(conn, LOG_ERROR, "store: sqlite error", STMTS[id].name, rc);
+    conn_log(conn, LOG_ERROR, "store: sqlite error", id->name, rc);
     return STORE_ERROR;
 }
 
 /* A row that does not fit its C struct means a corrupt or foreign database. */
-static store_status_t store_bad_row(stmt_id_t id)
+store_status_t store_bad_row(const store_sql_t *id)
 {
-    log_event(LOG_ERROR, "store: row does not fit", json_pack("{s:s}", "op", STMTS[id].name));
+    log_event(LOG_ERROR, "store: row does not fit", json_pack("{s:s}", "op", id->name));
     return STORE_ERROR;
 }
 
-static store_status_t store_bad_argument(const char *op)
+store_status_t store_bad_argument(const char *op)
 {
     log_event(LOG_ERROR, "store: invalid argument", json_pack("{s:s}", "op", op));
     return STORE_ERROR;
@@ -276,7 +199,7 @@ void store_set_deadline(store_conn_t *conn, int64_t deadline_ms)
 
 /* Every public operation starts here: a call made after its deadline does no
  * database work at all. */
-static store_status_t conn_enter(store_conn_t *conn)
+store_status_t conn_enter(store_conn_t *conn)
 {
     conn->timed_out = false;
     if (conn_deadline_passed(conn))
@@ -288,50 +211,64 @@ static store_status_t conn_enter(store_conn_t *conn)
 
 /* ---- statements */
 
-static store_status_t conn_prepare(store_conn_t *conn, stmt_id_t id, sqlite3_stmt **out)
+/* The connection's statement for q: found by q's address (open addressing),
+ * prepared on first use. */
+store_status_t conn_prepare(store_conn_t *conn, const store_sql_t *q, sqlite3_stmt **out)
 {
-    if (conn->stmts[id] == NULL) {
-        /* Preparing reads the schema, which can wait on a lock. */
-        int rc = sqlite3_prepare_v3(conn->db, STMTS[id].sql, -1, SQLITE_PREPARE_PERSISTENT,
-                                    &conn->stmts[id], NULL);
-        if (rc != SQLITE_OK) {
-            sqlite3_finalize(conn->stmts[id]);
-            conn->stmts[id] = NULL;
-            return conn_fail(conn, id, rc);
+    size_t mask = STMT_CACHE_SLOTS - 1;
+    size_t i = ((uintptr_t)q >> 4) & mask;
+    for (size_t probes = 0; probes < STMT_CACHE_SLOTS; probes++, i = (i + 1) & mask) {
+        stmt_slot_t *slot = &conn->stmts[i];
+        if (slot->key == q) {
+            *out = slot->stmt;
+            return STORE_OK;
         }
+        if (slot->key != NULL)
+            continue;
+        /* Preparing reads the schema, which can wait on a lock. */
+        sqlite3_stmt *stmt = NULL;
+        int rc = sqlite3_prepare_v3(conn->db, q->sql, -1, SQLITE_PREPARE_PERSISTENT, &stmt, NULL);
+        if (rc != SQLITE_OK) {
+            sqlite3_finalize(stmt);
+            return conn_fail(conn, q, rc);
+        }
+        slot->key = q;
+        slot->stmt = stmt;
+        *out = stmt;
+        return STORE_OK;
     }
-    *out = conn->stmts[id];
-    return STORE_OK;
+    log_event(LOG_ERROR, "store: statement cache full", json_pack("{s:s}", "op", q->name));
+    return STORE_ERROR;
 }
 
-static void stmt_done(sqlite3_stmt *stmt)
+void stmt_done(sqlite3_stmt *stmt)
 {
     sqlite3_reset(stmt);
     sqlite3_clear_bindings(stmt);
 }
 
-static bool bind_text(sqlite3_stmt *stmt, int index, const char *text)
+bool bind_text(sqlite3_stmt *stmt, int index, const char *text)
 {
     return sqlite3_bind_text(stmt, index, text, -1, SQLITE_STATIC) == SQLITE_OK;
 }
 
-static bool bind_int(sqlite3_stmt *stmt, int index, int64_t value)
+bool bind_int(sqlite3_stmt *stmt, int index, int64_t value)
 {
     return sqlite3_bind_int64(stmt, index, value) == SQLITE_OK;
 }
 
 /* Binding fails only on a programming error (index, size): never a status a
  * caller could act on. */
-static store_status_t conn_bind_failed(store_conn_t *conn, stmt_id_t id, sqlite3_stmt *stmt)
+store_status_t conn_bind_failed(store_conn_t *conn, const store_sql_t *id, sqlite3_stmt *stmt)
 {
-    conn_log(conn, LOG_ERROR, "store: bind failed", STMTS[id].name, sqlite3_errcode(conn->db));
+    conn_log(conn, LOG_ERROR, "store: bind failed", id->name, sqlite3_errcode(conn->db));
     stmt_done(stmt);
     return STORE_ERROR;
 }
 
 /* Steps a bound statement to SQLITE_DONE (ignoring any RETURNING rows, so the
  * statement finishes and releases what it holds) and resets it. */
-static store_status_t conn_run(store_conn_t *conn, stmt_id_t id, sqlite3_stmt *stmt)
+store_status_t conn_run(store_conn_t *conn, const store_sql_t *id, sqlite3_stmt *stmt)
 {
     int rc;
     while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
@@ -342,7 +279,7 @@ static store_status_t conn_run(store_conn_t *conn, stmt_id_t id, sqlite3_stmt *s
 }
 
 /* Runs a statement without parameters. */
-static store_status_t conn_exec(store_conn_t *conn, stmt_id_t id)
+store_status_t conn_exec(store_conn_t *conn, const store_sql_t *id)
 {
     sqlite3_stmt *stmt;
     store_status_t status = conn_prepare(conn, id, &stmt);
@@ -353,7 +290,7 @@ static store_status_t conn_exec(store_conn_t *conn, stmt_id_t id)
 
 /* Prepares a statement whose first parameter is key; on failure nothing is
  * left bound. */
-static store_status_t conn_prepare_key(store_conn_t *conn, stmt_id_t id, const char *key,
+store_status_t conn_prepare_key(store_conn_t *conn, const store_sql_t *id, const char *key,
                                        sqlite3_stmt **out)
 {
     store_status_t status = conn_prepare(conn, id, out);
@@ -365,7 +302,7 @@ static store_status_t conn_prepare_key(store_conn_t *conn, stmt_id_t id, const c
 }
 
 /* STORE_OK when a statement keyed by `key` returns a row, else STORE_NOT_FOUND. */
-static store_status_t conn_exists(store_conn_t *conn, stmt_id_t id, const char *key)
+store_status_t conn_exists(store_conn_t *conn, const store_sql_t *id, const char *key)
 {
     sqlite3_stmt *stmt;
     store_status_t status = conn_prepare_key(conn, id, key, &stmt);
@@ -383,7 +320,7 @@ static store_status_t conn_exists(store_conn_t *conn, stmt_id_t id, const char *
 }
 
 /* Copies a TEXT column into a fixed buffer; false when it does not fit. */
-static bool column_copy(sqlite3_stmt *stmt, int col, char *out, size_t cap)
+bool column_copy(sqlite3_stmt *stmt, int col, char *out, size_t cap)
 {
     const unsigned char *text = sqlite3_column_text(stmt, col);
     size_t len = (size_t)sqlite3_column_bytes(stmt, col);
@@ -395,7 +332,7 @@ static bool column_copy(sqlite3_stmt *stmt, int col, char *out, size_t cap)
 }
 
 /* True when a caller's fixed-size field holds a NUL-terminated string. */
-static bool text_fits(const char *text, size_t cap)
+bool text_fits(const char *text, size_t cap)
 {
     return text != NULL && memchr(text, '\0', cap) != NULL;
 }
@@ -407,34 +344,32 @@ static void conn_rollback(store_conn_t *conn)
     if (sqlite3_get_autocommit(conn->db))
         return; /* the error already ended the transaction */
     conn->in_cleanup = true;
-    conn_exec(conn, STMT_ROLLBACK);
+    conn_exec(conn, &Q_ROLLBACK);
     conn->in_cleanup = false;
 }
 
-typedef store_status_t (*tx_body_t)(store_conn_t *conn, const void *arg);
-
 /* Runs body inside BEGIN IMMEDIATE ... COMMIT; any failure rolls back. */
-static store_status_t conn_write(store_conn_t *conn, tx_body_t body, const void *arg)
+store_status_t conn_write(store_conn_t *conn, tx_body_t body, const void *arg)
 {
     store_status_t status = conn_enter(conn);
     if (status != STORE_OK)
         return status;
-    status = conn_exec(conn, STMT_BEGIN);
+    status = conn_exec(conn, &Q_BEGIN);
     if (status != STORE_OK)
         return status;
     status = body(conn, arg);
     if (status == STORE_OK)
-        status = conn_exec(conn, STMT_COMMIT);
+        status = conn_exec(conn, &Q_COMMIT);
     if (status != STORE_OK)
         conn_rollback(conn);
     return status;
 }
 
-static store_status_t conn_bump_settings(store_conn_t *conn)
+store_status_t conn_bump_settings(store_conn_t *conn)
 {
-    store_status_t status = conn_exec(conn, STMT_SETTINGS_BUMP);
+    store_status_t status = conn_exec(conn, &Q_SETTINGS_BUMP);
     if (status == STORE_OK && sqlite3_changes(conn->db) != 1)
-        return store_bad_row(STMT_SETTINGS_BUMP); /* the settings row is missing */
+        return store_bad_row(&Q_SETTINGS_BUMP); /* the settings row is missing */
     return status;
 }
 
@@ -444,8 +379,8 @@ static void conn_close(store_conn_t *conn)
 {
     if (conn == NULL)
         return;
-    for (int i = 0; i < STMT_COUNT; i++)
-        sqlite3_finalize(conn->stmts[i]);
+    for (size_t i = 0; i < STMT_CACHE_SLOTS; i++)
+        sqlite3_finalize(conn->stmts[i].stmt);
     if (sqlite3_close(conn->db) != SQLITE_OK)
         log_event(LOG_ERROR, "store: close failed", NULL);
     free(conn);
@@ -680,16 +615,16 @@ store_status_t store_settings_version(store_conn_t *conn, int64_t *version)
     store_status_t status = conn_enter(conn);
     sqlite3_stmt *stmt;
     if (status == STORE_OK)
-        status = conn_prepare(conn, STMT_SETTINGS_GET, &stmt);
+        status = conn_prepare(conn, &Q_SETTINGS_GET, &stmt);
     if (status != STORE_OK)
         return status;
     int rc = sqlite3_step(stmt);
     if (rc == SQLITE_ROW)
         *version = sqlite3_column_int64(stmt, 0);
     else if (rc == SQLITE_DONE)
-        status = store_bad_row(STMT_SETTINGS_GET);
+        status = store_bad_row(&Q_SETTINGS_GET);
     else
-        status = conn_fail(conn, STMT_SETTINGS_GET, rc);
+        status = conn_fail(conn, &Q_SETTINGS_GET, rc);
     stmt_done(stmt);
     return status;
 }
@@ -700,412 +635,4 @@ store_status_t store_ping(store_conn_t *conn)
 {
     int64_t version;
     return store_settings_version(conn, &version);
-}
-
-/* ---- tenants */
-
-typedef struct tenant_create_args {
-    const store_tenant_t *tenant;
-    const char *filer_uuid;
-    const store_credential_t *first; /* may be NULL */
-} tenant_create_args_t;
-
-static store_status_t credential_create_tx(store_conn_t *conn, const void *arg);
-
-static store_status_t tenant_create_tx(store_conn_t *conn, const void *arg)
-{
-    const tenant_create_args_t *a = arg;
-    sqlite3_stmt *stmt;
-    store_status_t status = conn_prepare(conn, STMT_TENANT_INSERT, &stmt);
-    if (status != STORE_OK)
-        return status;
-    if (!(bind_text(stmt, 1, a->tenant->id) && bind_text(stmt, 2, a->tenant->name) &&
-          bind_int(stmt, 3, a->tenant->created_at)))
-        return conn_bind_failed(conn, STMT_TENANT_INSERT, stmt);
-    status = conn_run(conn, STMT_TENANT_INSERT, stmt);
-    if (status != STORE_OK)
-        return status;
-
-    status = conn_prepare(conn, STMT_FILER_INSERT, &stmt);
-    if (status != STORE_OK)
-        return status;
-    if (!(bind_text(stmt, 1, a->filer_uuid) && bind_text(stmt, 2, a->tenant->id) &&
-          bind_text(stmt, 3, "default") && bind_text(stmt, 4, "Default filer") &&
-          bind_int(stmt, 5, 1) && bind_int(stmt, 6, a->tenant->created_at)))
-        return conn_bind_failed(conn, STMT_FILER_INSERT, stmt);
-    status = conn_run(conn, STMT_FILER_INSERT, stmt);
-    if (status != STORE_OK || a->first == NULL)
-        return status;
-    return credential_create_tx(conn, a->first);
-}
-
-store_status_t store_tenant_create(store_conn_t *conn, const store_tenant_t *tenant,
-                                   const char *default_filer_uuid,
-                                   const store_credential_t *first)
-{
-    if (!text_fits(tenant->id, sizeof tenant->id) ||
-        !text_fits(tenant->name, sizeof tenant->name) ||
-        !text_fits(default_filer_uuid, STORE_UUID_LEN) ||
-        (first != NULL && (!text_fits(first->client_id, sizeof first->client_id) ||
-                           strcmp(first->tenant_id, tenant->id) != 0)))
-        return store_bad_argument("tenant_create");
-    tenant_create_args_t args = {tenant, default_filer_uuid, first};
-    return conn_write(conn, tenant_create_tx, &args);
-}
-
-static store_status_t tenant_from_row(stmt_id_t id, sqlite3_stmt *stmt,
-                                      store_tenant_t *out)
-{
-    if (!column_copy(stmt, 0, out->id, sizeof out->id) ||
-        !column_copy(stmt, 1, out->name, sizeof out->name))
-        return store_bad_row(id);
-    out->created_at = sqlite3_column_int64(stmt, 2);
-    return STORE_OK;
-}
-
-store_status_t store_tenant_get(store_conn_t *conn, const char *tenant_id, store_tenant_t *out)
-{
-    sqlite3_stmt *stmt;
-    store_status_t status = conn_enter(conn);
-    if (status == STORE_OK)
-        status = conn_prepare_key(conn, STMT_TENANT_GET, tenant_id, &stmt);
-    if (status != STORE_OK)
-        return status;
-    int rc = sqlite3_step(stmt);
-    if (rc == SQLITE_ROW)
-        status = tenant_from_row(STMT_TENANT_GET, stmt, out);
-    else if (rc == SQLITE_DONE)
-        status = STORE_NOT_FOUND;
-    else
-        status = conn_fail(conn, STMT_TENANT_GET, rc);
-    stmt_done(stmt);
-    return status;
-}
-
-store_status_t store_tenant_each(store_conn_t *conn,
-                                 int (*each)(const store_tenant_t *tenant, void *ctx), void *ctx)
-{
-    sqlite3_stmt *stmt;
-    store_status_t status = conn_enter(conn);
-    if (status == STORE_OK)
-        status = conn_prepare(conn, STMT_TENANT_EACH, &stmt);
-    if (status != STORE_OK)
-        return status;
-    int rc;
-    store_tenant_t tenant;
-    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-        status = tenant_from_row(STMT_TENANT_EACH, stmt, &tenant);
-        if (status != STORE_OK || each(&tenant, ctx) != 0)
-            break;
-    }
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-        status = conn_fail(conn, STMT_TENANT_EACH, rc);
-    stmt_done(stmt);
-    return status;
-}
-
-/* ---- credentials */
-
-static store_status_t credential_create_tx(store_conn_t *conn, const void *arg)
-{
-    const store_credential_t *cred = arg;
-    sqlite3_stmt *stmt;
-    store_status_t status = conn_prepare(conn, STMT_CREDENTIAL_INSERT, &stmt);
-    if (status != STORE_OK)
-        return status;
-    bool bound = bind_text(stmt, 1, cred->client_id) && bind_text(stmt, 2, cred->tenant_id) &&
-                 sqlite3_bind_blob(stmt, 3, cred->secret_hash, (int)sizeof cred->secret_hash,
-                                   SQLITE_STATIC) == SQLITE_OK &&
-                 bind_int(stmt, 4, cred->scopes) && bind_int(stmt, 5, cred->created_at) &&
-                 bind_int(stmt, 6, cred->revoked_at);
-    if (!bound)
-        return conn_bind_failed(conn, STMT_CREDENTIAL_INSERT, stmt);
-    return conn_run(conn, STMT_CREDENTIAL_INSERT, stmt);
-}
-
-store_status_t store_credential_create(store_conn_t *conn, const store_credential_t *cred)
-{
-    if (!text_fits(cred->client_id, sizeof cred->client_id) ||
-        !text_fits(cred->tenant_id, sizeof cred->tenant_id))
-        return store_bad_argument("credential_create");
-    return conn_write(conn, credential_create_tx, cred);
-}
-
-static store_status_t credential_from_row(sqlite3_stmt *stmt,
-                                          store_credential_t *out)
-{
-    const void *hash = sqlite3_column_blob(stmt, 2);
-    sqlite3_int64 scopes = sqlite3_column_int64(stmt, 3);
-    if (!column_copy(stmt, 0, out->client_id, sizeof out->client_id) ||
-        !column_copy(stmt, 1, out->tenant_id, sizeof out->tenant_id) || hash == NULL ||
-        sqlite3_column_bytes(stmt, 2) != (int)sizeof out->secret_hash || scopes < 0 ||
-        (uint64_t)scopes > UINT_MAX)
-        return store_bad_row(STMT_CREDENTIAL_GET);
-    memcpy(out->secret_hash, hash, sizeof out->secret_hash);
-    out->scopes = (unsigned)scopes;
-    out->created_at = sqlite3_column_int64(stmt, 4);
-    out->revoked_at = sqlite3_column_int64(stmt, 5);
-    out->last_used_at = sqlite3_column_int64(stmt, 6);
-    return STORE_OK;
-}
-
-store_status_t store_credential_get(store_conn_t *conn, const char *client_id,
-                                    store_credential_t *out)
-{
-    sqlite3_stmt *stmt;
-    store_status_t status = conn_enter(conn);
-    if (status == STORE_OK)
-        status = conn_prepare_key(conn, STMT_CREDENTIAL_GET, client_id, &stmt);
-    if (status != STORE_OK)
-        return status;
-    int rc = sqlite3_step(stmt);
-    if (rc == SQLITE_ROW)
-        status = credential_from_row(stmt, out);
-    else if (rc == SQLITE_DONE)
-        status = STORE_NOT_FOUND;
-    else
-        status = conn_fail(conn, STMT_CREDENTIAL_GET, rc);
-    stmt_done(stmt);
-    return status;
-}
-
-typedef struct credential_revoke_args {
-    const char *client_id;
-    int64_t now;
-} credential_revoke_args_t;
-
-/* Only a credential that was active changes (so the first revocation time is
- * kept) and only a change bumps the settings version. */
-static store_status_t credential_revoke_tx(store_conn_t *conn, const void *arg)
-{
-    const credential_revoke_args_t *a = arg;
-    sqlite3_stmt *stmt;
-    store_status_t status = conn_prepare_key(conn, STMT_CREDENTIAL_REVOKE, a->client_id, &stmt);
-    if (status != STORE_OK)
-        return status;
-    if (!bind_int(stmt, 2, a->now))
-        return conn_bind_failed(conn, STMT_CREDENTIAL_REVOKE, stmt);
-    status = conn_run(conn, STMT_CREDENTIAL_REVOKE, stmt);
-    if (status != STORE_OK)
-        return status;
-    if (sqlite3_changes(conn->db) == 0)
-        return conn_exists(conn, STMT_CREDENTIAL_EXISTS, a->client_id);
-    return conn_bump_settings(conn);
-}
-
-store_status_t store_credential_revoke(store_conn_t *conn, const char *client_id, int64_t now)
-{
-    if (client_id == NULL)
-        return store_bad_argument("credential_revoke");
-    credential_revoke_args_t args = {client_id, now};
-    return conn_write(conn, credential_revoke_tx, &args);
-}
-
-static store_status_t credential_touch_tx(store_conn_t *conn, const void *arg)
-{
-    const credential_revoke_args_t *a = arg;
-    sqlite3_stmt *stmt;
-    store_status_t status = conn_prepare_key(conn, STMT_CREDENTIAL_TOUCH, a->client_id, &stmt);
-    if (status != STORE_OK)
-        return status;
-    if (!bind_int(stmt, 2, a->now))
-        return conn_bind_failed(conn, STMT_CREDENTIAL_TOUCH, stmt);
-    status = conn_run(conn, STMT_CREDENTIAL_TOUCH, stmt);
-    if (status == STORE_OK && sqlite3_changes(conn->db) == 0)
-        status = STORE_NOT_FOUND;
-    return status;
-}
-
-store_status_t store_credential_touch(store_conn_t *conn, const char *client_id, int64_t now)
-{
-    if (client_id == NULL)
-        return store_bad_argument("credential_touch");
-    credential_revoke_args_t args = {client_id, now};
-    return conn_write(conn, credential_touch_tx, &args);
-}
-
-store_status_t store_revoked_each(store_conn_t *conn,
-                                  int (*each)(const char *client_id, void *ctx), void *ctx)
-{
-    sqlite3_stmt *stmt;
-    store_status_t status = conn_enter(conn);
-    if (status == STORE_OK)
-        status = conn_prepare(conn, STMT_REVOKED_EACH, &stmt);
-    if (status != STORE_OK)
-        return status;
-    int rc;
-    char client_id[STORE_ID_MAX];
-    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-        if (!column_copy(stmt, 0, client_id, sizeof client_id)) {
-            status = store_bad_row(STMT_REVOKED_EACH);
-            break;
-        }
-        if (each(client_id, ctx) != 0)
-            break;
-    }
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-        status = conn_fail(conn, STMT_REVOKED_EACH, rc);
-    stmt_done(stmt);
-    return status;
-}
-
-/* ---- rate limits */
-
-static store_status_t rate_limit_set_tx(store_conn_t *conn, const void *arg)
-{
-    const store_rate_limit_t *limit = arg;
-    store_status_t status = STORE_OK;
-    if (limit->tenant_id[0] != '\0')
-        status = conn_exists(conn, STMT_TENANT_EXISTS, limit->tenant_id);
-    sqlite3_stmt *stmt;
-    if (status == STORE_OK)
-        status = conn_prepare(conn, STMT_RATE_LIMIT_UPSERT, &stmt);
-    if (status != STORE_OK)
-        return status;
-    if (!(bind_text(stmt, 1, limit->tenant_id) && bind_text(stmt, 2, limit->route) &&
-          bind_int(stmt, 3, limit->rate) && bind_int(stmt, 4, limit->burst)))
-        return conn_bind_failed(conn, STMT_RATE_LIMIT_UPSERT, stmt);
-    status = conn_run(conn, STMT_RATE_LIMIT_UPSERT, stmt);
-    if (status != STORE_OK)
-        return status;
-    return conn_bump_settings(conn);
-}
-
-store_status_t store_rate_limit_set(store_conn_t *conn, const store_rate_limit_t *limit)
-{
-    if (!text_fits(limit->tenant_id, sizeof limit->tenant_id) ||
-        !text_fits(limit->route, sizeof limit->route))
-        return store_bad_argument("rate_limit_set");
-    return conn_write(conn, rate_limit_set_tx, limit);
-}
-
-static store_status_t rate_limit_from_row(sqlite3_stmt *stmt,
-                                          store_rate_limit_t *out)
-{
-    sqlite3_int64 rate = sqlite3_column_int64(stmt, 2);
-    sqlite3_int64 burst = sqlite3_column_int64(stmt, 3);
-    if (!column_copy(stmt, 0, out->tenant_id, sizeof out->tenant_id) ||
-        !column_copy(stmt, 1, out->route, sizeof out->route) || rate <= 0 ||
-        rate > UINT32_MAX || burst <= 0 || burst > UINT32_MAX)
-        return store_bad_row(STMT_RATE_LIMIT_EACH);
-    out->rate = (uint32_t)rate;
-    out->burst = (uint32_t)burst;
-    return STORE_OK;
-}
-
-store_status_t store_rate_limit_each(store_conn_t *conn,
-                                     int (*each)(const store_rate_limit_t *limit, void *ctx),
-                                     void *ctx)
-{
-    sqlite3_stmt *stmt;
-    store_status_t status = conn_enter(conn);
-    if (status == STORE_OK)
-        status = conn_prepare(conn, STMT_RATE_LIMIT_EACH, &stmt);
-    if (status != STORE_OK)
-        return status;
-    int rc;
-    store_rate_limit_t limit;
-    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-        status = rate_limit_from_row(stmt, &limit);
-        if (status != STORE_OK || each(&limit, ctx) != 0)
-            break;
-    }
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-        status = conn_fail(conn, STMT_RATE_LIMIT_EACH, rc);
-    stmt_done(stmt);
-    return status;
-}
-
-/* ---- filers */
-
-static store_status_t filer_from_row(stmt_id_t id, sqlite3_stmt *stmt,
-                                     store_filer_t *out)
-{
-    if (!column_copy(stmt, 0, out->uuid, sizeof out->uuid) ||
-        !column_copy(stmt, 1, out->id, sizeof out->id) ||
-        !column_copy(stmt, 2, out->name, sizeof out->name))
-        return store_bad_row(id);
-    out->is_default = sqlite3_column_int64(stmt, 3) != 0;
-    out->created_at = sqlite3_column_int64(stmt, 4);
-    out->updated_at = sqlite3_column_int64(stmt, 5);
-    return STORE_OK;
-}
-
-store_status_t store_filer_get(store_conn_t *conn, const char *tenant_id, const char *id,
-                               store_filer_t *out)
-{
-    sqlite3_stmt *stmt;
-    store_status_t status = conn_enter(conn);
-    if (status == STORE_OK)
-        status = conn_prepare_key(conn, STMT_FILER_GET, tenant_id, &stmt);
-    if (status != STORE_OK)
-        return status;
-    if (!bind_text(stmt, 2, id))
-        return conn_bind_failed(conn, STMT_FILER_GET, stmt);
-    int rc = sqlite3_step(stmt);
-    if (rc == SQLITE_ROW)
-        status = filer_from_row(STMT_FILER_GET, stmt, out);
-    else if (rc == SQLITE_DONE)
-        status = STORE_NOT_FOUND;
-    else
-        status = conn_fail(conn, STMT_FILER_GET, rc);
-    stmt_done(stmt);
-    return status;
-}
-
-/* Binds the page window: one row more than the limit tells whether more follow. */
-static store_status_t filer_list_prepare(store_conn_t *conn, const char *tenant_id,
-                                         const char *after_id, size_t limit, stmt_id_t *id,
-                                         sqlite3_stmt **stmt)
-{
-    bool from_start = after_id == NULL || after_id[0] == '\0';
-    *id = from_start ? STMT_FILER_LIST_FIRST : STMT_FILER_LIST_AFTER;
-    store_status_t status = conn_prepare_key(conn, *id, tenant_id, stmt);
-    if (status != STORE_OK)
-        return status;
-    int64_t window = limit < (size_t)INT64_MAX ? (int64_t)limit + 1 : INT64_MAX;
-    bool bound = from_start ? bind_int(*stmt, 2, window)
-                            : bind_text(*stmt, 2, after_id) && bind_int(*stmt, 3, window);
-    if (!bound)
-        return conn_bind_failed(conn, *id, *stmt);
-    return STORE_OK;
-}
-
-store_status_t store_filer_list(store_conn_t *conn, const char *tenant_id, const char *after_id,
-                                size_t limit, int (*each)(const store_filer_t *filer, void *ctx),
-                                void *ctx, bool *more)
-{
-    stmt_id_t id;
-    sqlite3_stmt *stmt;
-    bool follows = false;
-    store_status_t status = conn_enter(conn);
-    if (status == STORE_OK)
-        status = filer_list_prepare(conn, tenant_id, after_id, limit, &id, &stmt);
-    if (status != STORE_OK)
-        return status;
-    int rc;
-    size_t delivered = 0;
-    store_filer_t filer;
-    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-        if (delivered == limit) {
-            follows = true;
-            break;
-        }
-        status = filer_from_row(id, stmt, &filer);
-        if (status != STORE_OK)
-            break;
-        delivered++;
-        if (each(&filer, ctx) != 0) {
-            /* Stopped early: "more" still means rows after the last one delivered. */
-            rc = sqlite3_step(stmt);
-            follows = rc == SQLITE_ROW;
-            break;
-        }
-    }
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-        status = conn_fail(conn, id, rc);
-    stmt_done(stmt);
-    if (more != NULL)
-        *more = follows;
-    return status;
 }

@@ -1,0 +1,89 @@
+/* store/internal.h: what the store's files share and nothing outside
+ * src/store/ may include. sqlite.c owns connections, the pool, deadlines and
+ * transactions; each resource's file (tenants.c, filers.c, ...) defines its
+ * statements as static store_sql_t and uses these helpers.
+ *
+ * Conventions every store file follows:
+ *  - a public function starts with conn_enter (reads) or conn_write (writes:
+ *    BEGIN IMMEDIATE ... COMMIT, rollback on any failure);
+ *  - a prepared statement is always finished with stmt_done (or conn_run,
+ *    which steps to SQLITE_DONE and resets), so none holds a lock or a
+ *    binding past its function;
+ *  - text is bound with SQLITE_STATIC: the caller's strings outlive the step;
+ *  - failures go through conn_fail, which maps constraint errors to
+ *    STORE_CONFLICT / STORE_NOT_FOUND, lock waits past the deadline to
+ *    STORE_TIMEOUT, and logs the statement's name, never bound values. */
+#ifndef TAXD_STORE_INTERNAL_H
+#define TAXD_STORE_INTERNAL_H
+
+#include <sqlite3.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store/store.h"
+
+/* A statement: a name for logs and its SQL. Defined static const in the file
+ * of its resource; connections cache the prepared form by its address. */
+typedef struct store_sql {
+    const char *name;
+    const char *sql;
+} store_sql_t;
+
+#define STMT_CACHE_SLOTS 256 /* a power of two, well above the statement count */
+
+typedef struct stmt_slot {
+    const store_sql_t *key;
+    sqlite3_stmt *stmt;
+} stmt_slot_t;
+
+struct store_conn {
+    sqlite3 *db;
+    stmt_slot_t stmts[STMT_CACHE_SLOTS]; /* prepared on first use, owned here */
+    int64_t deadline_ms;       /* monotonic; 0 = none */
+    int64_t wait_began_ms;     /* start of the current lock wait */
+    bool timed_out;            /* a handler gave up since the last conn_enter */
+    bool in_cleanup;           /* ROLLBACK must not be interrupted */
+    const _Atomic bool *fault; /* the store's injected fault, see store_set_fault */
+    store_conn_t *next_idle;
+};
+
+/* Every public read starts here: a call made after its deadline, or while a
+ * fault is injected, does no database work at all. */
+store_status_t conn_enter(store_conn_t *conn);
+
+typedef store_status_t (*tx_body_t)(store_conn_t *conn, const void *arg);
+/* Runs body inside BEGIN IMMEDIATE ... COMMIT; any failure rolls back. */
+store_status_t conn_write(store_conn_t *conn, tx_body_t body, const void *arg);
+/* Bumps the settings version (inside a write): running processes reload. */
+store_status_t conn_bump_settings(store_conn_t *conn);
+
+/* The connection's prepared statement for q. */
+store_status_t conn_prepare(store_conn_t *conn, const store_sql_t *q, sqlite3_stmt **out);
+/* Prepares q and binds key as parameter 1; nothing stays bound on failure. */
+store_status_t conn_prepare_key(store_conn_t *conn, const store_sql_t *q, const char *key,
+                                sqlite3_stmt **out);
+/* Steps a bound statement to SQLITE_DONE (skipping RETURNING rows) and resets it. */
+store_status_t conn_run(store_conn_t *conn, const store_sql_t *q, sqlite3_stmt *stmt);
+/* Runs a statement without parameters. */
+store_status_t conn_exec(store_conn_t *conn, const store_sql_t *q);
+/* STORE_OK when q keyed by key returns a row, else STORE_NOT_FOUND. */
+store_status_t conn_exists(store_conn_t *conn, const store_sql_t *q, const char *key);
+/* Maps a failed result code of q to a status (see the conventions above). */
+store_status_t conn_fail(store_conn_t *conn, const store_sql_t *q, int rc);
+/* A bind failed: a programming error, logged; the statement is reset. */
+store_status_t conn_bind_failed(store_conn_t *conn, const store_sql_t *q, sqlite3_stmt *stmt);
+/* A row that does not fit its C struct (corrupt or foreign database). */
+store_status_t store_bad_row(const store_sql_t *q);
+/* A caller passed something a struct cannot hold (unterminated string). */
+store_status_t store_bad_argument(const char *op);
+
+void stmt_done(sqlite3_stmt *stmt);
+bool bind_text(sqlite3_stmt *stmt, int index, const char *text);
+bool bind_int(sqlite3_stmt *stmt, int index, int64_t value);
+/* Copies a TEXT column into a fixed buffer; false when it does not fit. */
+bool column_copy(sqlite3_stmt *stmt, int col, char *out, size_t cap);
+/* True when a caller's fixed-size field holds a NUL-terminated string. */
+bool text_fits(const char *text, size_t cap);
+
+#endif
