@@ -130,8 +130,9 @@ static int tenant_create(service_t *svc, store_conn_t *db, const args_t *a)
         return fail(EXIT_USAGE, "tenant create needs --name NAME (1 to %d bytes)",
                     STORE_NAME_MAX - 1);
     store_tenant_t tenant = {0};
-    char filer_uuid[IDS_UUID_LEN];
-    if (ids_uuid_v4(tenant.id) != 0 || ids_uuid_v4(filer_uuid) != 0)
+    store_tenant_seed_t seed;
+    if (ids_uuid_v4(tenant.id) != 0 || ids_uuid_v4(seed.default_filer_uuid) != 0 ||
+        ids_uuid_v4(seed.usd_asset_uuid) != 0)
         return fail(EXIT_REFUSED, "cannot generate ids");
     snprintf(tenant.name, sizeof tenant.name, "%s", name);
     tenant.created_at = clock_now_ms(&svc->clock);
@@ -139,7 +140,7 @@ static int tenant_create(service_t *svc, store_conn_t *db, const args_t *a)
     char secret[CRYPTO_BASE64_LEN(SECRET_BYTES) + 8];
     if (make_credential(svc, tenant.id, 0, &cred, secret, sizeof secret) != 0)
         return fail(EXIT_REFUSED, "cannot generate credentials");
-    store_status_t rc = store_tenant_create(db, &tenant, filer_uuid, &cred);
+    store_status_t rc = store_tenant_create(db, &tenant, &seed, &cred);
     if (rc != STORE_OK)
         return store_failed(rc, "tenant creation");
     return print_credential(&cred, secret);

@@ -10,6 +10,7 @@
 
 #include "http/request.h"
 #include "http/router.h"
+#include "http/validate.h"
 
 /* The route table. Test-only routes are included only when test_hooks is on.
  * The returned array is static and read-only. */
@@ -20,16 +21,51 @@ void api_oauth_token(request_t *req);
 /* src/api/health.c */
 void api_healthz(request_t *req);
 void api_metrics(request_t *req);
+/* src/api/account_owners.c */
+void api_owners_create(request_t *req);
+void api_owners_list(request_t *req);
+void api_owners_get(request_t *req);
+void api_owners_update(request_t *req);
+/* src/api/accounts.c */
+void api_accounts_create(request_t *req);
+void api_accounts_list(request_t *req);
+void api_accounts_get(request_t *req);
+void api_accounts_update(request_t *req);
+/* src/api/assets.c */
+void api_assets_create(request_t *req);
+void api_assets_list(request_t *req);
+void api_assets_get(request_t *req);
+void api_assets_delete(request_t *req);
 /* src/api/filers.c */
+void api_filers_create(request_t *req);
 void api_filers_get(request_t *req);
 void api_filers_list(request_t *req);
+void api_filers_update(request_t *req);
+void api_filers_delete(request_t *req);
 /* src/api/testhooks.c (only routed with --test-hooks) */
 void api_test_clock(request_t *req);
 void api_test_pause(request_t *req);
 void api_test_store_fault(request_t *req);
 
-/* Shared by list handlers: parses ?limit= (1..100, default 25) and ?cursor=.
+/* ---- src/api/common.c: shared by every resource handler */
+
+/* Parses ?limit= (1..100, default 25) and ?cursor=; *after receives the
+ * decoded key the page starts after ("" for the first page, arena-owned).
  * On invalid input answers 400 itself and returns false. */
-bool api_page_params(request_t *req, size_t *limit, const char **cursor);
+bool api_page_params(request_t *req, size_t *limit, const char **after);
+/* meta.next_cursor: the opaque cursor after last_key, or null when !more. */
+json_t *api_next_cursor(const char *last_key, bool more);
+/* Answers 200 {"data": items, "meta": {"next_cursor": ...}} (items stolen). */
+void api_reply_page(request_t *req, json_t *items, const char *last_key, bool more);
+/* Parses the JSON body and checks it against schema; on failure answers 400
+ * ("Invalid <what>" with issues, or the parse error) and returns NULL. The
+ * value belongs to the request. */
+json_t *api_read_body(request_t *req, const v_schema *schema, const char *what);
+/* RFC 3339 UTC with milliseconds. */
+json_t *api_time(int64_t ms);
+/* A string, or null for NULL or "" (absent optional values answer null). */
+json_t *api_string_or_null(const char *s);
+/* The request's database connection, or NULL after answering 500. */
+store_conn_t *api_db(request_t *req);
 
 #endif

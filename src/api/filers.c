@@ -8,8 +8,6 @@
 #include "api/api.h"
 #include "app/service.h"
 #include "core/clock.h"
-#include "core/crypto.h"
-#include "http/validate.h"
 
 static json_t *filer_json(const store_filer_t *f)
 {
@@ -48,45 +46,15 @@ static int append_filer(const store_filer_t *filer, void *ctx)
     return json_array_append_new(items, filer_json(filer)) == 0 ? 0 : 1;
 }
 
-/* The cursor is the base64url of the last caller id of the previous page:
- * opaque to clients, stable under inserts. */
-static bool decode_cursor(const char *cursor, char *after, size_t cap)
-{
-    size_t len = 0;
-    if (crypto_base64url_decode(cursor, strlen(cursor), (uint8_t *)after, cap - 1, &len) != 0)
-        return false;
-    after[len] = '\0';
-    return strlen(after) == len && len > 0;
-}
-
-static json_t *encode_cursor(const char *last_id)
-{
-    char out[CRYPTO_BASE64_LEN(STORE_ID_MAX)];
-    if (crypto_base64url_encode(last_id, strlen(last_id), out, sizeof out) == 0)
-        return json_null();
-    return json_string(out);
-}
-
 void api_filers_list(request_t *req)
 {
     size_t limit;
-    const char *cursor = NULL;
-    if (!api_page_params(req, &limit, &cursor))
+    const char *after;
+    if (!api_page_params(req, &limit, &after))
         return;
-    char after[STORE_ID_MAX] = "";
-    if (cursor != NULL && !decode_cursor(cursor, after, sizeof after)) {
-        json_t *path = json_pack("[s]", "cursor");
-        json_t *issues = json_array();
-        json_array_append_new(issues, v_issue("custom", path, "Invalid cursor", NULL));
-        json_decref(path);
-        reply_invalid(req, "Invalid query parameters", issues);
+    store_conn_t *db = api_db(req);
+    if (db == NULL)
         return;
-    }
-    store_conn_t *db = request_db(req);
-    if (db == NULL) {
-        reply_store_failure(req, STORE_ERROR);
-        return;
-    }
     json_t *items = json_array();
     bool more = false;
     store_status_t rc =
@@ -97,9 +65,23 @@ void api_filers_list(request_t *req)
         return;
     }
     size_t n = json_array_size(items);
-    json_t *next = json_null();
-    if (more && n > 0)
-        next = encode_cursor(json_string_value(json_object_get(json_array_get(items, n - 1),
-                                                               "id")));
-    reply_json(req, 200, json_pack("{s:o, s:{s:o}}", "data", items, "meta", "next_cursor", next));
+    const char *last = n > 0 ? json_string_value(json_object_get(json_array_get(items, n - 1),
+                                                                 "id"))
+                             : NULL;
+    api_reply_page(req, items, last, more);
+}
+
+void api_filers_create(request_t *req)
+{
+    reply_error(req, 501, "Not implemented yet");
+}
+
+void api_filers_update(request_t *req)
+{
+    reply_error(req, 501, "Not implemented yet");
+}
+
+void api_filers_delete(request_t *req)
+{
+    reply_error(req, 501, "Not implemented yet");
 }

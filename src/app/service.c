@@ -28,16 +28,19 @@ static int open_keys(service_t *svc, char **err)
 {
     char *ring_path = keys_path(svc->cfg.db_path, "token");
     char *secret_path = keys_path(svc->cfg.db_path, "secret");
+    char *tin_path = keys_path(svc->cfg.db_path, "tin");
     int rc = -1;
     keys_ring_t ring;
     uint8_t secret_key[KEYS_KEY_LEN];
-    if (ring_path == NULL || secret_path == NULL) {
+    if (ring_path == NULL || secret_path == NULL || tin_path == NULL) {
         *err = dup_message("keys", "out of memory");
         goto out;
     }
     if (keys_ring_load_or_create(ring_path, &ring, err) != 0)
         goto out;
     if (keys_load_or_create(secret_path, secret_key, err) != 0)
+        goto out;
+    if (keys_load_or_create(tin_path, svc->tin_key, err) != 0)
         goto out;
     svc->signer = token_signer_new(&ring);
     svc->secret_hasher = crypto_hmac_key_new(secret_key, sizeof secret_key);
@@ -51,6 +54,7 @@ out:
     memset(secret_key, 0, sizeof secret_key);
     free(ring_path);
     free(secret_path);
+    free(tin_path);
     return rc;
 }
 

@@ -29,6 +29,7 @@ typedef struct service {
     token_signer_t *signer;
     tokencache_t *tokens;             /* tokens that verified */
     crypto_hmac_key_t *secret_hasher; /* keyed hash of client secrets */
+    uint8_t tin_key[CRYPTO_AEAD_KEY_LEN]; /* seals TINs at rest (core/tin.h) */
     router_t *router;
     ratelimit_t *limiter;
     metrics_t *metrics;

@@ -80,6 +80,95 @@ static const char *const MIGRATIONS[] = {
     "  UNIQUE (tenant_id, id)"
     ") STRICT, WITHOUT ROWID;"
     "CREATE UNIQUE INDEX filers_one_default ON filers (tenant_id) WHERE is_default = 1;",
+
+    /* v2: the tenant records (account owners, accounts, assets, filers' TINs)
+     * and the transactions that reference accounts and assets.
+     * TINs are stored only sealed (AES-256-GCM, see core/tin.h).
+     * References are service uuids; caller ids are unique per tenant. */
+    "ALTER TABLE filers ADD COLUMN tin_sealed BLOB;"
+
+    "CREATE TABLE account_owners ("
+    "  uuid TEXT PRIMARY KEY,"
+    "  tenant_id TEXT NOT NULL REFERENCES tenants(id),"
+    "  id TEXT NOT NULL,"
+    "  name TEXT NOT NULL,"
+    "  account_owner_type TEXT NOT NULL CHECK (account_owner_type IN ('individual', 'entity')),"
+    "  tax_country_code TEXT,"
+    "  tin_sealed BLOB,"
+    "  tin_type TEXT,"
+    "  birth_date TEXT,"
+    "  email TEXT,"
+    "  address_line1 TEXT,"
+    "  address_line2 TEXT,"
+    "  address_city TEXT,"
+    "  address_state TEXT,"
+    "  address_postal_code TEXT,"
+    "  address_country_code TEXT,"
+    "  created_at INTEGER NOT NULL,"
+    "  updated_at INTEGER NOT NULL,"
+    "  UNIQUE (tenant_id, id)"
+    ") STRICT, WITHOUT ROWID;"
+
+    "CREATE TABLE accounts ("
+    "  uuid TEXT PRIMARY KEY,"
+    "  tenant_id TEXT NOT NULL REFERENCES tenants(id),"
+    "  id TEXT NOT NULL,"
+    "  owner_uuid TEXT NOT NULL REFERENCES account_owners(uuid),"
+    "  filer_uuid TEXT NOT NULL REFERENCES filers(uuid),"
+    "  name TEXT,"
+    "  cost_basis_method TEXT NOT NULL CHECK (cost_basis_method IN ('FIFO', 'HIFO', 'AUSTRIA')),"
+    "  austria_tax_year INTEGER,"
+    "  created_at INTEGER NOT NULL,"
+    "  updated_at INTEGER NOT NULL,"
+    "  UNIQUE (tenant_id, id),"
+    "  CHECK ((cost_basis_method = 'AUSTRIA') = (austria_tax_year IS NOT NULL))"
+    ") STRICT, WITHOUT ROWID;"
+    "CREATE INDEX accounts_owner ON accounts (owner_uuid);"
+    "CREATE INDEX accounts_filer ON accounts (filer_uuid);"
+
+    /* An asset's code and its name are each unique within a tenant. */
+    "CREATE TABLE assets ("
+    "  uuid TEXT PRIMARY KEY,"
+    "  tenant_id TEXT NOT NULL REFERENCES tenants(id),"
+    "  code TEXT NOT NULL,"
+    "  name TEXT NOT NULL,"
+    "  type TEXT NOT NULL,"
+    "  decimals INTEGER CHECK (decimals BETWEEN 0 AND 36),"
+    "  created_at INTEGER NOT NULL,"
+    "  UNIQUE (tenant_id, code),"
+    "  UNIQUE (tenant_id, name)"
+    ") STRICT, WITHOUT ROWID;"
+    /* USD exists for every tenant: give the tenants made before v2 theirs. */
+    "INSERT INTO assets (uuid, tenant_id, code, name, type, decimals, created_at)"
+    "  SELECT lower(hex(randomblob(4))) || '-' || lower(hex(randomblob(2))) || '-4'"
+    "         || substr(lower(hex(randomblob(2))), 2) || '-'"
+    "         || substr('89ab', 1 + abs(random() % 4), 1) || substr(lower(hex(randomblob(2))), 2)"
+    "         || '-' || lower(hex(randomblob(6))),"
+    "         id, 'USD', 'US Dollar', 'fiat', 2, created_at FROM tenants;"
+
+    /* A transaction as the caller sent it (body: its canonical JSON), keyed
+     * by the caller's id within the tenant; the assets it mentions are
+     * listed so that deleting a referenced asset can be refused. */
+    "CREATE TABLE transactions ("
+    "  uuid TEXT PRIMARY KEY,"
+    "  tenant_id TEXT NOT NULL REFERENCES tenants(id),"
+    "  id TEXT NOT NULL,"
+    "  account_uuid TEXT NOT NULL REFERENCES accounts(uuid),"
+    "  datetime INTEGER NOT NULL,"
+    "  type TEXT NOT NULL,"
+    "  subtype TEXT,"
+    "  body TEXT NOT NULL,"
+    "  created_at INTEGER NOT NULL,"
+    "  updated_at INTEGER NOT NULL,"
+    "  UNIQUE (tenant_id, id)"
+    ") STRICT, WITHOUT ROWID;"
+    "CREATE INDEX transactions_account ON transactions (account_uuid, datetime);"
+    "CREATE TABLE transaction_assets ("
+    "  transaction_uuid TEXT NOT NULL REFERENCES transactions(uuid) ON DELETE CASCADE,"
+    "  asset_uuid TEXT NOT NULL REFERENCES assets(uuid),"
+    "  PRIMARY KEY (transaction_uuid, asset_uuid)"
+    ") STRICT, WITHOUT ROWID;"
+    "CREATE INDEX transaction_assets_asset ON transaction_assets (asset_uuid);",
 };
 
 #define MIGRATION_COUNT ((int)(sizeof MIGRATIONS / sizeof MIGRATIONS[0]))

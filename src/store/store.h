@@ -76,12 +76,18 @@ typedef struct store_tenant {
     int64_t created_at;
 } store_tenant_t;
 
-/* Creates the tenant and, in the same transaction, its default filer with
- * caller id "default", service id default_filer_uuid, is_default true, and
- * its first credential when `first` is not NULL (first->tenant_id must be the
- * tenant's id): a tenant never exists half-made. */
+/* The service ids of what every tenant starts with. */
+typedef struct store_tenant_seed {
+    char default_filer_uuid[STORE_UUID_LEN]; /* filer "default", is_default true */
+    char usd_asset_uuid[STORE_UUID_LEN];     /* asset USD (fiat, 2 decimals) */
+} store_tenant_seed_t;
+
+/* Creates the tenant and, in the same transaction, its default filer, its
+ * USD asset, and its first credential when `first` is not NULL
+ * (first->tenant_id must be the tenant's id): a tenant never exists
+ * half-made. */
 store_status_t store_tenant_create(store_conn_t *conn, const store_tenant_t *tenant,
-                                   const char *default_filer_uuid,
+                                   const store_tenant_seed_t *seed,
                                    const store_credential_t *first);
 store_status_t store_tenant_get(store_conn_t *conn, const char *tenant_id, store_tenant_t *out);
 /* Calls each(tenant, ctx) for every tenant in creation order; a non-zero return

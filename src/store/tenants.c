@@ -44,9 +44,13 @@ static const store_sql_t Q_FILER_INSERT = {"filer_insert",
 
 /* ---- tenants */
 
+static const store_sql_t Q_USD_INSERT = {
+    "usd_insert", "INSERT INTO assets (uuid, tenant_id, code, name, type, decimals, created_at)"
+                  " VALUES (?1, ?2, 'USD', 'US Dollar', 'fiat', 2, ?3)"};
+
 typedef struct tenant_create_args {
     const store_tenant_t *tenant;
-    const char *filer_uuid;
+    const store_tenant_seed_t *seed;
     const store_credential_t *first; /* may be NULL */
 } tenant_create_args_t;
 
@@ -69,27 +73,38 @@ static store_status_t tenant_create_tx(store_conn_t *conn, const void *arg)
     status = conn_prepare(conn, &Q_FILER_INSERT, &stmt);
     if (status != STORE_OK)
         return status;
-    if (!(bind_text(stmt, 1, a->filer_uuid) && bind_text(stmt, 2, a->tenant->id) &&
+    if (!(bind_text(stmt, 1, a->seed->default_filer_uuid) && bind_text(stmt, 2, a->tenant->id) &&
           bind_text(stmt, 3, "default") && bind_text(stmt, 4, "Default filer") &&
           bind_int(stmt, 5, 1) && bind_int(stmt, 6, a->tenant->created_at)))
         return conn_bind_failed(conn, &Q_FILER_INSERT, stmt);
     status = conn_run(conn, &Q_FILER_INSERT, stmt);
+    if (status != STORE_OK)
+        return status;
+
+    status = conn_prepare(conn, &Q_USD_INSERT, &stmt);
+    if (status != STORE_OK)
+        return status;
+    if (!(bind_text(stmt, 1, a->seed->usd_asset_uuid) && bind_text(stmt, 2, a->tenant->id) &&
+          bind_int(stmt, 3, a->tenant->created_at)))
+        return conn_bind_failed(conn, &Q_USD_INSERT, stmt);
+    status = conn_run(conn, &Q_USD_INSERT, stmt);
     if (status != STORE_OK || a->first == NULL)
         return status;
     return credential_create_tx(conn, a->first);
 }
 
 store_status_t store_tenant_create(store_conn_t *conn, const store_tenant_t *tenant,
-                                   const char *default_filer_uuid,
+                                   const store_tenant_seed_t *seed,
                                    const store_credential_t *first)
 {
     if (!text_fits(tenant->id, sizeof tenant->id) ||
         !text_fits(tenant->name, sizeof tenant->name) ||
-        !text_fits(default_filer_uuid, STORE_UUID_LEN) ||
+        !text_fits(seed->default_filer_uuid, STORE_UUID_LEN) ||
+        !text_fits(seed->usd_asset_uuid, STORE_UUID_LEN) ||
         (first != NULL && (!text_fits(first->client_id, sizeof first->client_id) ||
                            strcmp(first->tenant_id, tenant->id) != 0)))
         return store_bad_argument("tenant_create");
-    tenant_create_args_t args = {tenant, default_filer_uuid, first};
+    tenant_create_args_t args = {tenant, seed, first};
     return conn_write(conn, tenant_create_tx, &args);
 }
 

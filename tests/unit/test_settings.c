@@ -34,8 +34,9 @@ static int setup(void **state)
     fx->conn = store_acquire(fx->store);
     store_tenant_t t = {.id = TENANT, .name = "t", .created_at = 1};
     store_credential_t cred = {.client_id = "cl_a", .tenant_id = TENANT, .created_at = 1};
-    assert_int_equal(store_tenant_create(fx->conn, &t, "00000000-0000-4000-8000-0000000000f1",
-                                         &cred), STORE_OK);
+    store_tenant_seed_t seed = {"00000000-0000-4000-8000-0000000000f1",
+                                "00000000-0000-4000-8000-0000000000f2"};
+    assert_int_equal(store_tenant_create(fx->conn, &t, &seed, &cred), STORE_OK);
     *state = fx;
     return 0;
 }

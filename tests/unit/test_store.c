@@ -34,6 +34,18 @@
 #include "store/migrations.h"
 #include "store/store.h"
 
+/* The seed of a test tenant: its default filer uuid, and a USD uuid derived
+ * from it (the last digit group differs). */
+static store_tenant_seed_t seed_of(const char *filer_uuid)
+{
+    store_tenant_seed_t seed;
+    snprintf(seed.default_filer_uuid, sizeof seed.default_filer_uuid, "%s", filer_uuid);
+    snprintf(seed.usd_asset_uuid, sizeof seed.usd_asset_uuid, "%.24sffff%.8s", filer_uuid,
+             filer_uuid + 28);
+    return seed;
+}
+#define SEED(filer_uuid) (&(store_tenant_seed_t[1]){seed_of(filer_uuid)}[0])
+
 typedef struct fixture {
     char dir[64];
     char path[160];
@@ -95,7 +107,7 @@ static store_tenant_t create_tenant(store_conn_t *conn, unsigned n, const char *
     store_tenant_t tenant = make_tenant(n, name, 1700000000000 + n);
     char filer_uuid[STORE_UUID_LEN];
     fake_uuid(n + 100000, filer_uuid);
-    assert_int_equal(store_tenant_create(conn, &tenant, filer_uuid, NULL), STORE_OK);
+    assert_int_equal(store_tenant_create(conn, &tenant, SEED(filer_uuid), NULL), STORE_OK);
     return tenant;
 }
 
@@ -231,7 +243,7 @@ static void test_concurrent_open_of_new_database(void **state)
         store_tenant_t tenant = make_tenant(900 + (unsigned)i, "child", 1);
         char filer_uuid[STORE_UUID_LEN];
         fake_uuid(1900 + (unsigned)i, filer_uuid);
-        int rc = conn != NULL && store_tenant_create(conn, &tenant, filer_uuid, NULL) == STORE_OK;
+        int rc = conn != NULL && store_tenant_create(conn, &tenant, SEED(filer_uuid), NULL) == STORE_OK;
         store_release(store, conn);
         store_close(store);
         _exit(rc ? 0 : 2);
@@ -297,13 +309,13 @@ static void test_tenant_create_get_each(void **state)
     store_tenant_t dup = make_tenant(1, "Dup", 5);
     char filer_uuid[STORE_UUID_LEN];
     fake_uuid(555555, filer_uuid);
-    assert_int_equal(store_tenant_create(fx->conn, &dup, filer_uuid, NULL), STORE_CONFLICT);
+    assert_int_equal(store_tenant_create(fx->conn, &dup, SEED(filer_uuid), NULL), STORE_CONFLICT);
     assert_int_equal(store_tenant_get(fx->conn, t1.id, &got), STORE_OK);
     assert_string_equal(got.name, "One");
     /* A taken filer uuid rolls back the tenant as well. */
     store_tenant_t t9 = make_tenant(9, "Nine", 9);
     fake_uuid(100001, filer_uuid); /* t1's default filer */
-    assert_int_equal(store_tenant_create(fx->conn, &t9, filer_uuid, NULL), STORE_CONFLICT);
+    assert_int_equal(store_tenant_create(fx->conn, &t9, SEED(filer_uuid), NULL), STORE_CONFLICT);
     assert_int_equal(store_tenant_get(fx->conn, t9.id, &got), STORE_NOT_FOUND);
 }
 
@@ -316,7 +328,7 @@ static void test_tenant_with_first_credential(void **state)
     char filer_uuid[STORE_UUID_LEN];
     fake_uuid(121, filer_uuid);
     store_credential_t first = make_credential("cl_first", tenant.id);
-    assert_int_equal(store_tenant_create(fx->conn, &tenant, filer_uuid, &first), STORE_OK);
+    assert_int_equal(store_tenant_create(fx->conn, &tenant, SEED(filer_uuid), &first), STORE_OK);
     store_credential_t got;
     assert_int_equal(store_credential_get(fx->conn, "cl_first", &got), STORE_OK);
     assert_string_equal(got.tenant_id, tenant.id);
@@ -325,7 +337,7 @@ static void test_tenant_with_first_credential(void **state)
     store_tenant_t other = make_tenant(22, "Half", 22);
     fake_uuid(122, filer_uuid);
     store_credential_t taken = make_credential("cl_first", other.id);
-    assert_int_equal(store_tenant_create(fx->conn, &other, filer_uuid, &taken), STORE_CONFLICT);
+    assert_int_equal(store_tenant_create(fx->conn, &other, SEED(filer_uuid), &taken), STORE_CONFLICT);
     store_tenant_t missing;
     assert_int_equal(store_tenant_get(fx->conn, other.id, &missing), STORE_NOT_FOUND);
     store_filer_t filer;
@@ -335,7 +347,7 @@ static void test_tenant_with_first_credential(void **state)
     store_tenant_t third = make_tenant(23, "Third", 23);
     fake_uuid(123, filer_uuid);
     store_credential_t foreign = make_credential("cl_foreign", tenant.id);
-    assert_int_equal(store_tenant_create(fx->conn, &third, filer_uuid, &foreign), STORE_ERROR);
+    assert_int_equal(store_tenant_create(fx->conn, &third, SEED(filer_uuid), &foreign), STORE_ERROR);
 }
 
 /* Minting a token records its time on the credential. */
@@ -517,12 +529,14 @@ static void test_filer_list_pagination(void **state)
     char sql[512];
     snprintf(sql, sizeof sql,
              "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 6)"
-             " INSERT INTO filers SELECT printf('10000000-0000-4000-8000-%%012d', i), '%s',"
+             " INSERT INTO filers (uuid, tenant_id, id, name, is_default, created_at, updated_at)"
+             " SELECT printf('10000000-0000-4000-8000-%%012d', i), '%s',"
              " printf('f%%02d', i), 'Filer', 0, 1, 1 FROM n",
              tenant.id);
     assert_int_equal(raw_exec(db, sql), SQLITE_OK);
     snprintf(sql, sizeof sql,
-             "INSERT INTO filers VALUES ('20000000-0000-4000-8000-000000000001', '%s', 'f00',"
+             "INSERT INTO filers (uuid, tenant_id, id, name, is_default, created_at, updated_at)"
+             " VALUES ('20000000-0000-4000-8000-000000000001', '%s', 'f00',"
              " 'Other', 0, 1, 1)",
              other.id);
     assert_int_equal(raw_exec(db, sql), SQLITE_OK);
@@ -593,7 +607,7 @@ static void test_strings_round_trip(void **state)
     store_tenant_t tenant = make_tenant(1, odd, 1);
     char filer_uuid[STORE_UUID_LEN];
     fake_uuid(2, filer_uuid);
-    assert_int_equal(store_tenant_create(fx->conn, &tenant, filer_uuid, NULL), STORE_OK);
+    assert_int_equal(store_tenant_create(fx->conn, &tenant, SEED(filer_uuid), NULL), STORE_OK);
     store_tenant_t got;
     assert_int_equal(store_tenant_get(fx->conn, tenant.id, &got), STORE_OK);
     assert_string_equal(got.name, odd);
@@ -620,13 +634,13 @@ static void test_strings_round_trip(void **state)
     memset(longest.name, 'n', STORE_NAME_MAX - 1);
     longest.name[STORE_NAME_MAX - 2] = '\xe9'; /* bytes, not characters, are the limit */
     fake_uuid(4, filer_uuid);
-    assert_int_equal(store_tenant_create(fx->conn, &longest, filer_uuid, NULL), STORE_OK);
+    assert_int_equal(store_tenant_create(fx->conn, &longest, SEED(filer_uuid), NULL), STORE_OK);
     assert_int_equal(store_tenant_get(fx->conn, longest.id, &got), STORE_OK);
     assert_string_equal(got.name, longest.name);
     store_tenant_t unterminated = make_tenant(5, "", 1);
     memset(unterminated.name, 'n', sizeof unterminated.name);
     fake_uuid(6, filer_uuid);
-    assert_int_equal(store_tenant_create(fx->conn, &unterminated, filer_uuid, NULL), STORE_ERROR);
+    assert_int_equal(store_tenant_create(fx->conn, &unterminated, SEED(filer_uuid), NULL), STORE_ERROR);
 }
 
 /* ---- deadlines */

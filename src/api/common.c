@@ -1,0 +1,132 @@
+/* common: what every resource handler shares. Cursor pagination (?limit=
+ * 1..100, default 25; ?cursor= an opaque token from meta.next_cursor: the
+ * base64url of the last key of the previous page, so pages stay stable under
+ * inserts), request bodies validated against a schema, and the small output
+ * conventions (times as RFC 3339 with milliseconds, absent optional values
+ * as null). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api.h"
+#include "core/clock.h"
+#include "core/crypto.h"
+#include "http/validate.h"
+
+#define PAGE_DEFAULT 25
+#define PAGE_MAX 100
+#define CURSOR_KEY_MAX 1024
+
+static bool refuse_query(request_t *req, const char *code, const char *name, const char *message,
+                         json_t *extra)
+{
+    json_t *path = json_pack("[s]", name);
+    json_t *issues = json_array();
+    json_array_append_new(issues, v_issue(code, path, message, extra));
+    json_decref(path);
+    reply_invalid(req, "Invalid query parameters", issues);
+    return false;
+}
+
+static bool parse_limit(request_t *req, const char *text, size_t *limit)
+{
+    *limit = PAGE_DEFAULT;
+    if (text == NULL)
+        return true;
+    char *end;
+    errno = 0;
+    long n = strtol(text, &end, 10);
+    if (text[0] == '\0' || *end != '\0' || errno != 0)
+        return refuse_query(req, "invalid_type", "limit", "Invalid input: expected int",
+                            json_pack("{s:s}", "expected", "int"));
+    if (n < 1)
+        return refuse_query(req, "too_small", "limit", "Too small: expected number to be >=1",
+                            json_pack("{s:s, s:i, s:b}", "origin", "number", "minimum", 1,
+                                      "inclusive", 1));
+    if (n > PAGE_MAX)
+        return refuse_query(req, "too_big", "limit", "Too big: expected number to be <=100",
+                            json_pack("{s:s, s:i, s:b}", "origin", "number", "maximum",
+                                      PAGE_MAX, "inclusive", 1));
+    *limit = (size_t)n;
+    return true;
+}
+
+static bool decode_cursor(request_t *req, const char *cursor, const char **after)
+{
+    char *key = arena_alloc(req->arena, CURSOR_KEY_MAX + 1);
+    size_t len = 0;
+    if (key == NULL ||
+        crypto_base64url_decode(cursor, strlen(cursor), (uint8_t *)key, CURSOR_KEY_MAX,
+                                &len) != 0 ||
+        len == 0 || memchr(key, '\0', len) != NULL)
+        return refuse_query(req, "custom", "cursor", "Invalid cursor", NULL);
+    key[len] = '\0';
+    *after = key;
+    return true;
+}
+
+bool api_page_params(request_t *req, size_t *limit, const char **after)
+{
+    bool malformed = false;
+    const char *text = request_query(req, "limit", &malformed);
+    const char *cursor = malformed ? NULL : request_query(req, "cursor", &malformed);
+    if (malformed) {
+        reply_error(req, 400, "The query string is not validly percent-encoded");
+        return false;
+    }
+    *after = "";
+    if (!parse_limit(req, text, limit))
+        return false;
+    return cursor == NULL || decode_cursor(req, cursor, after);
+}
+
+json_t *api_next_cursor(const char *last_key, bool more)
+{
+    char out[CRYPTO_BASE64_LEN(CURSOR_KEY_MAX)];
+    if (!more || last_key == NULL ||
+        crypto_base64url_encode(last_key, strlen(last_key), out, sizeof out) == 0)
+        return json_null();
+    return json_string(out);
+}
+
+void api_reply_page(request_t *req, json_t *items, const char *last_key, bool more)
+{
+    reply_json(req, 200, json_pack("{s:o, s:{s:o}}", "data", items, "meta", "next_cursor",
+                                   api_next_cursor(last_key, more)));
+}
+
+json_t *api_read_body(request_t *req, const v_schema *schema, const char *what)
+{
+    json_t *body = request_json(req, false);
+    if (body == NULL)
+        return NULL;
+    json_t *issues = json_array();
+    if (v_check_object(schema, body, NULL, issues) > 0) {
+        char message[128];
+        snprintf(message, sizeof message, "Invalid %s", what);
+        reply_invalid(req, message, issues);
+        return NULL;
+    }
+    json_decref(issues);
+    return body;
+}
+
+json_t *api_time(int64_t ms)
+{
+    char text[CLOCK_RFC3339_LEN];
+    clock_format_rfc3339(ms, text);
+    return json_string(text);
+}
+
+json_t *api_string_or_null(const char *s)
+{
+    return s != NULL && s[0] != '\0' ? json_string(s) : json_null();
+}
+
+store_conn_t *api_db(request_t *req)
+{
+    store_conn_t *db = request_db(req);
+    if (db == NULL)
+        reply_store_failure(req, STORE_ERROR);
+    return db;
+}
