@@ -1,0 +1,744 @@
+/* inventory engine: see engine.h for the rules; this file is how.
+ *
+ * Lots of an asset live in one array in acquisition order (processing is
+ * chronological, so appending keeps that order). A relieved lot keeps its
+ * slot with a smaller or zero quantity; summaries skip empty lots.
+ *  - FIFO relieves from a head index that only moves forward;
+ *  - HIFO keeps a binary heap of the lots with basis, ordered by unit cost
+ *    (fixed when the lot is made: a partial relief takes cost in proportion),
+ *    then acquisition time, then transaction id, then arrival in the array;
+ *    lots without basis are relieved afterwards from their own head index;
+ *  - AUSTRIA keeps a pool (quantity with basis, its cost) per asset and
+ *    relieves quantities in FIFO order; a piece with basis takes the pool's
+ *    average cost.
+ * So a whole run costs O(N log N): the sort, plus a heap operation per lot.
+ *
+ * Proceeds and costs shared by several pieces or lines are split in
+ * proportion, with the last share taking the remainder, so shares always add
+ * up exactly to the whole. */
+#include "inventory/engine.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define REPORTING_CURRENCY "USD"
+
+typedef struct tx_rec {
+    char *id;
+    int64_t datetime_ms;
+    inv_tx_type_t type;
+    inv_line_t *lines; /* sent, then received, then fees */
+    size_t sent_count, received_count, fee_count;
+} tx_rec_t;
+
+typedef struct lot {
+    const char *tx_id;
+    int64_t acquired_ms;
+    dec_t quantity;
+    bool has_basis;
+    dec_t cost;
+    dec_t unit_cost; /* HIFO order; fixed at acquisition */
+    size_t seq;
+} lot_t;
+
+typedef struct asset_state {
+    char code[INV_CODE_MAX];
+    lot_t *lots;
+    size_t lot_count, lot_cap;
+    size_t head;          /* FIFO / AUSTRIA: first lot that may hold quantity */
+    size_t nobasis_head;  /* HIFO: first lot without basis that may hold quantity */
+    size_t *heap;         /* HIFO: indexes of lots with basis */
+    size_t heap_len, heap_cap;
+    dec_t pool_quantity;  /* AUSTRIA: quantity with basis */
+    dec_t pool_cost;
+    inv_lot_t *out_lots;  /* after the run */
+    inv_summary_t summary;
+} asset_state_t;
+
+struct inv_engine {
+    inv_method_t method;
+    tx_rec_t *txs;
+    size_t tx_count, tx_cap;
+    asset_state_t *assets; /* sorted by code after the run */
+    size_t asset_count, asset_cap;
+    inv_relief_t *reliefs;
+    size_t relief_count, relief_cap;
+    bool shortfall;
+    bool ran;
+    dec_status_t failure;  /* the first arithmetic failure */
+    const char *failed_at; /* the transaction it happened in */
+};
+
+/* ---- small helpers ---------------------------------------------------- */
+
+static void *grow(void *array, size_t *cap, size_t need, size_t size)
+{
+    if (need <= *cap)
+        return array;
+    size_t next = *cap ? *cap * 2 : 16;
+    while (next < need)
+        next *= 2;
+    void *p = realloc(array, next * size);
+    if (p != NULL)
+        *cap = next;
+    return p;
+}
+
+/* Arithmetic that records the first failure and then yields zero, so the
+ * processing code reads straight and the run reports the failure once. */
+static dec_t add(inv_engine_t *e, dec_t a, dec_t b)
+{
+    dec_t r = dec_zero();
+    dec_status_t st = dec_add(a, b, &r);
+    if (st != DEC_OK && e->failure == DEC_OK)
+        e->failure = st;
+    return r;
+}
+
+static dec_t sub(inv_engine_t *e, dec_t a, dec_t b)
+{
+    dec_t r = dec_zero();
+    dec_status_t st = dec_sub(a, b, &r);
+    if (st != DEC_OK && e->failure == DEC_OK)
+        e->failure = st;
+    return r;
+}
+
+static dec_t mul(inv_engine_t *e, dec_t a, dec_t b)
+{
+    dec_t r = dec_zero();
+    dec_status_t st = dec_mul(a, b, &r);
+    if (st != DEC_OK && e->failure == DEC_OK)
+        e->failure = st;
+    return r;
+}
+
+/* a x part / whole; whole is never zero where this is called. */
+static dec_t share(inv_engine_t *e, dec_t a, dec_t part, dec_t whole)
+{
+    dec_t r = dec_zero();
+    dec_status_t st = dec_mul_div(a, part, whole, &r);
+    if (st != DEC_OK && e->failure == DEC_OK)
+        e->failure = st;
+    return r;
+}
+
+static bool is_reporting(const char *asset)
+{
+    return strcmp(asset, REPORTING_CURRENCY) == 0;
+}
+
+/* A line's USD value, when known. */
+static bool line_value(inv_engine_t *e, const inv_line_t *line, dec_t *value)
+{
+    if (is_reporting(line->asset)) {
+        *value = line->amount;
+        return true;
+    }
+    if (!line->has_rate)
+        return false;
+    *value = mul(e, line->amount, line->usd_rate);
+    return true;
+}
+
+/* The sum of the lines' USD values, when every one is known. */
+static bool lines_value(inv_engine_t *e, const inv_line_t *lines, size_t n, dec_t *total)
+{
+    *total = dec_zero();
+    for (size_t i = 0; i < n; i++) {
+        dec_t v;
+        if (!line_value(e, &lines[i], &v))
+            return false;
+        *total = add(e, *total, v);
+    }
+    return true;
+}
+
+static size_t tracked_count(const inv_line_t *lines, size_t n)
+{
+    size_t count = 0;
+    for (size_t i = 0; i < n; i++)
+        count += !is_reporting(lines[i].asset);
+    return count;
+}
+
+/* Long term when relieved after the first anniversary of the acquisition. */
+static inv_term_t holding_term(int64_t acquired_ms, int64_t relieved_ms)
+{
+    time_t secs = (time_t)(acquired_ms / 1000);
+    struct tm tm;
+    gmtime_r(&secs, &tm);
+    tm.tm_year += 1;
+    int64_t anniversary = (int64_t)timegm(&tm) * 1000 + acquired_ms % 1000;
+    return relieved_ms > anniversary ? INV_LONG_TERM : INV_SHORT_TERM;
+}
+
+/* ---- engine life ------------------------------------------------------ */
+
+inv_engine_t *inv_engine_new(inv_method_t method)
+{
+    inv_engine_t *e = calloc(1, sizeof *e);
+    if (e != NULL)
+        e->method = method;
+    return e;
+}
+
+void inv_engine_free(inv_engine_t *engine)
+{
+    if (engine == NULL)
+        return;
+    for (size_t i = 0; i < engine->tx_count; i++) {
+        free(engine->txs[i].id);
+        free(engine->txs[i].lines);
+    }
+    for (size_t i = 0; i < engine->asset_count; i++) {
+        free(engine->assets[i].lots);
+        free(engine->assets[i].heap);
+        free(engine->assets[i].out_lots);
+    }
+    free(engine->txs);
+    free(engine->assets);
+    free(engine->reliefs);
+    free(engine);
+}
+
+static bool lines_valid(const inv_line_t *lines, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (dec_cmp(lines[i].amount, dec_zero()) <= 0 || lines[i].asset[0] == '\0')
+            return false;
+    return true;
+}
+
+int inv_engine_add(inv_engine_t *engine, const inv_tx_t *tx)
+{
+    if (engine->ran || !lines_valid(tx->sent, tx->sent_count) ||
+        !lines_valid(tx->received, tx->received_count) || !lines_valid(tx->fees, tx->fee_count))
+        return -1;
+    tx_rec_t *grown = grow(engine->txs, &engine->tx_cap, engine->tx_count + 1, sizeof *grown);
+    if (grown == NULL)
+        return -1;
+    engine->txs = grown;
+    size_t n = tx->sent_count + tx->received_count + tx->fee_count;
+    tx_rec_t rec = {.datetime_ms = tx->datetime_ms, .type = tx->type,
+                    .sent_count = tx->sent_count, .received_count = tx->received_count,
+                    .fee_count = tx->fee_count};
+    rec.id = strdup(tx->id);
+    rec.lines = malloc((n ? n : 1) * sizeof *rec.lines);
+    if (rec.id == NULL || rec.lines == NULL) {
+        free(rec.id);
+        free(rec.lines);
+        return -1;
+    }
+    if (tx->sent_count)
+        memcpy(rec.lines, tx->sent, tx->sent_count * sizeof *rec.lines);
+    if (tx->received_count)
+        memcpy(rec.lines + tx->sent_count, tx->received, tx->received_count * sizeof *rec.lines);
+    if (tx->fee_count)
+        memcpy(rec.lines + tx->sent_count + tx->received_count, tx->fees,
+               tx->fee_count * sizeof *rec.lines);
+    engine->txs[engine->tx_count++] = rec;
+    return 0;
+}
+
+/* ---- asset state ------------------------------------------------------ */
+
+static asset_state_t *asset_find(inv_engine_t *e, const char *code)
+{
+    for (size_t i = 0; i < e->asset_count; i++)
+        if (strcmp(e->assets[i].code, code) == 0)
+            return &e->assets[i];
+    asset_state_t *grown = grow(e->assets, &e->asset_cap, e->asset_count + 1, sizeof *grown);
+    if (grown == NULL)
+        return NULL;
+    e->assets = grown;
+    asset_state_t *a = &e->assets[e->asset_count++];
+    memset(a, 0, sizeof *a);
+    strcpy(a->code, code);
+    return a;
+}
+
+/* HIFO heap order: true when lot x must be relieved before lot y. */
+static bool hifo_before(const lot_t *x, const lot_t *y)
+{
+    int c = dec_cmp(x->unit_cost, y->unit_cost);
+    if (c != 0)
+        return c > 0;
+    if (x->acquired_ms != y->acquired_ms)
+        return x->acquired_ms < y->acquired_ms;
+    int id = strcmp(x->tx_id, y->tx_id);
+    if (id != 0)
+        return id < 0;
+    return x->seq < y->seq;
+}
+
+static void heap_swap(size_t *h, size_t i, size_t j)
+{
+    size_t t = h[i];
+    h[i] = h[j];
+    h[j] = t;
+}
+
+static void heap_up(asset_state_t *a, size_t i)
+{
+    while (i > 0) {
+        size_t parent = (i - 1) / 2;
+        if (!hifo_before(&a->lots[a->heap[i]], &a->lots[a->heap[parent]]))
+            return;
+        heap_swap(a->heap, i, parent);
+        i = parent;
+    }
+}
+
+static void heap_down(asset_state_t *a, size_t i)
+{
+    for (;;) {
+        size_t best = i, l = 2 * i + 1, r = l + 1;
+        if (l < a->heap_len && hifo_before(&a->lots[a->heap[l]], &a->lots[a->heap[best]]))
+            best = l;
+        if (r < a->heap_len && hifo_before(&a->lots[a->heap[r]], &a->lots[a->heap[best]]))
+            best = r;
+        if (best == i)
+            return;
+        heap_swap(a->heap, i, best);
+        i = best;
+    }
+}
+
+static int acquire(inv_engine_t *e, const char *asset, const tx_rec_t *tx, dec_t quantity,
+                   bool has_basis, dec_t cost)
+{
+    asset_state_t *a = asset_find(e, asset);
+    if (a == NULL)
+        return -1;
+    lot_t *lots = grow(a->lots, &a->lot_cap, a->lot_count + 1, sizeof *lots);
+    if (lots == NULL)
+        return -1;
+    a->lots = lots;
+    size_t index = a->lot_count++;
+    lot_t *lot = &a->lots[index];
+    *lot = (lot_t){.tx_id = tx->id, .acquired_ms = tx->datetime_ms, .quantity = quantity,
+                   .has_basis = has_basis, .cost = has_basis ? cost : dec_zero(), .seq = index};
+    if (has_basis && e->method == INV_HIFO) {
+        lot->unit_cost = share(e, cost, dec_from_int(1), quantity);
+        size_t *heap = grow(a->heap, &a->heap_cap, a->heap_len + 1, sizeof *heap);
+        if (heap == NULL)
+            return -1;
+        a->heap = heap;
+        a->heap[a->heap_len++] = index;
+        heap_up(a, a->heap_len - 1);
+    }
+    if (has_basis && e->method == INV_AUSTRIA) {
+        a->pool_quantity = add(e, a->pool_quantity, quantity);
+        a->pool_cost = add(e, a->pool_cost, cost);
+    }
+    return 0;
+}
+
+/* ---- relief ----------------------------------------------------------- */
+
+typedef struct relief_ctx {
+    const tx_rec_t *tx;
+    const char *asset;
+    inv_relief_kind_t kind;
+    bool has_proceeds;
+    dec_t proceeds;      /* of the whole relief */
+    dec_t total;         /* quantity of the whole relief */
+    dec_t proceeds_left; /* not yet given to a piece */
+    dec_t quantity_left;
+    dec_t cost_relieved; /* sum of the pieces' cost with basis */
+} relief_ctx_t;
+
+static int record_piece(inv_engine_t *e, relief_ctx_t *c, const lot_t *lot, dec_t quantity,
+                        bool has_basis, dec_t cost)
+{
+    inv_relief_t *grown = grow(e->reliefs, &e->relief_cap, e->relief_count + 1, sizeof *grown);
+    if (grown == NULL)
+        return -1;
+    e->reliefs = grown;
+    c->quantity_left = sub(e, c->quantity_left, quantity);
+    inv_relief_t r = {.kind = c->kind, .tx_id = c->tx->id, .asset = c->asset,
+                      .datetime_ms = c->tx->datetime_ms, .quantity = quantity,
+                      .has_basis = has_basis, .cost = has_basis ? cost : dec_zero()};
+    if (lot != NULL) {
+        r.lot_tx_id = lot->tx_id;
+        r.acquired_ms = lot->acquired_ms;
+        r.term = holding_term(lot->acquired_ms, c->tx->datetime_ms);
+    }
+    if (c->kind == INV_RELIEF_DISPOSAL && c->has_proceeds) {
+        r.has_proceeds = true;
+        /* the last piece takes what is left, so the shares add up exactly */
+        r.proceeds = dec_is_zero(c->quantity_left) ? c->proceeds_left
+                                                   : share(e, c->proceeds, quantity, c->total);
+        c->proceeds_left = sub(e, c->proceeds_left, r.proceeds);
+    }
+    if (has_basis)
+        c->cost_relieved = add(e, c->cost_relieved, r.cost);
+    e->reliefs[e->relief_count++] = r;
+    return 0;
+}
+
+/* Takes up to *need from one lot (FIFO and HIFO: the lot's own cost). */
+static int take_from_lot(inv_engine_t *e, relief_ctx_t *c, lot_t *lot, dec_t *need)
+{
+    dec_t q = dec_cmp(lot->quantity, *need) <= 0 ? lot->quantity : *need;
+    dec_t cost = dec_zero();
+    if (lot->has_basis)
+        cost = dec_cmp(q, lot->quantity) == 0 ? lot->cost : share(e, lot->cost, q, lot->quantity);
+    lot->quantity = sub(e, lot->quantity, q);
+    lot->cost = sub(e, lot->cost, cost);
+    *need = sub(e, *need, q);
+    return record_piece(e, c, lot, q, lot->has_basis, cost);
+}
+
+/* AUSTRIA: quantities leave in FIFO order, cost at the pool's average. */
+static int take_from_pool(inv_engine_t *e, relief_ctx_t *c, asset_state_t *a, lot_t *lot,
+                          dec_t *need)
+{
+    dec_t q = dec_cmp(lot->quantity, *need) <= 0 ? lot->quantity : *need;
+    dec_t cost = dec_zero();
+    if (lot->has_basis) {
+        cost = dec_cmp(q, a->pool_quantity) == 0 ? a->pool_cost
+                                                 : share(e, a->pool_cost, q, a->pool_quantity);
+        a->pool_quantity = sub(e, a->pool_quantity, q);
+        a->pool_cost = sub(e, a->pool_cost, cost);
+    }
+    lot->quantity = sub(e, lot->quantity, q);
+    *need = sub(e, *need, q);
+    return record_piece(e, c, lot, q, lot->has_basis, cost);
+}
+
+static lot_t *next_in_order(asset_state_t *a, size_t *cursor, bool basis_only_skip)
+{
+    while (*cursor < a->lot_count) {
+        lot_t *lot = &a->lots[*cursor];
+        bool usable = !dec_is_zero(lot->quantity) && !(basis_only_skip && lot->has_basis);
+        if (usable)
+            return lot;
+        (*cursor)++;
+    }
+    return NULL;
+}
+
+static lot_t *hifo_top(asset_state_t *a)
+{
+    while (a->heap_len > 0) {
+        lot_t *top = &a->lots[a->heap[0]];
+        if (!dec_is_zero(top->quantity))
+            return top;
+        a->heap[0] = a->heap[--a->heap_len];
+        heap_down(a, 0);
+    }
+    return NULL;
+}
+
+static int relieve(inv_engine_t *e, relief_ctx_t *c)
+{
+    asset_state_t *a = asset_find(e, c->asset);
+    if (a == NULL)
+        return -1;
+    dec_t need = c->total;
+    c->quantity_left = c->total;
+    c->proceeds_left = c->proceeds;
+    c->cost_relieved = dec_zero();
+    while (!dec_is_zero(need) && e->failure == DEC_OK) {
+        lot_t *lot;
+        int rc;
+        if (e->method == INV_HIFO) {
+            lot = hifo_top(a);
+            if (lot == NULL)
+                lot = next_in_order(a, &a->nobasis_head, true);
+        } else {
+            lot = next_in_order(a, &a->head, false);
+        }
+        if (lot == NULL)
+            break;
+        rc = e->method == INV_AUSTRIA ? take_from_pool(e, c, a, lot, &need)
+                                      : take_from_lot(e, c, lot, &need);
+        if (rc != 0)
+            return -1;
+    }
+    if (!dec_is_zero(need) && e->failure == DEC_OK) {
+        e->shortfall = true;
+        return record_piece(e, c, NULL, need, false, dec_zero());
+    }
+    return 0;
+}
+
+/* ---- per transaction type -------------------------------------------- */
+
+/* Splits whole across lines in proportion to their own values when all are
+ * known, else to their amounts (the last line takes the remainder). */
+static dec_t line_share(inv_engine_t *e, const inv_line_t *lines, size_t n, size_t i, dec_t whole,
+                        dec_t *given)
+{
+    if (i + 1 == n)
+        return sub(e, whole, *given);
+    dec_t part = lines[i].amount, total = dec_zero(), v;
+    bool by_value = lines_value(e, lines, n, &total);
+    if (by_value && !dec_is_zero(total) && line_value(e, &lines[i], &v)) {
+        part = v;
+    } else {
+        total = dec_zero();
+        for (size_t k = 0; k < n; k++)
+            total = add(e, total, lines[k].amount);
+    }
+    dec_t s = share(e, whole, part, total);
+    *given = add(e, *given, s);
+    return s;
+}
+
+/* Fee lines in a tracked asset are disposed of at their own value. */
+static int dispose_fee_assets(inv_engine_t *e, const tx_rec_t *tx, const inv_line_t *fees,
+                              size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (is_reporting(fees[i].asset))
+            continue;
+        relief_ctx_t c = {.tx = tx, .asset = fees[i].asset, .kind = INV_RELIEF_DISPOSAL,
+                          .total = fees[i].amount};
+        c.has_proceeds = line_value(e, &fees[i], &c.proceeds);
+        if (relieve(e, &c) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int process_deposit_or_income(inv_engine_t *e, const tx_rec_t *tx)
+{
+    const inv_line_t *received = tx->lines + tx->sent_count;
+    for (size_t i = 0; i < tx->received_count; i++) {
+        if (is_reporting(received[i].asset))
+            continue;
+        dec_t value = dec_zero();
+        bool known = tx->type == INV_INCOME && line_value(e, &received[i], &value);
+        if (acquire(e, received[i].asset, tx, received[i].amount, known, value) != 0)
+            return -1;
+    }
+    return dispose_fee_assets(e, tx, tx->lines + tx->sent_count + tx->received_count,
+                              tx->fee_count);
+}
+
+/* Withdraw (a transfer out) or expense (a disposal at the lines' value). */
+static int process_outgoing(inv_engine_t *e, const tx_rec_t *tx)
+{
+    const inv_line_t *sent = tx->lines;
+    for (size_t i = 0; i < tx->sent_count; i++) {
+        if (is_reporting(sent[i].asset))
+            continue;
+        relief_ctx_t c = {.tx = tx, .asset = sent[i].asset, .total = sent[i].amount,
+                          .kind = tx->type == INV_WITHDRAW ? INV_RELIEF_TRANSFER
+                                                           : INV_RELIEF_DISPOSAL};
+        if (tx->type == INV_EXPENSE)
+            c.has_proceeds = line_value(e, &sent[i], &c.proceeds);
+        if (relieve(e, &c) != 0)
+            return -1;
+    }
+    return dispose_fee_assets(e, tx, tx->lines + tx->sent_count + tx->received_count,
+                              tx->fee_count);
+}
+
+typedef struct trade_values {
+    bool has_fees;
+    dec_t fees;
+    bool has_given;     /* the USD value of what was given (sent) */
+    dec_t given;
+    bool has_got;       /* the USD value of what was received */
+    dec_t got;
+} trade_values_t;
+
+static trade_values_t trade_values(inv_engine_t *e, const tx_rec_t *tx)
+{
+    const inv_line_t *sent = tx->lines, *received = tx->lines + tx->sent_count;
+    trade_values_t v = {0};
+    v.has_fees = lines_value(e, tx->lines + tx->sent_count + tx->received_count, tx->fee_count,
+                             &v.fees);
+    if (!v.has_fees)
+        v.fees = dec_zero(); /* a fee without a known value adds nothing */
+    v.has_given = lines_value(e, sent, tx->sent_count, &v.given);
+    v.has_got = lines_value(e, received, tx->received_count, &v.got);
+    return v;
+}
+
+static int trade_dispose(inv_engine_t *e, const tx_rec_t *tx, const trade_values_t *v,
+                         bool carry, dec_t *carried_cost)
+{
+    const inv_line_t *sent = tx->lines;
+    size_t tracked_received = tracked_count(tx->lines + tx->sent_count, tx->received_count);
+    bool has_proceeds = v->has_got || v->has_given;
+    dec_t proceeds = v->has_got ? v->got : v->given;
+    if (has_proceeds && tracked_received == 0) /* a sale: the fees reduce the proceeds */
+        proceeds = sub(e, proceeds, v->fees);
+    dec_t given = dec_zero();
+    *carried_cost = dec_zero();
+    for (size_t i = 0; i < tx->sent_count; i++) {
+        dec_t part = line_share(e, sent, tx->sent_count, i, proceeds, &given);
+        if (is_reporting(sent[i].asset))
+            continue;
+        relief_ctx_t c = {.tx = tx, .asset = sent[i].asset, .total = sent[i].amount,
+                          .kind = carry ? INV_RELIEF_CARRY : INV_RELIEF_DISPOSAL,
+                          .has_proceeds = has_proceeds && !carry, .proceeds = part};
+        if (relieve(e, &c) != 0)
+            return -1;
+        *carried_cost = add(e, *carried_cost, c.cost_relieved);
+    }
+    return 0;
+}
+
+static int trade_acquire(inv_engine_t *e, const tx_rec_t *tx, const trade_values_t *v,
+                         bool carry, dec_t carried_cost)
+{
+    const inv_line_t *received = tx->lines + tx->sent_count;
+    bool has_cost = carry || v->has_given || v->has_got;
+    dec_t cost = carry ? carried_cost : v->has_given ? v->given : v->got;
+    cost = add(e, cost, v->fees);
+    dec_t given = dec_zero();
+    for (size_t i = 0; i < tx->received_count; i++) {
+        dec_t part = line_share(e, received, tx->received_count, i, cost, &given);
+        if (is_reporting(received[i].asset))
+            continue;
+        if (acquire(e, received[i].asset, tx, received[i].amount, has_cost, part) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int process_trade(inv_engine_t *e, const tx_rec_t *tx)
+{
+    trade_values_t v = trade_values(e, tx);
+    size_t tracked_sent = tracked_count(tx->lines, tx->sent_count);
+    size_t tracked_received = tracked_count(tx->lines + tx->sent_count, tx->received_count);
+    bool carry = e->method == INV_AUSTRIA && tracked_sent == tx->sent_count &&
+                 tracked_received == tx->received_count && tracked_sent > 0 &&
+                 tracked_received > 0;
+    dec_t carried = dec_zero();
+    if (dispose_fee_assets(e, tx, tx->lines + tx->sent_count + tx->received_count,
+                           tx->fee_count) != 0 ||
+        trade_dispose(e, tx, &v, carry, &carried) != 0)
+        return -1;
+    return trade_acquire(e, tx, &v, carry, carried);
+}
+
+/* ---- the run ---------------------------------------------------------- */
+
+static int compare_tx(const void *pa, const void *pb)
+{
+    const tx_rec_t *a = pa, *b = pb;
+    if (a->datetime_ms != b->datetime_ms)
+        return a->datetime_ms < b->datetime_ms ? -1 : 1;
+    if (a->type != b->type)
+        return a->type < b->type ? -1 : 1;
+    return strcmp(a->id, b->id);
+}
+
+static int compare_assets(const void *pa, const void *pb)
+{
+    return strcmp(((const asset_state_t *)pa)->code, ((const asset_state_t *)pb)->code);
+}
+
+static int summarise(inv_engine_t *e, asset_state_t *a)
+{
+    inv_summary_t *s = &a->summary;
+    *s = (inv_summary_t){.asset = a->code};
+    a->out_lots = malloc((a->lot_count ? a->lot_count : 1) * sizeof *a->out_lots);
+    if (a->out_lots == NULL)
+        return -1;
+    for (size_t i = 0; i < a->lot_count; i++) {
+        const lot_t *lot = &a->lots[i];
+        if (dec_is_zero(lot->quantity))
+            continue;
+        inv_lot_t out = {.tx_id = lot->tx_id, .acquired_ms = lot->acquired_ms,
+                         .quantity = lot->quantity, .has_basis = lot->has_basis,
+                         .cost = lot->cost};
+        if (lot->has_basis && e->method == INV_AUSTRIA)
+            out.cost = share(e, a->pool_cost, lot->quantity, a->pool_quantity);
+        a->out_lots[s->lot_count++] = out;
+        s->total_quantity = add(e, s->total_quantity, lot->quantity);
+        if (lot->has_basis && e->method != INV_AUSTRIA) {
+            s->total_cost = add(e, s->total_cost, lot->cost);
+            s->quantity_with_basis = add(e, s->quantity_with_basis, lot->quantity);
+        }
+        if (e->failure != DEC_OK) { /* the holding itself is out of range */
+            e->failed_at = lot->tx_id;
+            return 0;
+        }
+    }
+    if (e->method == INV_AUSTRIA) {
+        s->total_cost = a->pool_cost;
+        s->quantity_with_basis = a->pool_quantity;
+    }
+    s->lots = a->out_lots;
+    s->has_average = !dec_is_zero(s->quantity_with_basis);
+    if (s->has_average)
+        s->average_unit_cost = share(e, s->total_cost, dec_from_int(1), s->quantity_with_basis);
+    return 0;
+}
+
+dec_status_t inv_engine_run(inv_engine_t *engine, const char **failed_tx)
+{
+    *failed_tx = NULL;
+    if (engine->ran)
+        return DEC_OK;
+    engine->ran = true;
+    if (engine->tx_count > 1)
+        qsort(engine->txs, engine->tx_count, sizeof *engine->txs, compare_tx);
+    for (size_t i = 0; i < engine->tx_count; i++) {
+        const tx_rec_t *tx = &engine->txs[i];
+        int rc;
+        if (tx->type == INV_TRADE)
+            rc = process_trade(engine, tx);
+        else if (tx->type == INV_DEPOSIT || tx->type == INV_INCOME)
+            rc = process_deposit_or_income(engine, tx);
+        else
+            rc = process_outgoing(engine, tx);
+        if (rc != 0 && engine->failure == DEC_OK)
+            engine->failure = DEC_RANGE; /* out of memory: reported as a failed run */
+        if (engine->failure != DEC_OK) {
+            *failed_tx = tx->id;
+            return engine->failure;
+        }
+    }
+    if (engine->asset_count > 1)
+        qsort(engine->assets, engine->asset_count, sizeof *engine->assets, compare_assets);
+    for (size_t i = 0; i < engine->asset_count && engine->failure == DEC_OK; i++)
+        if (summarise(engine, &engine->assets[i]) != 0 && engine->failure == DEC_OK)
+            engine->failure = DEC_RANGE;
+    *failed_tx = engine->failed_at;
+    return engine->failure;
+}
+
+/* ---- results ---------------------------------------------------------- */
+
+size_t inv_summary_count(const inv_engine_t *engine)
+{
+    return engine->asset_count;
+}
+
+const inv_summary_t *inv_summary(const inv_engine_t *engine, size_t index)
+{
+    return index < engine->asset_count ? &engine->assets[index].summary : NULL;
+}
+
+const inv_summary_t *inv_summary_of(const inv_engine_t *engine, const char *asset)
+{
+    for (size_t i = 0; i < engine->asset_count; i++)
+        if (strcmp(engine->assets[i].code, asset) == 0)
+            return &engine->assets[i].summary;
+    return NULL;
+}
+
+size_t inv_relief_count(const inv_engine_t *engine)
+{
+    return engine->relief_count;
+}
+
+const inv_relief_t *inv_relief(const inv_engine_t *engine, size_t index)
+{
+    return index < engine->relief_count ? &engine->reliefs[index] : NULL;
+}
+
+bool inv_engine_had_shortfall(const inv_engine_t *engine)
+{
+    return engine->shortfall;
+}

@@ -1,0 +1,157 @@
+/* inventory engine: lots, cost basis and realised gains for one account,
+ * computed from its transactions. It speaks neither HTTP nor SQL: the caller
+ * adds transactions (in any order), runs the engine once, and reads the
+ * results. Every quantity and amount is an exact dec_t.
+ *
+ * Order. Transactions are processed in one total order: datetime, then type
+ * (deposit, income, trade, withdraw, expense: acquisitions before disposals
+ * at the same instant), then id (bytewise). Arrival order never matters, so
+ * any permutation of the same transactions gives the same inventory.
+ *
+ * Values. A line's USD value is its amount when the asset is the reporting
+ * currency (USD), else amount x its USD rate when it has one, else unknown.
+ * The reporting currency itself is never held as lots.
+ *
+ * Per type:
+ *  - deposit: received lines become lots without cost basis (a transfer in:
+ *    the original cost is not known here);
+ *  - income: received lines become lots whose cost is their USD value (fair
+ *    value when received), or without basis when it is unknown;
+ *  - trade: sent lines are disposed of, received lines acquired. The cost of
+ *    what is received is the USD value given for it (the USD sent, else the
+ *    sent lines' values, else the received lines' own values) plus the fees;
+ *    the proceeds of what is sent are the USD value received (else the sent
+ *    lines' own values) minus the fees when nothing tracked is received (a
+ *    sale). Under AUSTRIA a trade of one tracked asset for another carries
+ *    the relieved cost over to what is received and realises nothing;
+ *  - withdraw: sent lines relieve lots without realising anything (a
+ *    transfer out); the relieved pieces are recorded as transfer lots;
+ *  - expense: sent lines are disposed of at their USD value.
+ *  Fee lines in a tracked asset relieve that asset's lots as disposals.
+ *
+ * Methods. FIFO relieves the earliest acquisitions first; HIFO the highest
+ * unit cost first, ties broken by acquisition datetime, then transaction id;
+ * lots without basis come after every lot with basis. AUSTRIA keeps one
+ * moving-average pool per asset: an acquisition adds its quantity and cost,
+ * a disposal relieves quantity x average cost; quantities leave in FIFO
+ * order so holding periods and transfer lots stay meaningful.
+ *
+ * Rounding. Derived values (the cost of part of a lot, unit and average
+ * costs) are computed with one half-to-even rounding at 18 fractional digits
+ * (core/decimal.h); sums are exact.
+ *
+ * Shortfalls. Relieving more than is held relieves everything held and
+ * records the missing quantity as relieved without basis, with a warning. */
+#ifndef TAXD_INVENTORY_ENGINE_H
+#define TAXD_INVENTORY_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/decimal.h"
+
+#define INV_CODE_MAX 33  /* asset codes: 1..32 bytes */
+#define INV_ID_MAX 257   /* transaction ids: 1..256 bytes */
+
+typedef enum inv_method { INV_FIFO, INV_HIFO, INV_AUSTRIA } inv_method_t;
+
+/* In processing order at equal datetimes. */
+typedef enum inv_tx_type {
+    INV_DEPOSIT = 0,
+    INV_INCOME,
+    INV_TRADE,
+    INV_WITHDRAW,
+    INV_EXPENSE,
+} inv_tx_type_t;
+
+typedef struct inv_line {
+    char asset[INV_CODE_MAX];
+    dec_t amount;     /* > 0 */
+    bool has_rate;
+    dec_t usd_rate;   /* USD per unit, when has_rate */
+} inv_line_t;
+
+typedef struct inv_tx {
+    char id[INV_ID_MAX];
+    int64_t datetime_ms;
+    inv_tx_type_t type;
+    const inv_line_t *sent, *received, *fees; /* copied by inv_engine_add */
+    size_t sent_count, received_count, fee_count;
+} inv_tx_t;
+
+typedef enum inv_term { INV_SHORT_TERM, INV_LONG_TERM } inv_term_t;
+
+/* A lot still held. */
+typedef struct inv_lot {
+    const char *tx_id;     /* the acquiring transaction (owned by the engine) */
+    int64_t acquired_ms;
+    dec_t quantity;
+    bool has_basis;
+    dec_t cost;            /* when has_basis */
+} inv_lot_t;
+
+/* Per asset, after the run. average_unit_cost = total_cost /
+ * total_quantity_with_basis, absent when that quantity is zero. */
+typedef struct inv_summary {
+    const char *asset;
+    dec_t total_quantity;
+    dec_t total_cost;
+    dec_t quantity_with_basis;
+    bool has_average;
+    dec_t average_unit_cost;
+    size_t lot_count;
+    const inv_lot_t *lots; /* acquisition order */
+} inv_summary_t;
+
+typedef enum inv_relief_kind {
+    INV_RELIEF_DISPOSAL, /* realised: proceeds and gain */
+    INV_RELIEF_TRANSFER, /* withdraw: nothing realised, recorded as transfer lots */
+    INV_RELIEF_CARRY,    /* AUSTRIA crypto-to-crypto: cost carried over, nothing realised */
+} inv_relief_kind_t;
+
+/* One piece of a relief: a part of one lot (or of the shortfall). */
+typedef struct inv_relief {
+    inv_relief_kind_t kind;
+    const char *tx_id;          /* the disposing or withdrawing transaction */
+    const char *asset;
+    int64_t datetime_ms;        /* of the relief */
+    const char *lot_tx_id;      /* the acquiring transaction; NULL for a shortfall */
+    int64_t acquired_ms;        /* 0 for a shortfall */
+    dec_t quantity;
+    bool has_basis;
+    dec_t cost;
+    /* INV_RELIEF_DISPOSAL only */
+    bool has_proceeds;
+    dec_t proceeds;             /* this piece's share of the proceeds */
+    inv_term_t term;
+} inv_relief_t;
+
+typedef struct inv_engine inv_engine_t;
+
+/* NULL on allocation failure. */
+inv_engine_t *inv_engine_new(inv_method_t method);
+void inv_engine_free(inv_engine_t *engine);
+
+/* Copies tx and its lines. Returns 0, or -1 on allocation failure or a line
+ * with a non-positive amount. */
+int inv_engine_add(inv_engine_t *engine, const inv_tx_t *tx);
+
+/* Sorts and processes everything added. Returns DEC_OK, or the status of an
+ * arithmetic failure (a total beyond 20 integer digits) with *failed_tx set
+ * to the id of the transaction it happened in. Runs once per engine. */
+dec_status_t inv_engine_run(inv_engine_t *engine, const char **failed_tx);
+
+size_t inv_summary_count(const inv_engine_t *engine);
+/* Summaries in asset-code order. */
+const inv_summary_t *inv_summary(const inv_engine_t *engine, size_t index);
+const inv_summary_t *inv_summary_of(const inv_engine_t *engine, const char *asset);
+
+/* Every relief in processing order (disposals, fee disposals, transfers). */
+size_t inv_relief_count(const inv_engine_t *engine);
+const inv_relief_t *inv_relief(const inv_engine_t *engine, size_t index);
+
+/* True when some relief had a shortfall (relieved more than was held). */
+bool inv_engine_had_shortfall(const inv_engine_t *engine);
+
+#endif
