@@ -515,8 +515,16 @@ json_t *v_parse_body(const char *body, size_t len, const char *content_type, boo
     json_error_t error;
     /* No JSON_DISABLE_EOF_CHECK: trailing bytes after the value are refused. */
     json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &error);
-    if (root == NULL)
+    if (root == NULL) {
+        /* jansson quotes the input near the fault ("premature end of input
+         * near '"123-45-6789'"): that excerpt could be a TIN or a secret, and
+         * the message reaches the client and the access log. Only a duplicate
+         * key keeps its quote, which names a key, never a value. */
+        char *near = strstr(error.text, " near '");
+        if (near != NULL && strstr(error.text, "duplicate object key") == NULL)
+            *near = '\0';
         v_set_msg(msg, msg_cap, "Malformed JSON: %s at line %d, column %d", error.text,
                   error.line, error.column);
+    }
     return root;
 }

@@ -684,9 +684,9 @@ static void test_parse_trailing_garbage(void **state)
 {
     (void)state;
     assert_parse("{\"a\":1} x", "application/json", false, NULL,
-                 "Malformed JSON: end of file expected near 'x' at line 1, column 9");
+                 "Malformed JSON: end of file expected at line 1, column 9");
     assert_parse("{}{}", "application/json", false, NULL,
-                 "Malformed JSON: end of file expected near '{' at line 1, column 3");
+                 "Malformed JSON: end of file expected at line 1, column 3");
 }
 
 static void test_parse_malformed(void **state)
@@ -697,11 +697,13 @@ static void test_parse_malformed(void **state)
     assert_parse("   ", "application/json", false, NULL,
                  "Malformed JSON: '[' or '{' expected near end of file at line 1, column 3");
     assert_parse("{\"a\":99999999999999999999}", "application/json", false, NULL,
-                 "Malformed JSON: too big integer near '99999999999999999999' at line 1, "
-                 "column 25");
+                 "Malformed JSON: too big integer at line 1, column 25");
     assert_parse("{\"a\":\"\\u0000\"}", "application/json", false, NULL,
-                 "Malformed JSON: \\u0000 is not allowed without JSON_ALLOW_NUL near "
-                 "'\"\\u0000\"' at line 1, column 13");
+                 "Malformed JSON: \\u0000 is not allowed without JSON_ALLOW_NUL at line 1, "
+                 "column 13");
+    /* The input is never quoted back: it could be a TIN or a secret. */
+    assert_parse("{\"tin\":\"123-45-6789", "application/json", false, NULL,
+                 "Malformed JSON: premature end of input at line 1, column 19");
 }
 
 static void test_parse_empty(void **state)
