@@ -1,22 +1,346 @@
-/* accounts: being written (placeholder so the route table links). */
+/* accounts: a tenant's accounts (POST, GET one, GET list, PATCH).
+ *
+ * An account belongs to an account owner and a filer, both named by their
+ * caller ids; when the create omits filer_id the tenant's default filer
+ * ("default") is used and answered, so every record names its filer. The
+ * cost basis method is FIFO unless the caller picks HIFO or AUSTRIA, and
+ * austria_tax_year is present exactly when the method is AUSTRIA. The
+ * validator checks the shape of each body; the rules it cannot state (that
+ * pairing, ids that are at most 256 bytes, id and uuid that never change)
+ * are custom issues built here, on the field they are about.
+ *
+ * Order of answers. Create: 400 (shape, then rules), 409 (the id is taken:
+ * a client that lost the response of its create reads the record back),
+ * 404 for the owner, then 404 for the filer. PATCH: 400 for the shape, 404
+ * for the account, 400 for the rules on the merged record, 404 for the owner,
+ * then the filer. The merge runs inside the store's write transaction
+ * (store_account_update), so the rules hold against the record as it is at
+ * that moment, not as an earlier read saw it.
+ *
+ * PATCH is a merge patch. One deliberate strictness: changing the method
+ * away from AUSTRIA while a year is stored needs "austria_tax_year": null in
+ * the same patch. Clearing the year silently would drop a setting the
+ * withholding work depends on, so the client must say it.
+ *
+ * Ids in paths may decode to bytes that are not UTF-8 (%FF); such an id
+ * cannot exist, and the 404 names it with U+FFFD in place of the bad bytes,
+ * since a JSON message cannot carry them. */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
 #include "api/api.h"
+#include "app/service.h"
+#include "core/clock.h"
+#include "core/ids.h"
+#include "store/accounts.h"
+
+#define ACCOUNT_ID_MAX_BYTES 256    /* docs/decisions.md: ids are 1 to 256 bytes */
+#define YEAR_MIN 2000
+#define YEAR_MAX 2100
+#define DEFAULT_FILER "default"
+#define AUSTRIA "AUSTRIA"
+
+static const char *const METHODS[] = {"FIFO", "HIFO", AUSTRIA, NULL};
+
+static const v_field CREATE_FIELDS[] = {
+    {"id", V_STRING, .required = true, .min_len = 1, .max_len = 256},
+    {"account_owner_id", V_STRING, .required = true, .min_len = 1, .max_len = 256},
+    {"filer_id", V_STRING, .nullable = true, .min_len = 1, .max_len = 256},
+    {"name", V_STRING, .nullable = true, .min_len = 1, .max_len = 256},
+    {"cost_basis_method", V_ENUM, .nullable = true, .values = METHODS},
+    {"austria_tax_year", V_INTEGER, .nullable = true, .has_range = true, .min_int = YEAR_MIN,
+     .max_int = YEAR_MAX},
+    {.name = NULL}};
+static const v_schema CREATE_SCHEMA = {CREATE_FIELDS};
+
+/* null is refused for what every record has (ids, method): only name and
+ * austria_tax_year can be cleared. */
+static const v_field PATCH_FIELDS[] = {
+    {"id", V_STRING, .min_len = 1},
+    {"uuid", V_STRING, .min_len = 1},
+    {"account_owner_id", V_STRING, .min_len = 1, .max_len = 256},
+    {"filer_id", V_STRING, .min_len = 1, .max_len = 256},
+    {"name", V_STRING, .nullable = true, .min_len = 1, .max_len = 256},
+    {"cost_basis_method", V_ENUM, .values = METHODS},
+    {"austria_tax_year", V_INTEGER, .nullable = true, .has_range = true, .min_int = YEAR_MIN,
+     .max_int = YEAR_MAX},
+    {.name = NULL}};
+static const v_schema PATCH_SCHEMA = {PATCH_FIELDS};
+
+/* ---- output */
+
+static json_t *account_json(const store_account_t *a)
+{
+    return json_pack("{s:s, s:s, s:s, s:s, s:o, s:s, s:o, s:o, s:o}", "id", a->id, "uuid",
+                     a->uuid, "account_owner_id", a->owner_id, "filer_id", a->filer_id, "name",
+                     api_string_or_null(a->name), "cost_basis_method", a->cost_basis_method,
+                     "austria_tax_year",
+                     a->austria_tax_year != 0 ? json_integer(a->austria_tax_year) : json_null(),
+                     "created_at", api_time(a->created_at), "updated_at",
+                     api_time(a->updated_at));
+}
+
+/* Length of the valid UTF-8 sequence at s (n bytes left), 0 when invalid
+ * (truncated, overlong, surrogate, beyond U+10FFFF). */
+/* ---- rules the schema cannot state */
+
+static void add_issue(json_t *issues, const char *field, const char *code, const char *message,
+                      json_t *extra)
+{
+    json_t *path = json_pack("[s]", field);
+    json_array_append_new(issues, v_issue(code, path, message, extra));
+    json_decref(path);
+}
+
+/* The validator counts characters; stored ids are limited in bytes. */
+static void check_id_bytes(json_t *issues, const json_t *body, const char *field)
+{
+    const json_t *value = json_object_get(body, field);
+    if (json_is_string(value) && json_string_length(value) > ACCOUNT_ID_MAX_BYTES)
+        add_issue(issues, field, "custom", "Too big: expected id to have <=256 bytes", NULL);
+}
+
+/* The AUSTRIA <-> austria_tax_year rule. year_stored: the year was not in
+ * the request but kept from the stored record (PATCH), which needs its own
+ * explanation. */
+static void check_method_year(json_t *issues, const char *method, int year, bool year_stored)
+{
+    bool austria = strcmp(method, AUSTRIA) == 0;
+    if (austria && year == 0)
+        add_issue(issues, "austria_tax_year", "custom",
+                  "Required when cost_basis_method is AUSTRIA", NULL);
+    else if (!austria && year != 0)
+        add_issue(issues, "austria_tax_year", "custom",
+                  year_stored ? "Set to null explicitly to change cost_basis_method from AUSTRIA"
+                              : "Only allowed when cost_basis_method is AUSTRIA",
+                  NULL);
+}
+
+/* A string field of a validated body, or fallback when absent or null. */
+static const char *string_or(const json_t *body, const char *field, const char *fallback)
+{
+    const char *s = json_string_value(json_object_get(body, field));
+    return s != NULL ? s : fallback;
+}
+
+/* Copies a validated string into its buffer, sized for 256 bytes of id or
+ * 256 characters of name. An id over 256 bytes is cut here, but
+ * check_id_bytes refuses the body before the copy is ever used. */
+static void copy_text(char *out, size_t cap, const char *text)
+{
+    snprintf(out, cap, "%s", text);
+}
+
+/* ---- responses */
+
+static void reply_missing(request_t *req, store_account_missing_t missing, const char *account_id,
+                          const char *owner_id, const char *filer_id)
+{
+    if (missing == STORE_ACCOUNT_MISSING_OWNER)
+        reply_error(req, 404, "Account owner '%s' not found", owner_id);
+    else if (missing == STORE_ACCOUNT_MISSING_FILER)
+        reply_error(req, 404, "Filer '%s' not found", filer_id);
+    else
+        reply_error(req, 404, "Account with id '%s' not found", account_id);
+}
+
+/* ---- POST /v1/accounts */
+
+/* Builds the new account from a validated body; answers 400 and returns
+ * false when a rule fails. */
+static bool account_from_body(request_t *req, const json_t *body, store_account_t *a)
+{
+    memset(a, 0, sizeof *a);
+    copy_text(a->id, sizeof a->id, string_or(body, "id", ""));
+    copy_text(a->owner_id, sizeof a->owner_id, string_or(body, "account_owner_id", ""));
+    copy_text(a->filer_id, sizeof a->filer_id, string_or(body, "filer_id", DEFAULT_FILER));
+    copy_text(a->name, sizeof a->name, string_or(body, "name", ""));
+    copy_text(a->cost_basis_method, sizeof a->cost_basis_method,
+              string_or(body, "cost_basis_method", "FIFO"));
+    a->austria_tax_year = (int)json_integer_value(json_object_get(body, "austria_tax_year"));
+
+    json_t *issues = json_array();
+    check_id_bytes(issues, body, "id");
+    check_id_bytes(issues, body, "account_owner_id");
+    check_id_bytes(issues, body, "filer_id");
+    check_method_year(issues, a->cost_basis_method, a->austria_tax_year, false);
+    if (json_array_size(issues) > 0) {
+        reply_invalid(req, "Invalid account", issues);
+        return false;
+    }
+    json_decref(issues);
+    return true;
+}
 
 void api_accounts_create(request_t *req)
 {
-    reply_error(req, 501, "Not implemented yet");
+    json_t *body = api_read_body(req, &CREATE_SCHEMA, "account");
+    store_account_t account;
+    if (body == NULL || !account_from_body(req, body, &account))
+        return;
+    if (ids_uuid_v4(account.uuid) != 0) {
+        reply_error(req, 500, "The request could not be completed");
+        return;
+    }
+    account.created_at = account.updated_at = clock_now_ms(&req->svc->clock);
+    store_conn_t *db = api_db(req);
+    if (db == NULL)
+        return;
+    store_account_missing_t missing;
+    store_status_t rc = store_account_create(db, req->claims.tenant_id, &account, &missing);
+    if (rc == STORE_OK)
+        reply_data(req, 201, account_json(&account));
+    else if (rc == STORE_CONFLICT)
+        reply_error(req, 409, "Account with id '%s' already exists", account.id);
+    else if (rc == STORE_NOT_FOUND)
+        reply_missing(req, missing, account.id, account.owner_id, account.filer_id);
+    else
+        reply_store_failure(req, rc);
+}
+
+/* ---- GET /v1/accounts/{accountId} */
+
+void api_accounts_get(request_t *req)
+{
+    const char *id = request_param(req, "accountId");
+    store_conn_t *db = api_db(req);
+    if (db == NULL)
+        return;
+    store_account_t account;
+    store_status_t rc = store_account_get(db, req->claims.tenant_id, id, &account);
+    if (rc == STORE_OK)
+        reply_data(req, 200, account_json(&account));
+    else if (rc == STORE_NOT_FOUND)
+        reply_missing(req, STORE_ACCOUNT_MISSING_ACCOUNT, id, NULL, NULL);
+    else
+        reply_store_failure(req, rc);
+}
+
+/* ---- GET /v1/accounts */
+
+static int append_account(const store_account_t *account, void *ctx)
+{
+    return json_array_append_new(ctx, account_json(account)) == 0 ? 0 : 1;
 }
 
 void api_accounts_list(request_t *req)
 {
-    reply_error(req, 501, "Not implemented yet");
+    size_t limit;
+    const char *after;
+    if (!api_page_params(req, &limit, &after))
+        return;
+    bool malformed = false;
+    const char *owner_id = request_query(req, "account_owner_id", &malformed);
+    if (malformed) {
+        reply_error(req, 400, "The query string is not validly percent-encoded");
+        return;
+    }
+    store_conn_t *db = api_db(req);
+    if (db == NULL)
+        return;
+    json_t *items = json_array();
+    bool more = false;
+    store_status_t rc = store_account_list(db, req->claims.tenant_id, owner_id, after, limit,
+                                           append_account, items, &more);
+    if (rc != STORE_OK || items == NULL) {
+        json_decref(items);
+        reply_store_failure(req, rc);
+        return;
+    }
+    size_t n = json_array_size(items);
+    const char *last =
+        n > 0 ? json_string_value(json_object_get(json_array_get(items, n - 1), "id")) : NULL;
+    api_reply_page(req, items, last, more);
 }
 
-void api_accounts_get(request_t *req)
+/* ---- PATCH /v1/accounts/{accountId} */
+
+typedef struct patch_ctx {
+    const json_t *body;
+    json_t *issues; /* owned by the handler */
+} patch_ctx_t;
+
+/* id and uuid may be sent, but only with the values they have. */
+static void check_unchanged(json_t *issues, const json_t *body, const char *field,
+                            const char *stored)
 {
-    reply_error(req, 501, "Not implemented yet");
+    const char *sent = json_string_value(json_object_get(body, field));
+    if (sent != NULL && strcmp(sent, stored) != 0)
+        add_issue(issues, field, "custom", "Cannot be changed", NULL);
+}
+
+/* Replaces out with the body's string field when the body has it (and it is
+ * not null). */
+static void patch_text(const json_t *body, const char *field, char *out, size_t cap)
+{
+    const char *s = json_string_value(json_object_get(body, field));
+    if (s != NULL)
+        copy_text(out, cap, s);
+}
+
+/* Applies the merge patch (validated) to next. */
+static void apply_patch(const json_t *body, store_account_t *next)
+{
+    patch_text(body, "account_owner_id", next->owner_id, sizeof next->owner_id);
+    patch_text(body, "filer_id", next->filer_id, sizeof next->filer_id);
+    patch_text(body, "cost_basis_method", next->cost_basis_method,
+               sizeof next->cost_basis_method);
+    const json_t *name = json_object_get(body, "name");
+    if (json_is_null(name))
+        next->name[0] = '\0';
+    else
+        patch_text(body, "name", next->name, sizeof next->name);
+    const json_t *year = json_object_get(body, "austria_tax_year");
+    if (year != NULL)
+        next->austria_tax_year = (int)json_integer_value(year); /* null reads as 0: cleared */
+}
+
+/* store_account_merge_fn: runs inside the store's write transaction. */
+static bool merge_patch(const store_account_t *current, store_account_t *next, void *arg)
+{
+    patch_ctx_t *ctx = arg;
+    check_unchanged(ctx->issues, ctx->body, "id", current->id);
+    check_unchanged(ctx->issues, ctx->body, "uuid", current->uuid);
+    apply_patch(ctx->body, next);
+    bool year_stored = json_object_get(ctx->body, "austria_tax_year") == NULL;
+    check_method_year(ctx->issues, next->cost_basis_method, next->austria_tax_year, year_stored);
+    return json_array_size(ctx->issues) == 0;
 }
 
 void api_accounts_update(request_t *req)
 {
-    reply_error(req, 501, "Not implemented yet");
+    const char *id = request_param(req, "accountId");
+    json_t *body = api_read_body(req, &PATCH_SCHEMA, "account");
+    if (body == NULL)
+        return;
+    patch_ctx_t ctx = {body, json_array()};
+    check_id_bytes(ctx.issues, body, "account_owner_id");
+    check_id_bytes(ctx.issues, body, "filer_id");
+    if (json_array_size(ctx.issues) > 0) {
+        reply_invalid(req, "Invalid account", ctx.issues);
+        return;
+    }
+    store_conn_t *db = api_db(req);
+    if (db == NULL) {
+        json_decref(ctx.issues);
+        return;
+    }
+    store_account_t account;
+    store_account_missing_t missing;
+    store_status_t rc =
+        store_account_update(db, req->claims.tenant_id, id, merge_patch, &ctx,
+                             clock_now_ms(&req->svc->clock), &account, &missing);
+    if (rc == STORE_CONFLICT) {
+        reply_invalid(req, "Invalid account", ctx.issues);
+        return;
+    }
+    json_decref(ctx.issues);
+    if (rc == STORE_OK)
+        reply_data(req, 200, account_json(&account));
+    else if (rc == STORE_NOT_FOUND)
+        reply_missing(req, missing, id, string_or(body, "account_owner_id", ""),
+                      string_or(body, "filer_id", ""));
+    else
+        reply_store_failure(req, rc);
 }

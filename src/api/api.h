@@ -42,6 +42,15 @@ void api_filers_get(request_t *req);
 void api_filers_list(request_t *req);
 void api_filers_update(request_t *req);
 void api_filers_delete(request_t *req);
+/* src/api/transactions.c */
+void api_transactions_upsert(request_t *req);
+void api_transactions_get(request_t *req);
+void api_transactions_delete(request_t *req);
+/* src/api/inventory.c */
+void api_inventory_summaries(request_t *req);
+void api_inventory_lots(request_t *req);
+void api_transfer_lots(request_t *req);
+void api_withholding_austria(request_t *req);
 /* src/api/testhooks.c (only routed with --test-hooks) */
 void api_test_clock(request_t *req);
 void api_test_pause(request_t *req);

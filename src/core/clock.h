@@ -26,4 +26,10 @@ int64_t clock_monotonic_us(void);
 /* Formats ms since the epoch as RFC 3339 UTC with milliseconds and 'Z'. */
 void clock_format_rfc3339(int64_t ms, char out[CLOCK_RFC3339_LEN]);
 
+/* Parses RFC 3339 with a zone ("2024-01-02T03:04:05Z", "...05.123+02:00")
+ * into ms since the epoch (UTC). Fractional digits past milliseconds are
+ * dropped (taxd keeps datetimes to the millisecond). Returns 0, or -1 when the
+ * text is not such a datetime (range-checked, leap years included). */
+int clock_parse_rfc3339(const char *text, int64_t *ms);
+
 #endif

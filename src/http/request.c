@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "app/service.h"
+#include "core/utf8.h"
 #include "http/errors.h"
 #include "http/url.h"
 #include "http/validate.h"
@@ -119,13 +120,17 @@ void reply_error_body(request_t *req, int status, json_t *body)
     reply_json(req, status, body);
 }
 
+/* Messages quote ids as the client sent them, which may be any bytes: made
+ * valid UTF-8 here (and never cut inside a character), once for every
+ * handler, or the body could not be serialized at all. */
 void reply_error(request_t *req, int status, const char *fmt, ...)
 {
-    char msg[1024];
+    char raw[2048], msg[1024];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
+    utf8_sanitize(raw, msg, sizeof msg);
     reply_json(req, status, error_body(status, msg));
 }
 

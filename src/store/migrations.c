@@ -169,6 +169,87 @@ static const char *const MIGRATIONS[] = {
     "  PRIMARY KEY (transaction_uuid, asset_uuid)"
     ") STRICT, WITHOUT ROWID;"
     "CREATE INDEX transaction_assets_asset ON transaction_assets (asset_uuid);",
+
+    /* v3: what the inventory engine reads and writes, and the event outbox.
+     * A transaction's line items are kept normalized (kind 0 sent, 1 received,
+     * 2 fees) so recalculation reads them without parsing JSON. An account's
+     * dirty_from is the watermark: the earliest datetime a write affected
+     * since its inventory was last computed (NULL: up to date);
+     * inventory_version counts writes so a recalculation only clears the
+     * watermark if no write happened meanwhile. */
+    "CREATE TABLE transaction_lines ("
+    "  transaction_uuid TEXT NOT NULL REFERENCES transactions(uuid) ON DELETE CASCADE,"
+    "  kind INTEGER NOT NULL CHECK (kind IN (0, 1, 2)),"
+    "  idx INTEGER NOT NULL,"
+    "  asset_code TEXT NOT NULL,"
+    "  amount TEXT NOT NULL,"
+    "  usd_rate TEXT,"
+    "  PRIMARY KEY (transaction_uuid, kind, idx)"
+    ") STRICT, WITHOUT ROWID;"
+    "ALTER TABLE accounts ADD COLUMN dirty_from INTEGER;"
+    "ALTER TABLE accounts ADD COLUMN inventory_version INTEGER NOT NULL DEFAULT 0;"
+    "CREATE INDEX accounts_dirty ON accounts (tenant_id) WHERE dirty_from IS NOT NULL;"
+
+    "CREATE TABLE inventory_summaries ("
+    "  account_uuid TEXT NOT NULL REFERENCES accounts(uuid),"
+    "  asset_code TEXT NOT NULL,"
+    "  total_quantity TEXT NOT NULL,"
+    "  total_cost TEXT NOT NULL,"
+    "  quantity_with_basis TEXT NOT NULL,"
+    "  average_unit_cost TEXT,"
+    "  PRIMARY KEY (account_uuid, asset_code)"
+    ") STRICT, WITHOUT ROWID;"
+    "CREATE TABLE inventory_lots ("
+    "  account_uuid TEXT NOT NULL REFERENCES accounts(uuid),"
+    "  asset_code TEXT NOT NULL,"
+    "  seq INTEGER NOT NULL,"
+    "  transaction_id TEXT NOT NULL,"
+    "  acquired_at INTEGER NOT NULL,"
+    "  quantity TEXT NOT NULL,"
+    "  cost TEXT,"
+    "  PRIMARY KEY (account_uuid, asset_code, seq)"
+    ") STRICT, WITHOUT ROWID;"
+    /* Every relief of a lot (disposal, transfer out, Austrian carry-over). */
+    "CREATE TABLE inventory_reliefs ("
+    "  account_uuid TEXT NOT NULL REFERENCES accounts(uuid),"
+    "  seq INTEGER NOT NULL,"
+    "  transaction_id TEXT NOT NULL,"
+    "  asset_code TEXT NOT NULL,"
+    "  kind TEXT NOT NULL CHECK (kind IN ('disposal', 'transfer', 'carry')),"
+    "  datetime INTEGER NOT NULL,"
+    "  lot_transaction_id TEXT,"
+    "  acquired_at INTEGER,"
+    "  quantity TEXT NOT NULL,"
+    "  cost TEXT,"
+    "  proceeds TEXT,"
+    "  term TEXT CHECK (term IN ('short', 'long')),"
+    "  PRIMARY KEY (account_uuid, seq)"
+    ") STRICT, WITHOUT ROWID;"
+    "CREATE INDEX inventory_reliefs_tx ON inventory_reliefs (account_uuid, transaction_id);"
+
+    /* The outbox. An event row is written in the same transaction as the
+     * change that causes it. INVENTORY_UPDATE keeps its range in columns so
+     * an event not yet claimed for delivery can be widened to cover a further
+     * change of the same account; other types keep their fields in payload.
+     * from_tx / latest_tx are NULL when a deletion is part of the range. */
+    "CREATE TABLE events ("
+    "  id TEXT PRIMARY KEY,"
+    "  tenant_id TEXT NOT NULL REFERENCES tenants(id),"
+    "  type TEXT NOT NULL,"
+    "  created_at INTEGER NOT NULL,"
+    "  claimed_at INTEGER,"
+    "  payload TEXT,"
+    "  account_uuid TEXT,"
+    "  account_id TEXT,"
+    "  from_ms INTEGER,"
+    "  from_tx TEXT,"
+    "  latest_ms INTEGER,"
+    "  latest_tx TEXT,"
+    "  has_ids INTEGER"
+    ") STRICT;"
+    "CREATE INDEX events_open_inventory ON events (account_uuid)"
+    "  WHERE claimed_at IS NULL AND type = 'INVENTORY_UPDATE';"
+    "CREATE INDEX events_created ON events (created_at);",
 };
 
 #define MIGRATION_COUNT ((int)(sizeof MIGRATIONS / sizeof MIGRATIONS[0]))

@@ -440,6 +440,10 @@ class OpenApi:
             if name in r.headers and (h.get("schema") or {}).get("type") == "integer":
                 assert re.fullmatch(r"\d+", r.headers[name].strip()), f"{where}: header {name}={r.headers[name]!r} not an integer"
         content = resp_obj.get("content") or {}
+        if not content:
+            # documented without a body (204): there must be none
+            assert not r.content, f"{where}: documented without a body, got {r.text[:200]!r}"
+            return
         ct = r.headers.get("content-type", "").split(";")[0].strip().lower()
         media = None
         for k, v in content.items():

@@ -15,6 +15,7 @@
 #include "core/clock.h"
 #include "core/config.h"
 #include "core/ids.h"
+#include "core/utf8.h"
 
 static int order[4];
 static int order_len;
@@ -162,8 +163,40 @@ static void test_clock(void **state)
     clock_set_offset_ms(&c, 86400000);
     int64_t after = clock_now_ms(&c);
     assert_true(after - before >= 86400000 && after - before < 86400000 + 5000);
+    int64_t ms = 0;
+    assert_int_equal(clock_parse_rfc3339("2024-02-29T12:34:56.789Z", &ms), 0);
+    assert_int_equal(ms, 1709210096789);
+    assert_int_equal(clock_parse_rfc3339("2024-02-29T14:34:56.789123+02:00", &ms), 0);
+    assert_int_equal(ms, 1709210096789); /* the zone applied, microseconds dropped */
+    assert_int_equal(clock_parse_rfc3339("1970-01-01T00:00:00-00:30", &ms), 0);
+    assert_int_equal(ms, 1800000);
+    const char *bad[] = {"2023-02-29T00:00:00Z", "2024-13-01T00:00:00Z", "2024-01-01T24:00:00Z",
+                         "2024-01-01T00:00:00", "2024-01-01 00:00:00Z", "2024-01-01T00:00:00.Z",
+                         "2024-01-01T00:00:00+2:00", "2024-01-01T00:00:00Zjunk", ""};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        assert_int_equal(clock_parse_rfc3339(bad[i], &ms), -1);
     int64_t m1 = clock_monotonic_ms();
     assert_true(clock_monotonic_ms() >= m1);
+}
+
+static void test_utf8_sanitize(void **state)
+{
+    (void)state;
+    char out[16];
+    assert_int_equal(utf8_sanitize("caf\xc3\xa9", out, sizeof out), 5);
+    assert_string_equal(out, "caf\xc3\xa9");
+    utf8_sanitize("a\xff" "b", out, sizeof out); /* a stray byte becomes U+FFFD */
+    assert_string_equal(out, "a\xef\xbf\xbd" "b");
+    utf8_sanitize("\xc0\xaf", out, sizeof out); /* overlong '/' */
+    assert_string_equal(out, "\xef\xbf\xbd\xef\xbf\xbd");
+    utf8_sanitize("\xed\xa0\x80", out, sizeof out); /* a surrogate */
+    assert_string_equal(out, "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
+    utf8_sanitize("abcdefghijklmnopqrstuvwxyz", out, sizeof out); /* too long: "..." */
+    assert_string_equal(out, "abcdefghijkl...");
+    utf8_sanitize("abcdefghijk\xc3\xa9zzzz", out, sizeof out); /* never cut é in two */
+    assert_string_equal(out, "abcdefghijk...");
+    utf8_sanitize("exactly15chars!", out, sizeof out); /* fits exactly: no "..." */
+    assert_string_equal(out, "exactly15chars!");
 }
 
 int main(void)
@@ -175,6 +208,7 @@ int main(void)
         cmocka_unit_test(test_config_refuses_malformed),
         cmocka_unit_test(test_ids),
         cmocka_unit_test(test_clock),
+        cmocka_unit_test(test_utf8_sanitize),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

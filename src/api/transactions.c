@@ -1,0 +1,462 @@
+/* transactions: create or update by the caller's id, read, delete
+ * (spec § Endpoints named in the error conventions, § Retry safety 2).
+ *
+ * The model is Taxbit's transaction version 2: id, account_id, datetime,
+ * type with an optional subtype, and sent / received / fees arrays of
+ * {"asset_amount":{"amount","asset":{"code","type"}},"rates":[...]}, plus
+ * optional metadata. A body is validated, then normalised into a canonical
+ * JSON document (fixed key order, canonical decimals, the datetime in UTC
+ * with milliseconds): that document is what is stored and answered, and a
+ * resend whose canonical form is byte-identical changes nothing and emits no
+ * event. Amounts and rates are exact decimals (core/decimal.h): a value that
+ * cannot be held exactly is refused with an issue, never rounded.
+ *
+ * Errors of POST use the transactions shape (errors.h), with the validation
+ * detail in data[].message; authentication, rate limits, 413 and 504 keep the
+ * shapes they have everywhere. GET and DELETE of an unknown id answer the
+ * lookup shape naming the external id and the tenant. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api.h"
+#include "app/service.h"
+#include "core/clock.h"
+#include "core/decimal.h"
+#include "core/ids.h"
+#include "http/errors.h"
+#include "store/assets.h"
+#include "store/transactions.h"
+
+#define TX_LINES_MAX 100 /* per array */
+#define TX_RATES_MAX 10
+#define PAUSE_HEADER "x-taxd-test-pause-ms"
+
+static const char *const TX_TYPES[] = {"trade", "deposit", "withdraw", "income", "expense", NULL};
+static const char *const ASSET_TYPES[] = {"crypto", "fiat", "nft", "security", NULL};
+
+static const v_field ASSET_FIELDS[] = {
+    {"code", V_STRING, .required = true, .min_len = 1, .max_len = 32},
+    {"type", V_ENUM, .required = true, .values = ASSET_TYPES},
+    {NULL, V_ANY, .required = false},
+};
+static const v_schema ASSET = {ASSET_FIELDS};
+static const v_field AMOUNT_FIELDS[] = {
+    {"amount", V_DECIMAL, .required = true},
+    {"asset", V_OBJECT, .required = true, .object = &ASSET},
+    {NULL, V_ANY, .required = false},
+};
+static const v_schema AMOUNT = {AMOUNT_FIELDS};
+static const v_field RATE_ITEM = {"rate", V_OBJECT, .required = true, .object = &AMOUNT};
+static const v_field LINE_FIELDS[] = {
+    {"asset_amount", V_OBJECT, .required = true, .object = &AMOUNT},
+    {"rates", V_ARRAY, .max_items = TX_RATES_MAX, .items = &RATE_ITEM},
+    {NULL, V_ANY, .required = false},
+};
+static const v_schema LINE = {LINE_FIELDS};
+static const v_field LINE_ITEM = {"line", V_OBJECT, .required = true, .object = &LINE};
+static const v_schema ANY_OBJECT = {(const v_field[]){{NULL, V_ANY, .required = false}}};
+static const v_field TX_FIELDS[] = {
+    {"id", V_STRING, .required = true, .min_len = 1, .max_len = 256},
+    {"account_id", V_STRING, .required = true, .min_len = 1, .max_len = 256},
+    {"datetime", V_DATETIME, .required = true},
+    {"type", V_ENUM, .required = true, .values = TX_TYPES},
+    {"subtype", V_STRING, .nullable = true, .min_len = 1, .max_len = 64},
+    {"sent", V_ARRAY, .max_items = TX_LINES_MAX, .items = &LINE_ITEM},
+    {"received", V_ARRAY, .max_items = TX_LINES_MAX, .items = &LINE_ITEM},
+    {"fees", V_ARRAY, .max_items = TX_LINES_MAX, .items = &LINE_ITEM},
+    {"metadata", V_OBJECT, .nullable = true, .object = &ANY_OBJECT},
+    {NULL, V_ANY, .required = false},
+};
+static const v_schema TX = {TX_FIELDS};
+
+static const char *const ARRAYS[] = {"sent", "received", "fees"};
+
+/* ---- errors in the transactions shape --------------------------------- */
+
+static void reply_tx_error(request_t *req, int status, const char *message, const char *type,
+                           json_t *data)
+{
+    reply_error_body(req, status, error_body_transactions(message, type, data));
+}
+
+static void reply_tx_invalid(request_t *req, json_t *issues)
+{
+    reply_tx_error(req, 400, "Validation failed", "ValidationError", issues);
+}
+
+static void reply_tx_store_failure(request_t *req, store_status_t st)
+{
+    if (st == STORE_TIMEOUT) /* 504 keeps the shape it has everywhere */
+        reply_store_failure(req, st);
+    else
+        reply_tx_error(req, 500, "The transaction could not be saved", "InternalServerError",
+                       NULL);
+}
+
+static void add_issue(json_t *issues, const char *message, json_t *path)
+{
+    json_array_append_new(issues, v_issue("custom", path, message, NULL));
+    json_decref(path);
+}
+
+/* ---- the rules a schema cannot state ---------------------------------- */
+
+/* Which arrays a type needs: trade sent and received; deposit and income
+ * received; withdraw and expense sent. The array a type does not use must
+ * be absent or empty. */
+static void check_arrays_for_type(const json_t *body, json_t *issues)
+{
+    const char *type = json_string_value(json_object_get(body, "type"));
+    bool trade = strcmp(type, "trade") == 0;
+    bool in = strcmp(type, "deposit") == 0 || strcmp(type, "income") == 0;
+    bool need_sent = trade || !in, need_received = trade || in;
+    bool need[2] = {need_sent, need_received};
+    for (int i = 0; i < 2; i++) {
+        size_t n = json_array_size(json_object_get(body, ARRAYS[i]));
+        char msg[128];
+        if (need[i] && n == 0) {
+            snprintf(msg, sizeof msg, "A %s transaction needs at least one %s line item", type,
+                     ARRAYS[i]);
+            add_issue(issues, msg, json_pack("[s]", ARRAYS[i]));
+        } else if (!need[i] && n > 0) {
+            snprintf(msg, sizeof msg, "A %s transaction has no %s line items", type, ARRAYS[i]);
+            add_issue(issues, msg, json_pack("[s]", ARRAYS[i]));
+        }
+    }
+}
+
+/* An amount: exact, within range, and positive (a rate may not be negative). */
+static bool check_amount(const json_t *amount_obj, json_t *path, bool strictly_positive,
+                         json_t *issues, dec_t *out)
+{
+    const char *text = json_string_value(json_object_get(amount_obj, "amount"));
+    dec_status_t st = dec_parse(text, strlen(text), out);
+    const char *problem = st != DEC_OK ? dec_status_message(st)
+                          : dec_is_negative(*out) ? "must not be negative"
+                          : strictly_positive && dec_is_zero(*out) ? "must be greater than zero"
+                                                                   : NULL;
+    if (problem == NULL) {
+        json_decref(path);
+        return true;
+    }
+    char msg[160];
+    snprintf(msg, sizeof msg, "Invalid amount: %s", problem);
+    json_array_append_new(path, json_string("amount"));
+    add_issue(issues, msg, path);
+    return false;
+}
+
+static void check_code(const json_t *amount_obj, json_t *path, json_t *issues)
+{
+    const char *code = json_string_value(json_object_get(json_object_get(amount_obj, "asset"),
+                                                         "code"));
+    if (store_asset_code_valid(code)) {
+        json_decref(path);
+        return;
+    }
+    json_array_append_new(path, json_string("asset"));
+    json_array_append_new(path, json_string("code"));
+    add_issue(issues, "Invalid asset code: 1 to 32 of A-Z a-z 0-9 . _ -", path);
+}
+
+static void check_lines(const json_t *body, json_t *issues)
+{
+    for (int a = 0; a < 3; a++) {
+        const json_t *lines = json_object_get(body, ARRAYS[a]);
+        for (size_t i = 0; i < json_array_size(lines); i++) {
+            const json_t *line = json_array_get(lines, i);
+            const json_t *amount = json_object_get(line, "asset_amount");
+            dec_t d;
+            check_amount(amount, json_pack("[s,i,s]", ARRAYS[a], (json_int_t)i, "asset_amount"),
+                         true, issues, &d);
+            check_code(amount, json_pack("[s,i,s]", ARRAYS[a], (json_int_t)i, "asset_amount"),
+                       issues);
+            const json_t *rates = json_object_get(line, "rates");
+            for (size_t r = 0; r < json_array_size(rates); r++)
+                check_amount(json_array_get(rates, r),
+                             json_pack("[s,i,s,i]", ARRAYS[a], (json_int_t)i, "rates",
+                                       (json_int_t)r),
+                             false, issues, &d);
+        }
+    }
+}
+
+/* ---- normalising ------------------------------------------------------ */
+
+static json_t *canonical_decimal(const json_t *amount_obj)
+{
+    const char *text = json_string_value(json_object_get(amount_obj, "amount"));
+    dec_t d;
+    char out[DEC_TEXT_MAX];
+    dec_parse(text, strlen(text), &d); /* validated */
+    dec_format(d, out);
+    return json_string(out);
+}
+
+static json_t *canonical_amount(const json_t *amount_obj)
+{
+    const json_t *asset = json_object_get(amount_obj, "asset");
+    return json_pack("{s:o, s:{s:O, s:O}}", "amount", canonical_decimal(amount_obj), "asset",
+                     "code", json_object_get(asset, "code"), "type",
+                     json_object_get(asset, "type"));
+}
+
+static json_t *canonical_line(const json_t *line)
+{
+    json_t *out = json_pack("{s:o}", "asset_amount",
+                            canonical_amount(json_object_get(line, "asset_amount")));
+    json_t *rates = json_array();
+    const json_t *in = json_object_get(line, "rates");
+    for (size_t i = 0; i < json_array_size(in); i++)
+        json_array_append_new(rates, canonical_amount(json_array_get(in, i)));
+    json_object_set_new(out, "rates", rates);
+    return out;
+}
+
+/* The document stored and answered; resends compare it byte for byte. */
+static json_t *canonical_tx(const json_t *body, int64_t datetime_ms)
+{
+    char when[CLOCK_RFC3339_LEN];
+    clock_format_rfc3339(datetime_ms, when);
+    json_t *out = json_pack("{s:O, s:O, s:s, s:O}", "id", json_object_get(body, "id"),
+                            "account_id", json_object_get(body, "account_id"), "datetime", when,
+                            "type", json_object_get(body, "type"));
+    const json_t *subtype = json_object_get(body, "subtype");
+    json_object_set_new(out, "subtype", json_is_string(subtype) ? json_copy((json_t *)subtype)
+                                                                : json_null());
+    for (int a = 0; a < 3; a++) {
+        json_t *lines = json_array();
+        const json_t *in = json_object_get(body, ARRAYS[a]);
+        for (size_t i = 0; i < json_array_size(in); i++)
+            json_array_append_new(lines, canonical_line(json_array_get(in, i)));
+        json_object_set_new(out, ARRAYS[a], lines);
+    }
+    const json_t *metadata = json_object_get(body, "metadata");
+    json_object_set_new(out, "metadata", json_is_object(metadata)
+                                             ? json_deep_copy(metadata) : json_null());
+    return out;
+}
+
+/* The line items for the store: the USD rate, when one is given, is what the
+ * engine values a line with. Allocated from the request arena. */
+static store_tx_line_t *store_lines(request_t *req, const json_t *canon, size_t *count)
+{
+    size_t n = 0;
+    for (int a = 0; a < 3; a++)
+        n += json_array_size(json_object_get(canon, ARRAYS[a]));
+    store_tx_line_t *lines = arena_alloc(req->arena, (n ? n : 1) * sizeof *lines);
+    if (lines == NULL)
+        return NULL;
+    size_t k = 0;
+    for (int a = 0; a < 3; a++) {
+        const json_t *arr = json_object_get(canon, ARRAYS[a]);
+        for (size_t i = 0; i < json_array_size(arr); i++, k++) {
+            const json_t *amount = json_object_get(json_array_get(arr, i), "asset_amount");
+            const json_t *asset = json_object_get(amount, "asset");
+            store_tx_line_t *l = &lines[k];
+            memset(l, 0, sizeof *l);
+            l->kind = (store_line_kind_t)a;
+            snprintf(l->asset, sizeof l->asset, "%s", json_string_value(json_object_get(asset, "code")));
+            snprintf(l->asset_type, sizeof l->asset_type, "%s",
+                     json_string_value(json_object_get(asset, "type")));
+            snprintf(l->amount, sizeof l->amount, "%s",
+                     json_string_value(json_object_get(amount, "amount")));
+            if (ids_uuid_v4(l->new_asset_uuid) != 0)
+                return NULL;
+            const json_t *rates = json_object_get(json_array_get(arr, i), "rates");
+            for (size_t r = 0; r < json_array_size(rates) && !l->has_rate; r++) {
+                const json_t *rate = json_array_get(rates, r);
+                const char *code = json_string_value(
+                    json_object_get(json_object_get(rate, "asset"), "code"));
+                if (strcmp(code, "USD") != 0)
+                    continue; /* kept in the document; the inventory values in USD */
+                l->has_rate = true;
+                snprintf(l->usd_rate, sizeof l->usd_rate, "%s",
+                         json_string_value(json_object_get(rate, "amount")));
+            }
+        }
+    }
+    *count = n;
+    return lines;
+}
+
+/* ---- handlers --------------------------------------------------------- */
+
+/* Parses and validates; answers 400 itself and returns NULL on failure. */
+static json_t *read_tx_body(request_t *req, int64_t *datetime_ms)
+{
+    char msg[256];
+    json_t *body = v_parse_body(req->body, req->body_len, request_header(req, "content-type"),
+                                false, msg, sizeof msg);
+    if (body == NULL) {
+        reply_tx_error(req, 400, msg, "ValidationError", NULL);
+        return NULL;
+    }
+    json_t *issues = json_array();
+    if (v_check_object(&TX, body, NULL, issues) == 0) {
+        check_arrays_for_type(body, issues);
+        check_lines(body, issues);
+    }
+    if (json_array_size(issues) > 0) {
+        json_decref(body);
+        reply_tx_invalid(req, issues);
+        return NULL;
+    }
+    json_decref(issues);
+    if (clock_parse_rfc3339(json_string_value(json_object_get(body, "datetime")), datetime_ms) !=
+        0) {
+        json_decref(body);
+        reply_tx_invalid(req, json_pack("[o]", v_issue("invalid_format",
+                                                        json_pack("[s]", "datetime"),
+                                                        "Invalid ISO datetime", NULL)));
+        return NULL;
+    }
+    return body;
+}
+
+/* Only with --test-hooks: hold the write transaction open this long. */
+static int test_pause_ms(request_t *req)
+{
+    const char *value = request_header(req, PAUSE_HEADER);
+    if (!req->svc->cfg.test_hooks || value == NULL)
+        return 0;
+    int ms = atoi(value);
+    return ms > 0 && ms <= 60000 ? ms : 0;
+}
+
+static json_t *record_json(const char *body, const char *uuid, int64_t created, int64_t updated)
+{
+    json_t *doc = json_loads(body, 0, NULL);
+    if (doc == NULL)
+        return NULL;
+    json_object_set_new(doc, "uuid", json_string(uuid));
+    json_object_set_new(doc, "created_at", api_time(created));
+    json_object_set_new(doc, "updated_at", api_time(updated));
+    return doc;
+}
+
+static void answer_stored(request_t *req, store_conn_t *db, const char *id, int status)
+{
+    store_tx_t tx;
+    store_status_t st = store_tx_get(db, req->claims.tenant_id, id, &tx);
+    if (st != STORE_OK) {
+        reply_tx_store_failure(req, st);
+        return;
+    }
+    json_t *doc = record_json(tx.body, tx.uuid, tx.created_at, tx.updated_at);
+    free(tx.body);
+    if (doc == NULL)
+        reply_tx_store_failure(req, STORE_ERROR);
+    else
+        reply_data(req, status, doc);
+}
+
+static void answer_write(request_t *req, store_conn_t *db, const store_tx_write_t *w,
+                         store_status_t st, store_tx_outcome_t outcome, const char *current)
+{
+    char msg[640];
+    if (outcome == STORE_TX_NO_ACCOUNT) {
+        snprintf(msg, sizeof msg, "Account '%s' not found", w->account_id);
+        reply_tx_error(req, 404, msg, "NotFoundError", NULL);
+    } else if (outcome == STORE_TX_MOVED) {
+        snprintf(msg, sizeof msg,
+                 "Transaction '%s' belongs to account '%s' and cannot be moved to account '%s'",
+                 w->id, current, w->account_id);
+        json_t *issues = json_array();
+        add_issue(issues, msg, json_pack("[s]", "account_id"));
+        reply_tx_invalid(req, issues);
+    } else if (st != STORE_OK) {
+        reply_tx_store_failure(req, st);
+    } else {
+        answer_stored(req, db, w->id, outcome == STORE_TX_CREATED ? 201 : 200);
+    }
+}
+
+void api_transactions_upsert(request_t *req)
+{
+    int64_t datetime_ms;
+    json_t *body = read_tx_body(req, &datetime_ms);
+    if (body == NULL)
+        return;
+    json_t *canon = canonical_tx(body, datetime_ms);
+    json_decref(body);
+    char *text = canon ? json_dumps(canon, JSON_COMPACT) : NULL;
+    size_t line_count = 0;
+    store_tx_line_t *lines = text ? store_lines(req, canon, &line_count) : NULL;
+    char tx_uuid[IDS_UUID_LEN], event_uuid[IDS_UUID_LEN], current[STORE_ID_MAX];
+    store_conn_t *db = NULL;
+    if (lines == NULL || ids_uuid_v4(tx_uuid) != 0 || ids_uuid_v4(event_uuid) != 0 ||
+        (db = request_db(req)) == NULL) {
+        reply_tx_store_failure(req, STORE_ERROR);
+    } else {
+        const json_t *subtype = json_object_get(canon, "subtype");
+        store_tx_write_t w = {
+            .tenant_id = req->claims.tenant_id,
+            .id = json_string_value(json_object_get(canon, "id")),
+            .account_id = json_string_value(json_object_get(canon, "account_id")),
+            .datetime_ms = datetime_ms,
+            .type = json_string_value(json_object_get(canon, "type")),
+            .subtype = json_string_value(subtype), .body = text, .lines = lines,
+            .line_count = line_count, .new_uuid = tx_uuid, .event_uuid = event_uuid,
+            .now = clock_now_ms(&req->svc->clock)};
+        store_tx_outcome_t outcome;
+        store_status_t st = store_tx_upsert(db, &w, test_pause_ms(req), &outcome, current);
+        answer_write(req, db, &w, st, outcome, current);
+    }
+    free(text);
+    json_decref(canon);
+}
+
+static void reply_unknown(request_t *req, const char *id)
+{
+    char msg[640];
+    snprintf(msg, sizeof msg, "Transaction with external id '%s' not found for tenant '%s'", id,
+             req->claims.tenant_id);
+    reply_error_body(req, 404, error_body_lookup(msg));
+}
+
+void api_transactions_get(request_t *req)
+{
+    const char *id = request_param(req, "transactionId");
+    store_conn_t *db = api_db(req);
+    if (db == NULL)
+        return;
+    store_tx_t tx;
+    store_status_t st = store_tx_get(db, req->claims.tenant_id, id, &tx);
+    if (st == STORE_NOT_FOUND) {
+        reply_unknown(req, id);
+        return;
+    }
+    if (st != STORE_OK) {
+        reply_store_failure(req, st);
+        return;
+    }
+    json_t *doc = record_json(tx.body, tx.uuid, tx.created_at, tx.updated_at);
+    free(tx.body);
+    if (doc == NULL)
+        reply_store_failure(req, STORE_ERROR);
+    else
+        reply_data(req, 200, doc);
+}
+
+void api_transactions_delete(request_t *req)
+{
+    const char *id = request_param(req, "transactionId");
+    char event_uuid[IDS_UUID_LEN];
+    store_conn_t *db = api_db(req);
+    if (db == NULL)
+        return;
+    if (ids_uuid_v4(event_uuid) != 0) {
+        reply_store_failure(req, STORE_ERROR);
+        return;
+    }
+    store_status_t st = store_tx_delete(db, req->claims.tenant_id, id, event_uuid,
+                                        clock_now_ms(&req->svc->clock));
+    if (st == STORE_NOT_FOUND)
+        reply_unknown(req, id);
+    else if (st != STORE_OK)
+        reply_store_failure(req, st);
+    else
+        reply_empty(req, 204);
+}

@@ -1,0 +1,336 @@
+/* store/inventory.c: see inventory.h. A save deletes the account's previous
+ * results and inserts the new ones in one write transaction, so a reader
+ * sees either the old inventory or the new one, never a mix. */
+#include "store/inventory.h"
+
+#include <string.h>
+
+#include "store/internal.h"
+
+static const store_sql_t Q_ACCOUNT = {
+    "inv_account", "SELECT uuid, id, cost_basis_method, coalesce(austria_tax_year, 0),"
+                   " dirty_from IS NOT NULL, coalesce(dirty_from, 0), inventory_version"
+                   " FROM accounts WHERE tenant_id = ?1 AND id = ?2"};
+static const store_sql_t Q_DIRTY = {
+    "inv_dirty", "SELECT uuid FROM accounts WHERE tenant_id = ?1 AND dirty_from IS NOT NULL"};
+static const store_sql_t Q_DEL_SUMMARIES = {
+    "inv_del_summaries", "DELETE FROM inventory_summaries WHERE account_uuid = ?1"};
+static const store_sql_t Q_DEL_LOTS = {
+    "inv_del_lots", "DELETE FROM inventory_lots WHERE account_uuid = ?1"};
+static const store_sql_t Q_DEL_RELIEFS = {
+    "inv_del_reliefs", "DELETE FROM inventory_reliefs WHERE account_uuid = ?1"};
+static const store_sql_t Q_INS_SUMMARY = {
+    "inv_ins_summary", "INSERT INTO inventory_summaries (account_uuid, asset_code,"
+                       " total_quantity, total_cost, quantity_with_basis, average_unit_cost)"
+                       " VALUES (?1, ?2, ?3, ?4, ?5, ?6)"};
+static const store_sql_t Q_INS_LOT = {
+    "inv_ins_lot", "INSERT INTO inventory_lots (account_uuid, asset_code, seq, transaction_id,"
+                   " acquired_at, quantity, cost) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"};
+static const store_sql_t Q_INS_RELIEF = {
+    "inv_ins_relief",
+    "INSERT INTO inventory_reliefs (account_uuid, seq, transaction_id, asset_code, kind,"
+    " datetime, lot_transaction_id, acquired_at, quantity, cost, proceeds, term)"
+    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"};
+static const store_sql_t Q_CLEAN = {
+    "inv_clean", "UPDATE accounts SET dirty_from = NULL"
+                 " WHERE uuid = ?1 AND inventory_version = ?2"};
+static const store_sql_t Q_SUMMARIES = {
+    "inv_summaries", "SELECT asset_code, total_quantity, total_cost, quantity_with_basis,"
+                     " average_unit_cost FROM inventory_summaries WHERE account_uuid = ?1"
+                     " ORDER BY asset_code"};
+static const store_sql_t Q_LOTS = {
+    "inv_lots", "SELECT asset_code, seq, transaction_id, acquired_at, quantity, cost"
+                " FROM inventory_lots WHERE account_uuid = ?1 AND asset_code = ?2 ORDER BY seq"};
+#define RELIEF_COLUMNS                                                                         \
+    "SELECT seq, transaction_id, asset_code, kind, datetime, lot_transaction_id,"              \
+    " coalesce(acquired_at, 0), quantity, cost, proceeds, term FROM inventory_reliefs"
+static const store_sql_t Q_RELIEFS_OF = {
+    "inv_reliefs_of", RELIEF_COLUMNS " WHERE account_uuid = ?1 AND transaction_id = ?2"
+                                     " ORDER BY seq"};
+static const store_sql_t Q_RELIEFS_BETWEEN = {
+    "inv_reliefs_between", RELIEF_COLUMNS " WHERE account_uuid = ?1 AND datetime >= ?2"
+                                          " AND datetime < ?3 ORDER BY seq"};
+
+static bool bind_opt(sqlite3_stmt *stmt, int index, const char *text)
+{
+    if (text == NULL)
+        return sqlite3_bind_null(stmt, index) == SQLITE_OK;
+    return bind_text(stmt, index, text);
+}
+
+static const char *col(sqlite3_stmt *stmt, int i)
+{
+    return (const char *)sqlite3_column_text(stmt, i);
+}
+
+store_status_t store_inv_account(store_conn_t *conn, const char *tenant_id, const char *account_id,
+                                 store_inv_account_t *out)
+{
+    sqlite3_stmt *stmt;
+    store_status_t st = conn_enter(conn);
+    if (st == STORE_OK)
+        st = conn_prepare_key(conn, &Q_ACCOUNT, tenant_id, &stmt);
+    if (st != STORE_OK)
+        return st;
+    if (!bind_text(stmt, 2, account_id))
+        return conn_bind_failed(conn, &Q_ACCOUNT, stmt);
+    int rc = sqlite3_step(stmt);
+    if (rc == SQLITE_ROW) {
+        out->austria_tax_year = sqlite3_column_int64(stmt, 3);
+        out->dirty = sqlite3_column_int(stmt, 4) != 0;
+        out->dirty_from = sqlite3_column_int64(stmt, 5);
+        out->version = sqlite3_column_int64(stmt, 6);
+        if (!column_copy(stmt, 0, out->uuid, sizeof out->uuid) ||
+            !column_copy(stmt, 1, out->id, sizeof out->id) ||
+            !column_copy(stmt, 2, out->method, sizeof out->method))
+            st = store_bad_row(&Q_ACCOUNT);
+    } else {
+        st = rc == SQLITE_DONE ? STORE_NOT_FOUND : conn_fail(conn, &Q_ACCOUNT, rc);
+    }
+    stmt_done(stmt);
+    return st;
+}
+
+store_status_t store_inv_dirty_accounts(store_conn_t *conn, const char *tenant_id,
+                                        int (*each)(const char *account_uuid, void *ctx),
+                                        void *ctx)
+{
+    sqlite3_stmt *stmt;
+    store_status_t st = conn_enter(conn);
+    if (st == STORE_OK)
+        st = conn_prepare_key(conn, &Q_DIRTY, tenant_id, &stmt);
+    if (st != STORE_OK)
+        return st;
+    int rc;
+    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
+        if (col(stmt, 0) == NULL || each(col(stmt, 0), ctx) != 0)
+            break;
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        st = conn_fail(conn, &Q_DIRTY, rc);
+    stmt_done(stmt);
+    return st;
+}
+
+/* ---- save ------------------------------------------------------------- */
+
+typedef struct save_args {
+    const char *account_uuid;
+    int64_t version;
+    const store_inv_summary_t *summaries;
+    size_t summary_count;
+    const store_inv_lot_t *lots;
+    size_t lot_count;
+    const store_inv_relief_t *reliefs;
+    size_t relief_count;
+} save_args_t;
+
+static store_status_t delete_results(store_conn_t *conn, const char *account_uuid)
+{
+    const store_sql_t *qs[] = {&Q_DEL_SUMMARIES, &Q_DEL_LOTS, &Q_DEL_RELIEFS};
+    for (size_t i = 0; i < 3; i++) {
+        sqlite3_stmt *stmt;
+        store_status_t st = conn_prepare_key(conn, qs[i], account_uuid, &stmt);
+        if (st == STORE_OK)
+            st = conn_run(conn, qs[i], stmt);
+        if (st != STORE_OK)
+            return st;
+    }
+    return STORE_OK;
+}
+
+static store_status_t insert_summary(store_conn_t *conn, const char *account,
+                                     const store_inv_summary_t *r)
+{
+    sqlite3_stmt *stmt;
+    store_status_t st = conn_prepare_key(conn, &Q_INS_SUMMARY, account, &stmt);
+    if (st != STORE_OK)
+        return st;
+    if (!(bind_text(stmt, 2, r->asset) && bind_text(stmt, 3, r->total_quantity) &&
+          bind_text(stmt, 4, r->total_cost) && bind_text(stmt, 5, r->quantity_with_basis) &&
+          bind_opt(stmt, 6, r->average_unit_cost)))
+        return conn_bind_failed(conn, &Q_INS_SUMMARY, stmt);
+    return conn_run(conn, &Q_INS_SUMMARY, stmt);
+}
+
+static store_status_t insert_lot(store_conn_t *conn, const char *account, const store_inv_lot_t *r)
+{
+    sqlite3_stmt *stmt;
+    store_status_t st = conn_prepare_key(conn, &Q_INS_LOT, account, &stmt);
+    if (st != STORE_OK)
+        return st;
+    if (!(bind_text(stmt, 2, r->asset) && bind_int(stmt, 3, r->seq) &&
+          bind_text(stmt, 4, r->transaction_id) && bind_int(stmt, 5, r->acquired_at) &&
+          bind_text(stmt, 6, r->quantity) && bind_opt(stmt, 7, r->cost)))
+        return conn_bind_failed(conn, &Q_INS_LOT, stmt);
+    return conn_run(conn, &Q_INS_LOT, stmt);
+}
+
+static store_status_t insert_relief(store_conn_t *conn, const char *account,
+                                    const store_inv_relief_t *r)
+{
+    sqlite3_stmt *stmt;
+    store_status_t st = conn_prepare_key(conn, &Q_INS_RELIEF, account, &stmt);
+    if (st != STORE_OK)
+        return st;
+    bool shortfall = r->lot_transaction_id == NULL;
+    if (!(bind_int(stmt, 2, r->seq) && bind_text(stmt, 3, r->transaction_id) &&
+          bind_text(stmt, 4, r->asset) && bind_text(stmt, 5, r->kind) &&
+          bind_int(stmt, 6, r->datetime) && bind_opt(stmt, 7, r->lot_transaction_id) &&
+          (shortfall ? sqlite3_bind_null(stmt, 8) == SQLITE_OK : bind_int(stmt, 8, r->acquired_at)) &&
+          bind_text(stmt, 9, r->quantity) && bind_opt(stmt, 10, r->cost) &&
+          bind_opt(stmt, 11, r->proceeds) && bind_opt(stmt, 12, r->term)))
+        return conn_bind_failed(conn, &Q_INS_RELIEF, stmt);
+    return conn_run(conn, &Q_INS_RELIEF, stmt);
+}
+
+static store_status_t save_tx(store_conn_t *conn, const void *arg)
+{
+    const save_args_t *a = arg;
+    store_status_t st = delete_results(conn, a->account_uuid);
+    for (size_t i = 0; st == STORE_OK && i < a->summary_count; i++)
+        st = insert_summary(conn, a->account_uuid, &a->summaries[i]);
+    for (size_t i = 0; st == STORE_OK && i < a->lot_count; i++)
+        st = insert_lot(conn, a->account_uuid, &a->lots[i]);
+    for (size_t i = 0; st == STORE_OK && i < a->relief_count; i++)
+        st = insert_relief(conn, a->account_uuid, &a->reliefs[i]);
+    if (st != STORE_OK)
+        return st;
+    sqlite3_stmt *stmt;
+    st = conn_prepare_key(conn, &Q_CLEAN, a->account_uuid, &stmt);
+    if (st != STORE_OK)
+        return st;
+    if (!bind_int(stmt, 2, a->version))
+        return conn_bind_failed(conn, &Q_CLEAN, stmt);
+    return conn_run(conn, &Q_CLEAN, stmt);
+}
+
+store_status_t store_inv_save(store_conn_t *conn, const char *account_uuid, int64_t version,
+                              const store_inv_summary_t *summaries, size_t summary_count,
+                              const store_inv_lot_t *lots, size_t lot_count,
+                              const store_inv_relief_t *reliefs, size_t relief_count)
+{
+    save_args_t args = {account_uuid, version, summaries, summary_count,
+                        lots, lot_count, reliefs, relief_count};
+    return conn_write(conn, save_tx, &args);
+}
+
+/* ---- reads ------------------------------------------------------------ */
+
+/* The caller's callback for one kind of row. */
+typedef struct sink {
+    int (*summary)(const store_inv_summary_t *row, void *ctx);
+    int (*lot)(const store_inv_lot_t *row, void *ctx);
+    int (*relief)(const store_inv_relief_t *row, void *ctx);
+    void *ctx;
+} sink_t;
+
+/* Steps stmt, handing each row to row(); a negative return is a bad row. */
+static store_status_t walk(store_conn_t *conn, const store_sql_t *q, sqlite3_stmt *stmt,
+                           int (*row)(sqlite3_stmt *stmt, const sink_t *sink), const sink_t *sink)
+{
+    int rc;
+    store_status_t st = STORE_OK;
+    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+        int r = row(stmt, sink);
+        if (r < 0)
+            st = store_bad_row(q);
+        if (r != 0)
+            break;
+    }
+    if (st == STORE_OK && rc != SQLITE_ROW && rc != SQLITE_DONE)
+        st = conn_fail(conn, q, rc);
+    stmt_done(stmt);
+    return st;
+}
+
+static int summary_row(sqlite3_stmt *stmt, const sink_t *sink)
+{
+    store_inv_summary_t r = {col(stmt, 0), col(stmt, 1), col(stmt, 2), col(stmt, 3),
+                             col(stmt, 4)};
+    if (!r.asset || !r.total_quantity || !r.total_cost || !r.quantity_with_basis)
+        return -1;
+    return sink->summary(&r, sink->ctx) != 0;
+}
+
+static int lot_row(sqlite3_stmt *stmt, const sink_t *sink)
+{
+    store_inv_lot_t r = {col(stmt, 0), sqlite3_column_int64(stmt, 1), col(stmt, 2),
+                         sqlite3_column_int64(stmt, 3), col(stmt, 4), col(stmt, 5)};
+    if (!r.asset || !r.transaction_id || !r.quantity)
+        return -1;
+    return sink->lot(&r, sink->ctx) != 0;
+}
+
+static int relief_row(sqlite3_stmt *stmt, const sink_t *sink)
+{
+    store_inv_relief_t r = {sqlite3_column_int64(stmt, 0), col(stmt, 1), col(stmt, 2),
+                            col(stmt, 3), sqlite3_column_int64(stmt, 4), col(stmt, 5),
+                            sqlite3_column_int64(stmt, 6), col(stmt, 7), col(stmt, 8),
+                            col(stmt, 9), col(stmt, 10)};
+    if (!r.transaction_id || !r.asset || !r.kind || !r.quantity)
+        return -1;
+    return sink->relief(&r, sink->ctx) != 0;
+}
+
+store_status_t store_inv_summaries(store_conn_t *conn, const char *account_uuid,
+                                   int (*each)(const store_inv_summary_t *row, void *ctx),
+                                   void *ctx)
+{
+    sqlite3_stmt *stmt;
+    store_status_t st = conn_enter(conn);
+    if (st == STORE_OK)
+        st = conn_prepare_key(conn, &Q_SUMMARIES, account_uuid, &stmt);
+    if (st != STORE_OK)
+        return st;
+    sink_t sink = {.summary = each, .ctx = ctx};
+    return walk(conn, &Q_SUMMARIES, stmt, summary_row, &sink);
+}
+
+store_status_t store_inv_lots(store_conn_t *conn, const char *account_uuid, const char *asset,
+                              int (*each)(const store_inv_lot_t *row, void *ctx), void *ctx)
+{
+    sqlite3_stmt *stmt;
+    store_status_t st = conn_enter(conn);
+    if (st == STORE_OK)
+        st = conn_prepare_key(conn, &Q_LOTS, account_uuid, &stmt);
+    if (st != STORE_OK)
+        return st;
+    if (!bind_text(stmt, 2, asset))
+        return conn_bind_failed(conn, &Q_LOTS, stmt);
+    sink_t sink = {.lot = each, .ctx = ctx};
+    return walk(conn, &Q_LOTS, stmt, lot_row, &sink);
+}
+
+store_status_t store_inv_reliefs_of(store_conn_t *conn, const char *account_uuid,
+                                    const char *transaction_id,
+                                    int (*each)(const store_inv_relief_t *row, void *ctx),
+                                    void *ctx)
+{
+    sqlite3_stmt *stmt;
+    store_status_t st = conn_enter(conn);
+    if (st == STORE_OK)
+        st = conn_prepare_key(conn, &Q_RELIEFS_OF, account_uuid, &stmt);
+    if (st != STORE_OK)
+        return st;
+    if (!bind_text(stmt, 2, transaction_id))
+        return conn_bind_failed(conn, &Q_RELIEFS_OF, stmt);
+    sink_t sink = {.relief = each, .ctx = ctx};
+    return walk(conn, &Q_RELIEFS_OF, stmt, relief_row, &sink);
+}
+
+store_status_t store_inv_reliefs_between(store_conn_t *conn, const char *account_uuid,
+                                         int64_t from_ms, int64_t to_ms,
+                                         int (*each)(const store_inv_relief_t *row, void *ctx),
+                                         void *ctx)
+{
+    sqlite3_stmt *stmt;
+    store_status_t st = conn_enter(conn);
+    if (st == STORE_OK)
+        st = conn_prepare_key(conn, &Q_RELIEFS_BETWEEN, account_uuid, &stmt);
+    if (st != STORE_OK)
+        return st;
+    if (!bind_int(stmt, 2, from_ms) || !bind_int(stmt, 3, to_ms))
+        return conn_bind_failed(conn, &Q_RELIEFS_BETWEEN, stmt);
+    sink_t sink = {.relief = each, .ctx = ctx};
+    return walk(conn, &Q_RELIEFS_BETWEEN, stmt, relief_row, &sink);
+}

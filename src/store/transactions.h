@@ -1,0 +1,89 @@
+/* store/transactions.h: transactions by the caller's id, their normalized
+ * line items, and what a write must do with them in the same database
+ * transaction: mark the account's inventory dirty from the earliest affected
+ * datetime, and record (or widen) the account's INVENTORY_UPDATE event in the
+ * outbox. */
+#ifndef TAXD_STORE_TRANSACTIONS_H
+#define TAXD_STORE_TRANSACTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store/store.h"
+
+#define STORE_CODE_MAX 33
+#define STORE_DEC_MAX 42  /* a canonical decimal string (core/decimal.h) */
+#define STORE_TX_TYPE_MAX 16
+
+typedef enum store_line_kind { STORE_LINE_SENT = 0, STORE_LINE_RECEIVED, STORE_LINE_FEE } store_line_kind_t;
+
+typedef struct store_tx_line {
+    store_line_kind_t kind;
+    char asset[STORE_CODE_MAX];
+    char asset_type[16];           /* used when the asset is created on first use */
+    char new_asset_uuid[STORE_UUID_LEN]; /* the id it gets if it is created */
+    char amount[STORE_DEC_MAX];    /* canonical decimal */
+    bool has_rate;
+    char usd_rate[STORE_DEC_MAX];
+} store_tx_line_t;
+
+/* A transaction to write. body is the canonical JSON of the transaction as
+ * the API answers it (without uuid and times); resending a transaction whose
+ * body is byte-identical changes nothing. */
+typedef struct store_tx_write {
+    const char *tenant_id;
+    const char *id;
+    const char *account_id;        /* the caller's account id */
+    int64_t datetime_ms;
+    const char *type;
+    const char *subtype;           /* NULL: none */
+    const char *body;
+    const store_tx_line_t *lines;
+    size_t line_count;
+    const char *new_uuid;          /* used when the transaction is created */
+    const char *event_uuid;        /* used when a new event is recorded */
+    int64_t now;
+} store_tx_write_t;
+
+typedef enum store_tx_outcome {
+    STORE_TX_CREATED,
+    STORE_TX_UPDATED,
+    STORE_TX_UNCHANGED,      /* same body: nothing written, no event */
+    STORE_TX_NO_ACCOUNT,     /* with STORE_NOT_FOUND */
+    STORE_TX_MOVED,          /* with STORE_CONFLICT: the id belongs to another account */
+} store_tx_outcome_t;
+
+/* Creates or updates (last write wins) in one write transaction. On
+ * STORE_TX_MOVED, current_account receives the caller id of the account the
+ * transaction belongs to. Test hook: when pause_ms > 0 the write transaction
+ * is held that long before it commits (serialisation tests). */
+store_status_t store_tx_upsert(store_conn_t *conn, const store_tx_write_t *w, int pause_ms,
+                               store_tx_outcome_t *outcome,
+                               char current_account[STORE_ID_MAX]);
+
+/* A stored transaction as the API answers it. body is malloc'd (caller frees). */
+typedef struct store_tx {
+    char uuid[STORE_UUID_LEN];
+    char *body;
+    int64_t created_at;
+    int64_t updated_at;
+} store_tx_t;
+
+store_status_t store_tx_get(store_conn_t *conn, const char *tenant_id, const char *id,
+                            store_tx_t *out);
+
+/* Deletes the transaction, marks the inventory dirty and records an
+ * INVENTORY_UPDATE without transaction ids. STORE_NOT_FOUND when unknown. */
+store_status_t store_tx_delete(store_conn_t *conn, const char *tenant_id, const char *id,
+                               const char *event_uuid, int64_t now);
+
+/* The transactions of one account for a recalculation: each(id, datetime,
+ * type, lines, count, ctx) per transaction, in no particular order (the
+ * engine orders them). A non-zero return stops the walk. */
+typedef int (*store_tx_each_fn)(const char *id, int64_t datetime_ms, const char *type,
+                                const store_tx_line_t *lines, size_t line_count, void *ctx);
+store_status_t store_tx_each_of_account(store_conn_t *conn, const char *account_uuid,
+                                        store_tx_each_fn each, void *ctx);
+
+#endif
