@@ -136,13 +136,18 @@ store_status_t store_rate_limit_each(store_conn_t *conn,
                                      int (*each)(const store_rate_limit_t *limit, void *ctx),
                                      void *ctx);
 
-/* ---- filers (the tenant's default filer exists from creation; the rest of the
- * filer API arrives with the tenant-records work) */
+/* ---- filers (the tenant's default filer exists from creation; creating,
+ * changing and deleting filers are declared in store/filers.h) */
+#define STORE_FILER_NAME_MAX 1025      /* 256 characters of up to 4 UTF-8 bytes, plus the NUL */
+#define STORE_FILER_TIN_SEALED_MAX 128 /* >= core/tin.h TIN_SEALED_MAX (asserted in filers.c) */
+
 typedef struct store_filer {
     char uuid[STORE_UUID_LEN];
     char id[STORE_ID_MAX];
-    char name[STORE_NAME_MAX];
+    char name[STORE_FILER_NAME_MAX];
     bool is_default;
+    uint8_t tin_sealed[STORE_FILER_TIN_SEALED_MAX]; /* tin_seal output; never a clear TIN */
+    size_t tin_sealed_len;                          /* 0 = no TIN */
     int64_t created_at;
     int64_t updated_at;
 } store_filer_t;
