@@ -184,6 +184,22 @@ static store_status_t account_list_prepare(store_conn_t *conn, const char *tenan
     return STORE_OK;
 }
 
+/* Adapts one row of a page to the caller's typed callback. */
+struct account_page {
+    int (*each)(const store_account_t *account, void *ctx);
+    void *ctx;
+    const store_sql_t *q;
+};
+
+static int account_page_row(sqlite3_stmt *stmt, void *arg)
+{
+    const struct account_page *page = arg;
+    store_account_t account;
+    if (account_from_row(page->q, stmt, &account) != STORE_OK)
+        return -1;
+    return page->each(&account, page->ctx) != 0;
+}
+
 store_status_t store_account_list(store_conn_t *conn, const char *tenant_id, const char *owner_id,
                                   const char *after_id, size_t limit,
                                   int (*each)(const store_account_t *account, void *ctx),
@@ -191,37 +207,13 @@ store_status_t store_account_list(store_conn_t *conn, const char *tenant_id, con
 {
     const store_sql_t *q;
     sqlite3_stmt *stmt;
-    bool follows = false;
     store_status_t status = conn_enter(conn);
     if (status == STORE_OK)
         status = account_list_prepare(conn, tenant_id, owner_id, after_id, limit, &q, &stmt);
     if (status != STORE_OK)
         return status;
-    int rc;
-    size_t delivered = 0;
-    store_account_t account;
-    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-        if (delivered == limit) {
-            follows = true;
-            break;
-        }
-        status = account_from_row(q, stmt, &account);
-        if (status != STORE_OK)
-            break;
-        delivered++;
-        if (each(&account, ctx) != 0) {
-            /* Stopped early: "more" still means rows after the last one delivered. */
-            rc = sqlite3_step(stmt);
-            follows = rc == SQLITE_ROW;
-            break;
-        }
-    }
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-        status = conn_fail(conn, q, rc);
-    stmt_done(stmt);
-    if (more != NULL)
-        *more = follows;
-    return status;
+    struct account_page page = {each, ctx, q};
+    return conn_page(conn, q, stmt, limit, account_page_row, &page, more);
 }
 
 store_status_t store_account_uuid(store_conn_t *conn, const char *tenant_id, const char *id,

@@ -261,6 +261,22 @@ static store_status_t list_prepare(store_conn_t *conn, const char *tenant_id,
     return STORE_OK;
 }
 
+/* Adapts one row of a page to the caller's typed callback. */
+struct asset_page {
+    int (*each)(const store_asset_t *asset, void *ctx);
+    void *ctx;
+    const store_sql_t *q;
+};
+
+static int asset_page_row(sqlite3_stmt *stmt, void *arg)
+{
+    const struct asset_page *page = arg;
+    store_asset_t asset;
+    if (asset_from_row(page->q, stmt, &asset) != STORE_OK)
+        return -1;
+    return page->each(&asset, page->ctx) != 0;
+}
+
 store_status_t store_asset_list(store_conn_t *conn, const char *tenant_id,
                                 const char *after_code, size_t limit,
                                 int (*each)(const store_asset_t *asset, void *ctx), void *ctx,
@@ -275,32 +291,8 @@ store_status_t store_asset_list(store_conn_t *conn, const char *tenant_id,
         status = list_prepare(conn, tenant_id, after_code, limit, &q, &stmt);
     if (status != STORE_OK)
         return status;
-    int rc;
-    bool follows = false;
-    size_t delivered = 0;
-    store_asset_t asset;
-    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-        if (delivered == limit) {
-            follows = true;
-            break;
-        }
-        status = asset_from_row(q, stmt, &asset);
-        if (status != STORE_OK)
-            break;
-        delivered++;
-        if (each(&asset, ctx) != 0) {
-            /* Stopped early: "more" still means rows after the last one delivered. */
-            rc = sqlite3_step(stmt);
-            follows = rc == SQLITE_ROW;
-            break;
-        }
-    }
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-        status = conn_fail(conn, q, rc);
-    stmt_done(stmt);
-    if (more != NULL)
-        *more = follows;
-    return status;
+    struct asset_page page = {each, ctx, q};
+    return conn_page(conn, q, stmt, limit, asset_page_row, &page, more);
 }
 
 /* ---- delete */

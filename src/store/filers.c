@@ -134,43 +134,35 @@ static store_status_t filer_list_prepare(store_conn_t *conn, const char *tenant_
     return STORE_OK;
 }
 
+/* Adapts one row of a page to the caller's typed callback. */
+struct filer_page {
+    int (*each)(const store_filer_t *filer, void *ctx);
+    void *ctx;
+    const store_sql_t *q;
+};
+
+static int filer_page_row(sqlite3_stmt *stmt, void *arg)
+{
+    const struct filer_page *page = arg;
+    store_filer_t filer;
+    if (filer_from_row(page->q, stmt, &filer) != STORE_OK)
+        return -1;
+    return page->each(&filer, page->ctx) != 0;
+}
+
 store_status_t store_filer_list(store_conn_t *conn, const char *tenant_id, const char *after_id,
                                 size_t limit, int (*each)(const store_filer_t *filer, void *ctx),
                                 void *ctx, bool *more)
 {
     const store_sql_t *id;
     sqlite3_stmt *stmt;
-    bool follows = false;
     store_status_t status = conn_enter(conn);
     if (status == STORE_OK)
         status = filer_list_prepare(conn, tenant_id, after_id, limit, &id, &stmt);
     if (status != STORE_OK)
         return status;
-    int rc;
-    size_t delivered = 0;
-    store_filer_t filer;
-    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-        if (delivered == limit) {
-            follows = true;
-            break;
-        }
-        status = filer_from_row(id, stmt, &filer);
-        if (status != STORE_OK)
-            break;
-        delivered++;
-        if (each(&filer, ctx) != 0) {
-            /* Stopped early: "more" still means rows after the last one delivered. */
-            rc = sqlite3_step(stmt);
-            follows = rc == SQLITE_ROW;
-            break;
-        }
-    }
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-        status = conn_fail(conn, id, rc);
-    stmt_done(stmt);
-    if (more != NULL)
-        *more = follows;
-    return status;
+    struct filer_page page = {each, ctx, id};
+    return conn_page(conn, id, stmt, limit, filer_page_row, &page, more);
 }
 
 /* ---- create */

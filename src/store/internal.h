@@ -78,6 +78,17 @@ store_status_t store_bad_row(const store_sql_t *q);
 /* A caller passed something a struct cannot hold (unterminated string). */
 store_status_t store_bad_argument(const char *op);
 
+/* One row of a page: decode it and hand it to the caller's callback.
+ * Returns 0 to go on, 1 when the callback asked to stop, -1 for a row that
+ * does not decode (already logged). */
+typedef int (*page_row_fn)(sqlite3_stmt *stmt, void *ctx);
+/* Steps a bound list statement that asks for limit + 1 rows (keyset
+ * pagination): hands at most `limit` rows to row() and sets *more (may be
+ * NULL) when a row follows the last one handed over, also when the callback
+ * stopped early. Finishes the statement. */
+store_status_t conn_page(store_conn_t *conn, const store_sql_t *q, sqlite3_stmt *stmt,
+                         size_t limit, page_row_fn row, void *ctx, bool *more);
+
 void stmt_done(sqlite3_stmt *stmt);
 bool bind_text(sqlite3_stmt *stmt, int index, const char *text);
 bool bind_int(sqlite3_stmt *stmt, int index, int64_t value);

@@ -262,41 +262,33 @@ static store_status_t owner_list_prepare(store_conn_t *conn, const char *tenant_
     return STORE_OK;
 }
 
+/* Adapts one row of a page to the caller's typed callback. */
+struct owner_page {
+    int (*each)(const store_owner_t *owner, void *ctx);
+    void *ctx;
+    const store_sql_t *q;
+};
+
+static int owner_page_row(sqlite3_stmt *stmt, void *arg)
+{
+    const struct owner_page *page = arg;
+    store_owner_t owner;
+    if (owner_from_row(page->q, stmt, &owner) != STORE_OK)
+        return -1;
+    return page->each(&owner, page->ctx) != 0;
+}
+
 store_status_t store_owner_list(store_conn_t *conn, const char *tenant_id, const char *after_id,
                                 size_t limit, int (*each)(const store_owner_t *owner, void *ctx),
                                 void *ctx, bool *more)
 {
     const store_sql_t *q;
     sqlite3_stmt *stmt;
-    bool follows = false;
     store_status_t status = conn_enter(conn);
     if (status == STORE_OK)
         status = owner_list_prepare(conn, tenant_id, after_id, limit, &q, &stmt);
     if (status != STORE_OK)
         return status;
-    int rc;
-    size_t delivered = 0;
-    store_owner_t owner; /* about 7 KiB: fine on a handler thread's stack */
-    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-        if (delivered == limit) {
-            follows = true;
-            break;
-        }
-        status = owner_from_row(q, stmt, &owner);
-        if (status != STORE_OK)
-            break;
-        delivered++;
-        if (each(&owner, ctx) != 0) {
-            /* Stopped early: "more" still means rows after the last one delivered. */
-            rc = sqlite3_step(stmt);
-            follows = rc == SQLITE_ROW;
-            break;
-        }
-    }
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-        status = conn_fail(conn, q, rc);
-    stmt_done(stmt);
-    if (more != NULL)
-        *more = follows;
-    return status;
+    struct owner_page page = {each, ctx, q};
+    return conn_page(conn, q, stmt, limit, owner_page_row, &page, more);
 }

@@ -337,6 +337,38 @@ bool text_fits(const char *text, size_t cap)
     return text != NULL && memchr(text, '\0', cap) != NULL;
 }
 
+store_status_t conn_page(store_conn_t *conn, const store_sql_t *q, sqlite3_stmt *stmt,
+                         size_t limit, page_row_fn row, void *ctx, bool *more)
+{
+    store_status_t status = STORE_OK;
+    bool follows = false;
+    size_t delivered = 0;
+    int rc;
+    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+        if (delivered == limit) {
+            follows = true;
+            break;
+        }
+        int r = row(stmt, ctx);
+        if (r < 0) {
+            status = STORE_ERROR;
+            break;
+        }
+        delivered++;
+        if (r > 0) { /* stopped early: "more" still means rows after the last one */
+            rc = sqlite3_step(stmt);
+            follows = rc == SQLITE_ROW;
+            break;
+        }
+    }
+    if (status == STORE_OK && rc != SQLITE_ROW && rc != SQLITE_DONE)
+        status = conn_fail(conn, q, rc);
+    stmt_done(stmt);
+    if (more != NULL)
+        *more = follows;
+    return status;
+}
+
 /* ---- transactions */
 
 static void conn_rollback(store_conn_t *conn)
