@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "api/api.h"
+#include "app/workers.h"
 #include "core/keys.h"
 #include "core/log.h"
 
@@ -179,6 +180,11 @@ void service_close(service_t *svc)
 int service_hash_secret(const service_t *svc, const char *secret, uint8_t out[32])
 {
     return crypto_hmac_key_sign(svc->secret_hasher, secret, strlen(secret), out);
+}
+
+void service_wake_workers(service_t *svc)
+{
+    workers_wake(svc->workers);
 }
 
 int64_t service_now_s(const service_t *svc)

@@ -44,6 +44,7 @@ typedef struct service {
     _Atomic bool stopping;       /* background threads exit */
     pthread_t refresher;
     bool refresher_running;
+    struct workers *workers;     /* background engines of this process; NULL if none */
 } service_t;
 
 /* Opens the database (migrations), loads or creates the key files beside it
@@ -56,6 +57,9 @@ void service_close(service_t *svc);
 
 /* HMAC-SHA256 of a client secret under the server's secret-hashing key. */
 int service_hash_secret(const service_t *svc, const char *secret, uint8_t out[32]);
+
+/* Wakes this process's engines (new work was committed); no-op without them. */
+void service_wake_workers(service_t *svc);
 
 /* Seconds since the epoch on the service clock. */
 int64_t service_now_s(const service_t *svc);

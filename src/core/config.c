@@ -41,6 +41,14 @@ static const option_def_t OPTIONS[] = {
      "open connections at most"},
     {"--per-ip-connections", "TAXD_PER_IP_CONNECTIONS", OPT_UINT,
      OFF(per_ip_connection_limit), 1000000, "open connections per client address at most"},
+    {"--no-workers", "TAXD_NO_WORKERS", OPT_BOOL, OFF(no_workers), 0,
+     "run no background engines here (run `taxd worker` elsewhere)"},
+    {"--report-workers", "TAXD_REPORT_WORKERS", OPT_UINT, OFF(report_workers), 64,
+     "report runner threads"},
+    {"--report-lease-ms", "TAXD_REPORT_LEASE_MS", OPT_MS, OFF(report_lease_ms), 86400000,
+     "lease of a claimed report; another worker takes it after expiry"},
+    {"--report-max-leases", "TAXD_REPORT_MAX_LEASES", OPT_UINT, OFF(report_max_leases), 100,
+     "expired leases after which a report is marked failed"},
     {"--test-hooks", "TAXD_TEST_HOOKS", OPT_BOOL, OFF(test_hooks), 0,
      "enable test-only routes and clock offset (never in production)"},
 };
@@ -60,6 +68,9 @@ static void config_defaults(taxd_config_t *cfg)
     cfg->connection_timeout_s = 60;
     cfg->connection_limit = 4096;
     cfg->per_ip_connection_limit = 1024;
+    cfg->report_workers = 2;
+    cfg->report_lease_ms = 60000;
+    cfg->report_max_leases = 3;
     cfg->default_rate = 100;
     cfg->default_burst = 1000;
 }

@@ -26,6 +26,10 @@ typedef struct taxd_config {
     uint32_t default_rate;      /* spec § Limits: 100/s, burst 1,000 */
     uint32_t default_burst;
     bool test_hooks;            /* test-only routes and the clock offset */
+    bool no_workers;            /* serve the API only; engines run in `taxd worker` */
+    unsigned report_workers;    /* report runner threads */
+    int64_t report_lease_ms;    /* a claimed report's lease */
+    unsigned report_max_leases; /* expired leases before a report is failed */
 } taxd_config_t;
 
 /* Fills cfg with defaults, then TAXD_* environment variables. Returns 0, or

@@ -250,6 +250,41 @@ static const char *const MIGRATIONS[] = {
     "CREATE INDEX events_open_inventory ON events (account_uuid)"
     "  WHERE claimed_at IS NULL AND type = 'INVENTORY_UPDATE';"
     "CREATE INDEX events_created ON events (created_at);",
+
+    /* v4: inventory-summary reports. A report is claimed with a lease
+     * (claimed_by, lease_until); expired_leases counts leases that ran out, so
+     * a report that crashes its worker is failed after a bound instead of
+     * cycling forever. The file lives in the database itself, in chunks,
+     * so every process that shares the database can serve it and it is
+     * deleted with the report. test_directive is set only with --test-hooks. */
+    "CREATE TABLE reports ("
+    "  id TEXT PRIMARY KEY,"
+    "  tenant_id TEXT NOT NULL REFERENCES tenants(id),"
+    "  status TEXT NOT NULL CHECK (status IN ('pending', 'processing', 'completed', 'failed')),"
+    "  format TEXT NOT NULL CHECK (format IN ('csv', 'jsonl')),"
+    "  account_ids TEXT,"
+    "  created_at INTEGER NOT NULL,"
+    "  expires_at INTEGER NOT NULL,"
+    "  claimed_by TEXT,"
+    "  lease_until INTEGER,"
+    "  expired_leases INTEGER NOT NULL DEFAULT 0,"
+    "  started_at INTEGER,"
+    "  finished_at INTEGER,"
+    "  metadata TEXT,"
+    "  error_code TEXT,"
+    "  error_message TEXT,"
+    "  row_count INTEGER,"
+    "  size_bytes INTEGER,"
+    "  test_directive TEXT"
+    ") STRICT;"
+    "CREATE INDEX reports_work ON reports (status, lease_until);"
+    "CREATE INDEX reports_expiry ON reports (expires_at);"
+    "CREATE TABLE report_chunks ("
+    "  report_id TEXT NOT NULL REFERENCES reports(id) ON DELETE CASCADE,"
+    "  seq INTEGER NOT NULL,"
+    "  data BLOB NOT NULL,"
+    "  PRIMARY KEY (report_id, seq)"
+    ") STRICT, WITHOUT ROWID;",
 };
 
 #define MIGRATION_COUNT ((int)(sizeof MIGRATIONS / sizeof MIGRATIONS[0]))
