@@ -1,0 +1,174 @@
+/* webhooks/payload: see payload.h. A growable byte buffer and a recursive
+ * walk; depth is bounded by the event shapes taxd builds (a few levels). */
+#include "webhooks/payload.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/clock.h"
+#include "core/utf8.h"
+
+typedef struct out {
+    char *data;
+    size_t len, cap;
+    bool failed;
+} out_t;
+
+static void put(out_t *o, const char *s, size_t n)
+{
+    if (o->failed)
+        return;
+    if (o->len + n + 1 > o->cap) {
+        size_t cap = o->cap ? o->cap * 2 : 256;
+        while (cap < o->len + n + 1)
+            cap *= 2;
+        char *grown = realloc(o->data, cap);
+        if (grown == NULL) {
+            o->failed = true;
+            return;
+        }
+        o->data = grown;
+        o->cap = cap;
+    }
+    memcpy(o->data + o->len, s, n);
+    o->len += n;
+    o->data[o->len] = '\0';
+}
+
+/* The escape a byte needs, or NULL when it is written as it is. */
+static const char *escape_of(unsigned char c, char u[7])
+{
+    static const char HEX[] = "0123456789abcdef";
+    switch (c) {
+    case '"': return "\\\"";
+    case '\\': return "\\\\";
+    case '\b': return "\\b";
+    case '\f': return "\\f";
+    case '\n': return "\\n";
+    case '\r': return "\\r";
+    case '\t': return "\\t";
+    default: break;
+    }
+    if (c >= 0x20)
+        return NULL;
+    memcpy(u, "\\u00", 4);
+    u[4] = HEX[c >> 4];
+    u[5] = HEX[c & 15];
+    u[6] = '\0';
+    return u;
+}
+
+static void put_string(out_t *o, const char *s, size_t n)
+{
+    put(o, "\"", 1);
+    size_t start = 0; /* the plain run since the last escape */
+    for (size_t i = 0; i < n; i++) {
+        char u[7];
+        const char *esc = escape_of((unsigned char)s[i], u);
+        if (esc == NULL)
+            continue;
+        put(o, s + start, i - start);
+        put(o, esc, strlen(esc));
+        start = i + 1;
+    }
+    put(o, s + start, n - start);
+    put(o, "\"", 1);
+}
+
+static bool valid_utf8(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n;) {
+        size_t len = utf8_sequence((const unsigned char *)s + i, n - i);
+        if (len == 0)
+            return false;
+        i += len;
+    }
+    return true;
+}
+
+static void put_value(out_t *o, const json_t *v);
+
+static void put_object(out_t *o, const json_t *v)
+{
+    put(o, "{", 1);
+    const char *key;
+    json_t *child;
+    bool first = true;
+    json_object_foreach((json_t *)v, key, child) {
+        if (!first)
+            put(o, ",", 1);
+        first = false;
+        size_t klen = strlen(key);
+        if (!valid_utf8(key, klen))
+            o->failed = true;
+        put_string(o, key, klen);
+        put(o, ":", 1);
+        put_value(o, child);
+    }
+    put(o, "}", 1);
+}
+
+static void put_value(out_t *o, const json_t *v)
+{
+    char num[24];
+    switch (json_typeof(v)) {
+    case JSON_OBJECT:
+        put_object(o, v);
+        break;
+    case JSON_ARRAY:
+        put(o, "[", 1);
+        for (size_t i = 0; i < json_array_size(v); i++) {
+            if (i > 0)
+                put(o, ",", 1);
+            put_value(o, json_array_get(v, i));
+        }
+        put(o, "]", 1);
+        break;
+    case JSON_STRING:
+        if (!valid_utf8(json_string_value(v), json_string_length(v)))
+            o->failed = true;
+        put_string(o, json_string_value(v), json_string_length(v));
+        break;
+    case JSON_INTEGER:
+        snprintf(num, sizeof num, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+        put(o, num, strlen(num));
+        break;
+    case JSON_TRUE:
+        put(o, "true", 4);
+        break;
+    case JSON_FALSE:
+        put(o, "false", 5);
+        break;
+    case JSON_NULL:
+        put(o, "null", 4);
+        break;
+    default: /* a real: JavaScript and Python disagree on how to write some */
+        o->failed = true;
+    }
+}
+
+char *payload_dump(const json_t *value, size_t *len)
+{
+    out_t o = {0};
+    put_value(&o, value);
+    if (o.failed) {
+        free(o.data);
+        return NULL;
+    }
+    *len = o.len;
+    return o.data;
+}
+
+char *payload_envelope(const json_t *event, int64_t dispatched_ms, size_t *len)
+{
+    char when[CLOCK_RFC3339_LEN];
+    clock_format_rfc3339(dispatched_ms, when);
+    json_t *envelope = json_pack("{s:s, s:[O]}", "timestamp", when, "data", event);
+    if (envelope == NULL)
+        return NULL;
+    char *text = payload_dump(envelope, len);
+    json_decref(envelope);
+    return text;
+}
