@@ -49,6 +49,12 @@ static const option_def_t OPTIONS[] = {
      "lease of a claimed report; another worker takes it after expiry"},
     {"--report-max-leases", "TAXD_REPORT_MAX_LEASES", OPT_UINT, OFF(report_max_leases), 100,
      "expired leases after which a report is marked failed"},
+    {"--webhook-ca-file", "TAXD_WEBHOOK_CA_FILE", OPT_PATH, OFF(webhook_ca_file),
+     sizeof(((taxd_config_t *)0)->webhook_ca_file),
+     "trust only this CA bundle for webhook deliveries (default: the system's)"},
+    {"--webhook-egress-address", "TAXD_WEBHOOK_EGRESS_ADDRESS", OPT_PATH,
+     OFF(webhook_egress_address), sizeof(((taxd_config_t *)0)->webhook_egress_address),
+     "default source address of webhook deliveries"},
     {"--test-hooks", "TAXD_TEST_HOOKS", OPT_BOOL, OFF(test_hooks), 0,
      "enable test-only routes and clock offset (never in production)"},
 };

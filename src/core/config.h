@@ -30,6 +30,8 @@ typedef struct taxd_config {
     unsigned report_workers;    /* report runner threads */
     int64_t report_lease_ms;    /* a claimed report's lease */
     unsigned report_max_leases; /* expired leases before a report is failed */
+    char webhook_ca_file[4096]; /* trust only this CA bundle for deliveries ("" = system) */
+    char webhook_egress_address[64]; /* default source address of deliveries ("" = any) */
 } taxd_config_t;
 
 /* Fills cfg with defaults, then TAXD_* environment variables. Returns 0, or

@@ -285,6 +285,58 @@ static const char *const MIGRATIONS[] = {
     "  data BLOB NOT NULL,"
     "  PRIMARY KEY (report_id, seq)"
     ") STRICT, WITHOUT ROWID;",
+
+    /* v5: webhook subscriptions (the operator's), their signing secrets
+     * (sealed: they must be recoverable to sign), and deliveries: one row per
+     * (event, subscription), written in the same transaction as the event.
+     * A subscription is served by one dispatcher at a time (lease_owner,
+     * lease_until) so its rate holds across processes. */
+    "CREATE TABLE subscriptions ("
+    "  id TEXT PRIMARY KEY,"
+    "  tenant_id TEXT NOT NULL REFERENCES tenants(id),"
+    "  url TEXT NOT NULL,"
+    "  events TEXT NOT NULL,"
+    "  rate_limit INTEGER NOT NULL CHECK (rate_limit > 0),"
+    "  retry_attempts INTEGER NOT NULL CHECK (retry_attempts >= 0),"
+    "  retry_window_s INTEGER NOT NULL CHECK (retry_window_s > 0),"
+    "  timeout_s INTEGER NOT NULL CHECK (timeout_s > 0),"
+    "  egress_address TEXT,"
+    "  auth_mode TEXT NOT NULL CHECK (auth_mode IN ('source_marker', 'basic')),"
+    "  basic_user TEXT,"
+    "  basic_password_sealed BLOB,"
+    "  state TEXT NOT NULL CHECK (state IN ('active', 'deauthorized')),"
+    "  deauthorized_at INTEGER,"
+    "  lease_owner TEXT,"
+    "  lease_until INTEGER,"
+    "  created_at INTEGER NOT NULL,"
+    "  updated_at INTEGER NOT NULL"
+    ") STRICT;"
+    "CREATE INDEX subscriptions_tenant ON subscriptions (tenant_id);"
+    "CREATE TABLE subscription_secrets ("
+    "  subscription_id TEXT NOT NULL REFERENCES subscriptions(id) ON DELETE CASCADE,"
+    "  seq INTEGER NOT NULL,"
+    "  secret_sealed BLOB NOT NULL,"
+    "  created_at INTEGER NOT NULL,"
+    "  PRIMARY KEY (subscription_id, seq)"
+    ") STRICT, WITHOUT ROWID;"
+    "CREATE TABLE deliveries ("
+    "  id TEXT PRIMARY KEY,"
+    "  subscription_id TEXT NOT NULL REFERENCES subscriptions(id) ON DELETE CASCADE,"
+    "  event_id TEXT NOT NULL REFERENCES events(id),"
+    "  trace_id TEXT NOT NULL,"
+    "  state TEXT NOT NULL CHECK (state IN ('pending', 'held', 'delivered', 'failed')),"
+    "  attempts INTEGER NOT NULL DEFAULT 0,"
+    "  first_attempt_at INTEGER,"
+    "  window_ends_at INTEGER,"
+    "  next_attempt_at INTEGER NOT NULL,"
+    "  last_status INTEGER,"
+    "  last_error TEXT,"
+    "  last_attempt_at INTEGER,"
+    "  created_at INTEGER NOT NULL,"
+    "  delivered_at INTEGER"
+    ") STRICT;"
+    "CREATE INDEX deliveries_due ON deliveries (subscription_id, state, next_attempt_at);"
+    "CREATE INDEX deliveries_event ON deliveries (event_id);",
 };
 
 #define MIGRATION_COUNT ((int)(sizeof MIGRATIONS / sizeof MIGRATIONS[0]))
