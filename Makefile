@@ -5,7 +5,7 @@ CC       ?= cc
 CFLAGS_COMMON = -std=c17 -D_GNU_SOURCE -Isrc -g \
   -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 CFLAGS   ?= -O2
-LIBS     = -lmicrohttpd -ljansson -lsqlite3 -lcrypto -lpthread
+LIBS     = -lmicrohttpd -ljansson -lsqlite3 -lcrypto -lcurl -lpthread
 ASAN     = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
 SRC      = $(shell find src -name '*.c' | sort)
@@ -23,7 +23,7 @@ UNIT_ASAN = $(UNIT_SRC:tests/unit/%.c=build/asan/tests/%)
 PYTEST   = /usr/bin/python3 -m pytest
 DEPS_STAMP = build/.deps-installed
 
-.PHONY: all deps run test unit unit-asan api api-asan asan bench fuzz fuzz-smoke clean
+.PHONY: all deps run test unit unit-asan api api-asan asan bench bench-ingest bench-report fuzz fuzz-smoke clean
 all: build/taxd
 
 build/obj/%.o: %.c $(HDR)
@@ -89,6 +89,16 @@ test: deps
 
 bench: deps build/taxd
 	bench/http.sh
+
+# Transactions through the API against the store, the bare database and nginx
+# (BENCH_TX, BENCH_ACCOUNTS, BENCH_PARTS: see bench/ingest.sh).
+bench-ingest: deps build/taxd
+	bench/ingest.sh
+
+# Inventory-summary reports: trigger-to-completed time and peak memory at 10k,
+# 100k and 1M transactions, beside a sqlite3 GROUP BY floor (see bench/report.sh).
+bench-report: deps build/taxd
+	bench/report.sh
 
 clean:
 	rm -rf build

@@ -115,12 +115,14 @@ static void check_arrays_for_type(const json_t *body, json_t *issues)
     for (int i = 0; i < 2; i++) {
         size_t n = json_array_size(json_object_get(body, ARRAYS[i]));
         char msg[128];
+        const char *article = strchr("aeiou", type[0]) != NULL ? "An" : "A";
         if (need[i] && n == 0) {
-            snprintf(msg, sizeof msg, "A %s transaction needs at least one %s line item", type,
-                     ARRAYS[i]);
+            snprintf(msg, sizeof msg, "%s %s transaction needs at least one %s line item",
+                     article, type, ARRAYS[i]);
             add_issue(issues, msg, json_pack("[s]", ARRAYS[i]));
         } else if (!need[i] && n > 0) {
-            snprintf(msg, sizeof msg, "A %s transaction has no %s line items", type, ARRAYS[i]);
+            snprintf(msg, sizeof msg, "%s %s transaction has no %s line items", article, type,
+                     ARRAYS[i]);
             add_issue(issues, msg, json_pack("[s]", ARRAYS[i]));
         }
     }
@@ -160,6 +162,19 @@ static void check_code(const json_t *amount_obj, json_t *path, json_t *issues)
     add_issue(issues, "Invalid asset code: 1 to 32 of A-Z a-z 0-9 . _ -", path);
 }
 
+/* Ids are at most 256 bytes (docs/decisions.md, Identifiers): the schema
+ * counts characters, so a shorter id of multibyte characters is checked here. */
+static void check_id_bytes(const json_t *body, json_t *issues)
+{
+    static const char *const FIELDS[] = {"id", "account_id"};
+    for (size_t i = 0; i < 2; i++)
+        if (json_string_length(json_object_get(body, FIELDS[i])) > STORE_ID_MAX - 1) {
+            char msg[64];
+            snprintf(msg, sizeof msg, "Too big: expected %s to have <=256 bytes", FIELDS[i]);
+            add_issue(issues, msg, json_pack("[s]", FIELDS[i]));
+        }
+}
+
 static void check_lines(const json_t *body, json_t *issues)
 {
     for (int a = 0; a < 3; a++) {
@@ -173,11 +188,15 @@ static void check_lines(const json_t *body, json_t *issues)
             check_code(amount, json_pack("[s,i,s]", ARRAYS[a], (json_int_t)i, "asset_amount"),
                        issues);
             const json_t *rates = json_object_get(line, "rates");
-            for (size_t r = 0; r < json_array_size(rates); r++)
-                check_amount(json_array_get(rates, r),
-                             json_pack("[s,i,s,i]", ARRAYS[a], (json_int_t)i, "rates",
-                                       (json_int_t)r),
+            for (size_t r = 0; r < json_array_size(rates); r++) {
+                const json_t *rate = json_array_get(rates, r);
+                check_amount(rate, json_pack("[s,i,s,i]", ARRAYS[a], (json_int_t)i, "rates",
+                                             (json_int_t)r),
                              false, issues, &d);
+                check_code(rate, json_pack("[s,i,s,i]", ARRAYS[a], (json_int_t)i, "rates",
+                                           (json_int_t)r),
+                           issues);
+            }
         }
     }
 }
@@ -296,6 +315,7 @@ static json_t *read_tx_body(request_t *req, int64_t *datetime_ms)
     json_t *issues = json_array();
     if (v_check_object(&TX, body, NULL, issues) == 0) {
         check_arrays_for_type(body, issues);
+        check_id_bytes(body, issues);
         check_lines(body, issues);
     }
     if (json_array_size(issues) > 0) {
@@ -369,6 +389,10 @@ static void answer_write(request_t *req, store_conn_t *db, const store_tx_write_
     } else if (st != STORE_OK) {
         reply_tx_store_failure(req, st);
     } else {
+        /* The write is durable: the client must learn so even if the
+         * deadline passed while it waited for the lock, so reading it back
+         * is not bounded by the deadline any more. */
+        store_set_deadline(db, 0);
         answer_stored(req, db, w->id, outcome == STORE_TX_CREATED ? 201 : 200);
     }
 }
