@@ -119,6 +119,9 @@ void workers_stop(workers_t *workers)
 {
     if (workers == NULL)
         return;
+    /* Steps that run long (a report) poll svc->stopping between pieces of
+     * work, so a stop is not delayed by a whole step. */
+    atomic_store(&workers->svc->stopping, true);
     pthread_mutex_lock(&workers->lock);
     workers->stopping = true;
     pthread_cond_broadcast(&workers->wake);

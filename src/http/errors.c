@@ -206,3 +206,11 @@ json_t *error_body_lookup(const char *message)
     }
     return body;
 }
+
+json_t *error_body_forbidden_reason(const char *reason)
+{
+    json_t *body = error_body_forbidden();
+    if (body != NULL)
+        json_object_set_new(body, "reason", json_string(reason));
+    return body;
+}

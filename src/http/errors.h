@@ -31,6 +31,10 @@ json_t *error_body_gateway_deny(void);
 /* 403 tenant mismatch: {"error":"Forbidden","message":"Forbidden"}. */
 json_t *error_body_forbidden(void);
 
+/* 403 of a signed download link: {"error":"Forbidden","message":"Forbidden",
+ * "reason":reason} with reason "expired" or "invalid_signature". */
+json_t *error_body_forbidden_reason(const char *reason);
+
 /* The three 429 bodies, one per layer (spec § Errors 5):
  *   ERROR_LIMIT_TENANT:   {"error":"rate_limit_exceeded","message":"Rate limit exceeded. Retry in N seconds."}
  *   ERROR_LIMIT_ENDPOINT: {"error":"rate_limit_exceeded","message":"Too many requests."}

@@ -152,6 +152,19 @@ void reply_text(request_t *req, int status, const char *content_type, char *text
     set_output(req, status, content_type, text, len);
 }
 
+void reply_stream(request_t *req, int status, const char *content_type, uint64_t size,
+                  reply_stream_read_fn read, void *cls, void (*free_cls)(void *cls))
+{
+    assert(req->status == 0 && "a request is answered once");
+    if (req->status != 0) {
+        if (free_cls != NULL)
+            free_cls(cls);
+        return;
+    }
+    set_output(req, status, content_type, NULL, 0);
+    req->stream = (reply_stream_t){read, cls, free_cls, size};
+}
+
 void reply_empty(request_t *req, int status)
 {
     set_output(req, status, NULL, NULL, 0);

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <jansson.h>
 
@@ -22,6 +23,29 @@ struct service;
 struct MHD_Connection;
 
 #define REQUEST_MAX_HEADERS 8
+
+/* A body produced piece by piece while it is sent (a report download), so
+ * that its size never has to fit in memory. read(cls, pos, buf, max) fills
+ * buf with up to max bytes starting at byte pos of the body and returns how
+ * many, REPLY_STREAM_END once everything was sent, or REPLY_STREAM_ERROR to
+ * abort (the connection is closed: the client sees a truncated body). read
+ * runs on a server thread after the handler returned, once per piece, so
+ * cls must hold everything it needs, including its own database connection:
+ * never the request's, which is given back when the handler's answer is
+ * queued. free_cls(cls) runs exactly once, when the response is done with
+ * (sent, aborted, or never started). */
+#define REPLY_STREAM_END ((ssize_t)-1)
+#define REPLY_STREAM_ERROR ((ssize_t)-2)
+#define REPLY_STREAM_SIZE_UNKNOWN UINT64_MAX
+
+typedef ssize_t (*reply_stream_read_fn)(void *cls, uint64_t pos, char *buf, size_t max);
+
+typedef struct reply_stream {
+    reply_stream_read_fn read;
+    void *cls;
+    void (*free_cls)(void *cls);
+    uint64_t size;                   /* content-length, or REPLY_STREAM_SIZE_UNKNOWN */
+} reply_stream_t;
 
 typedef struct request {
     struct service *svc;
@@ -62,6 +86,7 @@ typedef struct request {
     const char *header_names[REQUEST_MAX_HEADERS];
     const char *header_values[REQUEST_MAX_HEADERS];
     const char *logged_body;         /* an error's body, kept for the access log */
+    reply_stream_t stream;           /* a streamed body (reply_stream); read == NULL otherwise */
 } request_t;
 
 /* The handler of a route: reads req, answers with exactly one reply_*. */
@@ -96,6 +121,10 @@ void reply_invalid(request_t *req, const char *message, json_t *issues);
 void reply_store_failure(request_t *req, store_status_t status);
 /* Answers a non-JSON body (text stolen, malloc'd). */
 void reply_text(request_t *req, int status, const char *content_type, char *text, size_t len);
+/* Answers status with a streamed body (see reply_stream_t); the request
+ * owns cls from here on, whatever happens. */
+void reply_stream(request_t *req, int status, const char *content_type, uint64_t size,
+                  reply_stream_read_fn read, void *cls, void (*free_cls)(void *cls));
 /* 204 without body. */
 void reply_empty(request_t *req, int status);
 /* Adds a response header; both strings must live as long as the request. */

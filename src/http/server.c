@@ -7,7 +7,9 @@
  * limit and load shedding on the first call (a response queued then is what
  * the client receives), swallows body chunks, and runs the phases on the last
  * call. The completion callback writes the access log and metrics and frees
- * the arena, so nothing a request allocated can outlive it.
+ * the arena, so nothing a request allocated can outlive it. A streamed body
+ * (reply_stream, report downloads) is the one exception by design: its
+ * reader owns its state and libmicrohttpd frees it when the body is done.
  *
  * Handlers may block on the database; the pool is sized well above the core
  * count for that reason, and every database wait is bounded by the request's
@@ -36,6 +38,13 @@
  * at once: a client streaming without end must not hold a thread forever. */
 #define DISCARD_CAP (64u * 1024 * 1024)
 #define REQUEST_ARENA_BLOCK 8192
+/* Bytes libmicrohttpd asks a streamed body's reader for at a time. */
+#define STREAM_BLOCK (64u * 1024)
+
+_Static_assert(REPLY_STREAM_END == MHD_CONTENT_READER_END_OF_STREAM &&
+                   REPLY_STREAM_ERROR == MHD_CONTENT_READER_END_WITH_ERROR &&
+                   REPLY_STREAM_SIZE_UNKNOWN == MHD_SIZE_UNKNOWN,
+               "reply_stream_t speaks libmicrohttpd's reader protocol");
 
 struct http_server {
     service_t *svc;
@@ -64,7 +73,16 @@ static enum MHD_Result emit(struct MHD_Connection *connection, request_t *req)
     if (req->status >= 400 && req->out != NULL &&
         memchr(req->out, '\n', req->out_len) == NULL) /* compact JSON: one log line */
         req->logged_body = arena_strndup(req->arena, req->out, req->out_len);
-    if (req->out != NULL) {
+    if (req->stream.read != NULL) {
+        /* The handler is done with the database: a long download must not
+         * hold a pooled connection (its reader has its own). */
+        store_release(req->svc->store, req->db);
+        req->db = NULL;
+        r = MHD_create_response_from_callback(req->stream.size, STREAM_BLOCK, req->stream.read,
+                                              req->stream.cls, req->stream.free_cls);
+        if (r != NULL)
+            req->stream.free_cls = NULL; /* libmicrohttpd frees cls when it is done */
+    } else if (req->out != NULL) {
         r = MHD_create_response_from_buffer(req->out_len, req->out, MHD_RESPMEM_MUST_FREE);
         if (r != NULL)
             req->out = NULL; /* libmicrohttpd owns it now */
@@ -348,6 +366,8 @@ static void on_completed(void *cls, struct MHD_Connection *connection, void **co
     }
     if (req->db != NULL)
         store_release(svc->store, req->db);
+    if (req->stream.free_cls != NULL) /* answered with a stream that never got queued */
+        req->stream.free_cls(req->stream.cls);
     free(req->out);
     if (req->counted_in_flight)
         atomic_fetch_sub(&svc->in_flight, 1);

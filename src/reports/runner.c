@@ -1,9 +1,485 @@
-/* reports/runner: being written (placeholder: finds no work). */
+/* reports/runner: the engine that produces inventory-summary reports. See
+ * runner.h for the contract; this is how.
+ *
+ * One step = one report:
+ *   1. claim (store_report_claim): the oldest pending report, or one whose
+ *      lease expired because its worker died; a report whose lease expired
+ *      --report-max-leases times is failed there instead (lease_expired), so
+ *      a report that crashes its worker cannot cycle forever;
+ *   2. the test directive, only with --test-hooks: "fail" fails it
+ *      (test_failure), "pause=<ms>" holds it in processing on its first
+ *      claim (the kill -9 test), renewing the lease like real work;
+ *   3. chunks left by an interrupted earlier claim are deleted;
+ *   4. the included accounts that are dirty are recalculated (paged by
+ *      uuid, so memory does not grow with the account count): every
+ *      transaction acknowledged before the trigger is in the results;
+ *   5. the rows are read in one read snapshot (store_report_read) on a
+ *      second connection and written as they come, 256 KiB at a time, into
+ *      report_chunks through the first one: one chunk and one row in memory,
+ *      whatever the report's size;
+ *   6. the last chunk, the metadata and status completed are written in one
+ *      transaction.
+ * Every write after the claim is fenced by the claim token (store/reports.h):
+ * a worker that lost its lease stops at its next write and leaves the report
+ * to whoever holds it now.
+ *
+ * Stopping. The step checks svc->stopping between pieces of work (accounts,
+ * chunks, pause slices); a stopping process gives its report back (pending
+ * again, no expiry counted) so another worker starts it at once.
+ *
+ * Failures: an arithmetic overflow in an account's recalculation, or a
+ * store error, fails the report (report_failed; the detail is logged, the
+ * message names no internals). A store timeout (the database stayed locked)
+ * gives the report back to be tried again. */
 #include "reports/runner.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/clock.h"
+#include "core/crypto.h"
+#include "core/decimal.h"
+#include "core/log.h"
+#include "inventory/recalc.h"
+#include "reports/format.h"
+#include "store/reports.h"
+
+#define IDLE_WAIT_MS 500        /* no work: look again (other processes' triggers) */
+#define RETRY_WAIT_MS 1000      /* after a lock timeout */
+#define CHUNK_BYTES STORE_REPORT_CHUNK_BYTES
+#define DIRTY_PAGE 64
+#define PAUSE_SLICE_MS 50
+#define PAUSE_MAX_MS 600000
+
+#define CODE_INTERNAL "report_failed"
+#define CODE_TEST "test_failure"
+#define MESSAGE_INTERNAL "The report could not be produced"
+#define MESSAGE_TEST "The report was failed on purpose (test hook)"
+
+typedef enum outcome {
+    OUTCOME_DONE,     /* completed or failed: the step is over */
+    OUTCOME_LOST,     /* the claim was lost: someone else has the report */
+    OUTCOME_STOPPED,  /* the process is stopping: give the report back */
+    OUTCOME_RETRY,    /* a lock timeout: give it back, try later */
+} outcome_t;
+
+typedef struct job {
+    service_t *svc;
+    store_conn_t *conn;          /* claims, recalculation, chunk writes */
+    store_report_t report;
+    report_format_t format;
+    char claim[STORE_REPORT_CLAIM_LEN];
+    int64_t renewed_ms;          /* monotonic time of the last lease renewal */
+    int64_t refreshed;           /* accounts recalculated */
+    char failure[STORE_REPORT_MESSAGE_MAX]; /* the message of a report_failed */
+} job_t;
+
+/* ---- small helpers ---------------------------------------------------- */
+
+static bool stopping(const job_t *job)
+{
+    return atomic_load(&job->svc->stopping);
+}
+
+static int64_t lease_until(const job_t *job)
+{
+    return clock_now_ms(NULL) + job->svc->cfg.report_lease_ms;
+}
+
+static void sleep_ms(int64_t ms)
+{
+    struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* Maps a store status of a fenced write to what the step does next. */
+static outcome_t outcome_of(job_t *job, store_status_t st, const char *what)
+{
+    if (st == STORE_NOT_FOUND)
+        return OUTCOME_LOST;
+    if (st == STORE_TIMEOUT)
+        return OUTCOME_RETRY;
+    log_event(LOG_ERROR, "report: store failure",
+              json_pack("{s:s, s:s, s:s}", "report_id", job->report.id, "step", what, "status",
+                        store_status_name(st)));
+    snprintf(job->failure, sizeof job->failure, "%s", MESSAGE_INTERNAL);
+    return OUTCOME_DONE; /* failed by the caller (finish) */
+}
+
+/* Renews the lease once a third of it has passed. */
+static store_status_t keep_lease(job_t *job)
+{
+    int64_t now = clock_monotonic_ms();
+    if (now - job->renewed_ms < job->svc->cfg.report_lease_ms / 3)
+        return STORE_OK;
+    store_status_t st = store_report_renew(job->conn, job->report.id, job->claim, lease_until(job));
+    if (st == STORE_OK)
+        job->renewed_ms = now;
+    return st;
+}
+
+/* ---- the test directive ----------------------------------------------- */
+
+/* "pause=<ms>": the pause in ms, or -1 for anything else. */
+static int64_t directive_pause(const char *directive)
+{
+    if (strncmp(directive, "pause=", 6) != 0)
+        return -1;
+    char *end;
+    long long ms = strtoll(directive + 6, &end, 10);
+    return *end == '\0' && ms >= 0 && ms <= PAUSE_MAX_MS ? (int64_t)ms : -1;
+}
+
+/* Holds the report in processing for ms, keeping its lease. */
+static store_status_t pause_processing(job_t *job, int64_t ms, bool *stopped)
+{
+    int64_t until = clock_monotonic_ms() + ms;
+    for (int64_t now = clock_monotonic_ms(); now < until; now = clock_monotonic_ms()) {
+        if (stopping(job)) {
+            *stopped = true;
+            return STORE_OK;
+        }
+        store_status_t st = keep_lease(job);
+        if (st != STORE_OK)
+            return st;
+        sleep_ms(until - now < PAUSE_SLICE_MS ? until - now : PAUSE_SLICE_MS);
+    }
+    return STORE_OK;
+}
+
+/* ---- step 4: recalculation -------------------------------------------- */
+
+static bool refresh_one(job_t *job, const store_inv_account_t *account, store_status_t *st)
+{
+    recalc_result_t r = inventory_refresh(job->conn, account);
+    *st = r.store;
+    if (r.store != STORE_OK)
+        return false;
+    if (r.arithmetic != DEC_OK) {
+        snprintf(job->failure, sizeof job->failure,
+                 "Inventory of account '%.200s' cannot be computed: a total at transaction "
+                 "'%.150s' exceeds the supported range",
+                 account->id, r.failed_tx);
+        return false;
+    }
+    job->refreshed++;
+    return true;
+}
+
+/* Recalculates every dirty included account, a page at a time. */
+static outcome_t refresh_accounts(job_t *job)
+{
+    store_inv_account_t page[DIRTY_PAGE];
+    char after[STORE_UUID_LEN] = "";
+    for (;;) {
+        size_t n = 0;
+        store_status_t st = store_report_dirty_accounts(job->conn, job->report.tenant_id,
+                                                        job->report.account_ids, after, page,
+                                                        DIRTY_PAGE, &n);
+        if (st != STORE_OK)
+            return outcome_of(job, st, "dirty accounts");
+        for (size_t i = 0; i < n; i++) {
+            if (stopping(job))
+                return OUTCOME_STOPPED;
+            if (!refresh_one(job, &page[i], &st))
+                return job->failure[0] != '\0' ? OUTCOME_DONE : outcome_of(job, st, "refresh");
+            if ((st = keep_lease(job)) != STORE_OK)
+                return outcome_of(job, st, "renew");
+        }
+        if (n < DIRTY_PAGE)
+            return OUTCOME_DONE;
+        memcpy(after, page[n - 1].uuid, sizeof after);
+    }
+}
+
+/* ---- step 5: rows into chunks ----------------------------------------- */
+
+typedef struct writer {
+    job_t *job;
+    char *chunk;                 /* CHUNK_BYTES */
+    size_t len;
+    int64_t seq;
+    int64_t rows;
+    uint64_t bytes;
+    json_t *skipped;             /* ids not found, in order */
+    store_status_t status;       /* of the first failed chunk write */
+    bool bad_row;                /* a stored decimal that is not one */
+    bool stopped;
+} writer_t;
+
+/* Appends bytes, storing each chunk as soon as it is full. */
+static bool writer_put(writer_t *w, const char *data, size_t n)
+{
+    while (n > 0) {
+        size_t room = CHUNK_BYTES - w->len;
+        size_t take = n < room ? n : room;
+        memcpy(w->chunk + w->len, data, take);
+        w->len += take;
+        w->bytes += take;
+        data += take;
+        n -= take;
+        if (w->len < CHUNK_BYTES)
+            break;
+        job_t *job = w->job;
+        w->status = store_report_put_chunk(job->conn, job->report.id, job->claim, w->seq,
+                                           w->chunk, w->len, lease_until(job));
+        if (w->status != STORE_OK)
+            return false;
+        job->renewed_ms = clock_monotonic_ms();
+        w->seq++;
+        w->len = 0;
+        if (stopping(job)) {
+            w->stopped = true;
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The canonical form of a stored decimal (NULL stays NULL). */
+static bool canonical(const char *text, char out[DEC_TEXT_MAX], const char **result)
+{
+    *result = NULL;
+    if (text == NULL)
+        return true;
+    dec_t d;
+    if (dec_parse(text, strlen(text), &d) != DEC_OK)
+        return false;
+    dec_format(d, out);
+    *result = out;
+    return true;
+}
+
+static int on_row(const store_report_row_t *in, void *ctx)
+{
+    writer_t *w = ctx;
+    char q[DEC_TEXT_MAX], c[DEC_TEXT_MAX], avg[DEC_TEXT_MAX], qb[DEC_TEXT_MAX];
+    char line[REPORT_ROW_MAX];
+    report_row_t row = {.account_id = in->account_id, .asset_code = in->asset_code,
+                        .asset_type = in->asset_type, .fiat_currency = REPORT_FIAT_CURRENCY};
+    if (in->total_quantity == NULL || in->total_cost == NULL ||
+        !canonical(in->total_quantity, q, &row.total_quantity) ||
+        !canonical(in->total_cost, c, &row.total_cost) ||
+        !canonical(in->average_unit_cost, avg, &row.average_unit_cost) ||
+        !canonical(in->quantity_with_basis, qb, &row.total_quantity_with_cost_basis) ||
+        row.total_quantity_with_cost_basis == NULL) {
+        w->bad_row = true;
+        return 1;
+    }
+    buf_t b = buf_over(line, sizeof line);
+    if (!report_format_row(w->job->format, &row, &b)) {
+        w->bad_row = true;
+        return 1;
+    }
+    w->rows++;
+    return writer_put(w, b.data, b.len) ? 0 : 1;
+}
+
+static int on_skipped(const char *account_id, void *ctx)
+{
+    writer_t *w = ctx;
+    return json_array_append_new(w->skipped, json_string(account_id)) == 0 ? 0 : -1;
+}
+
+/* spec § metadata: with account_ids, requested (duplicates included),
+ * included (distinct found) and, only when some were, the skipped ids;
+ * without, included only. NULL when memory ran out. */
+static char *metadata_text(const job_t *job, const store_report_reader_t *reader,
+                           json_t *skipped)
+{
+    bool scoped = job->report.account_ids != NULL;
+    json_t *meta = json_object();
+    if (meta == NULL)
+        return NULL;
+    if (scoped)
+        json_object_set_new(meta, "total_accounts_requested",
+                            json_integer((json_int_t)reader->requested));
+    json_object_set_new(meta, "total_accounts_included", json_integer((json_int_t)reader->included));
+    if (scoped && json_array_size(skipped) > 0)
+        json_object_set_new(meta, "skipped_account_ids",
+                            json_pack("{s:O}", "not_found_in_organization", skipped));
+    char *text = json_dumps(meta, JSON_COMPACT);
+    json_decref(meta);
+    return text;
+}
+
+static outcome_t complete(job_t *job, writer_t *w, const store_report_reader_t *reader)
+{
+    char *metadata = metadata_text(job, reader, w->skipped);
+    if (metadata == NULL)
+        return outcome_of(job, STORE_ERROR, "metadata");
+    store_report_done_t done = {
+        .last_chunk = w->len > 0 ? w->chunk : NULL, .last_len = w->len, .last_seq = w->seq,
+        .metadata = metadata, .row_count = w->rows, .size_bytes = (int64_t)w->bytes,
+        .finished_at = clock_now_ms(&job->svc->clock)};
+    store_status_t st = store_report_complete(job->conn, job->report.id, job->claim, &done);
+    free(metadata);
+    return st == STORE_OK ? OUTCOME_DONE : outcome_of(job, st, "complete");
+}
+
+/* Reads the snapshot through a second connection and writes the file. */
+static outcome_t write_file(job_t *job, writer_t *w)
+{
+    char header[256];
+    buf_t b = buf_over(header, sizeof header);
+    report_format_header(job->format, &b);
+    if (!writer_put(w, b.data, b.len))
+        return w->stopped ? OUTCOME_STOPPED : outcome_of(job, w->status, "chunk");
+    store_conn_t *reader_conn = store_acquire(job->svc->store);
+    if (reader_conn == NULL)
+        return outcome_of(job, STORE_ERROR, "reader connection");
+    store_report_reader_t reader = {.skipped = on_skipped, .row = on_row, .ctx = w};
+    store_status_t st = store_report_read(reader_conn, job->report.tenant_id,
+                                          job->report.account_ids, &reader);
+    store_release(job->svc->store, reader_conn);
+    if (st != STORE_OK)
+        return outcome_of(job, st, "read");
+    if (w->stopped)
+        return OUTCOME_STOPPED;
+    if (w->status != STORE_OK)
+        return outcome_of(job, w->status, "chunk");
+    if (w->bad_row)
+        return outcome_of(job, STORE_ERROR, "row");
+    return complete(job, w, &reader);
+}
+
+/* ---- one claimed report ----------------------------------------------- */
+
+static outcome_t produce_file(job_t *job, int64_t *refresh_ms, writer_t *w)
+{
+    int64_t began = clock_monotonic_ms();
+    store_status_t st = store_report_reset_chunks(job->conn, job->report.id, job->claim);
+    if (st != STORE_OK)
+        return outcome_of(job, st, "reset");
+    outcome_t o = refresh_accounts(job);
+    *refresh_ms = clock_monotonic_ms() - began;
+    if (o != OUTCOME_DONE || job->failure[0] != '\0')
+        return o;
+    return write_file(job, w);
+}
+
+static void log_completed(const job_t *job, const writer_t *w, int64_t refresh_ms,
+                          int64_t total_ms)
+{
+    log_event(LOG_INFO, "report completed",
+              json_pack("{s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I}", "report_id", job->report.id,
+                        "tenant_id", job->report.tenant_id, "format",
+                        report_format_name(job->format), "rows", (json_int_t)w->rows, "bytes",
+                        (json_int_t)w->bytes, "accounts_refreshed", (json_int_t)job->refreshed,
+                        "refresh_ms", (json_int_t)refresh_ms, "total_ms", (json_int_t)total_ms));
+}
+
+static outcome_t produce(job_t *job)
+{
+    int64_t began = clock_monotonic_ms(), refresh_ms = 0;
+    writer_t w = {.job = job, .chunk = malloc(CHUNK_BYTES), .skipped = json_array()};
+    outcome_t o;
+    if (w.chunk == NULL || w.skipped == NULL)
+        o = outcome_of(job, STORE_ERROR, "memory");
+    else
+        o = produce_file(job, &refresh_ms, &w);
+    if (o == OUTCOME_DONE && job->failure[0] == '\0')
+        log_completed(job, &w, refresh_ms, clock_monotonic_ms() - began);
+    free(w.chunk);
+    json_decref(w.skipped);
+    return o;
+}
+
+/* Fails the report with code and message (fenced). */
+static outcome_t fail_report(job_t *job, const char *code, const char *message)
+{
+    log_event(LOG_WARN, "report failed",
+              json_pack("{s:s, s:s, s:s}", "report_id", job->report.id, "code", code, "message",
+                        message));
+    store_status_t st = store_report_fail(job->conn, job->report.id, job->claim, code, message,
+                                          clock_now_ms(&job->svc->clock));
+    return st == STORE_OK ? OUTCOME_DONE : OUTCOME_LOST;
+}
+
+static outcome_t run_claimed(job_t *job)
+{
+    const char *directive = job->report.test_directive;
+    if (!job->svc->cfg.test_hooks)
+        directive = "";
+    if (strcmp(directive, "fail") == 0)
+        return fail_report(job, CODE_TEST, MESSAGE_TEST);
+    int64_t pause = directive_pause(directive);
+    if (pause > 0 && job->report.expired_leases == 0) {
+        bool stopped = false;
+        store_status_t st = pause_processing(job, pause, &stopped);
+        if (st != STORE_OK)
+            return outcome_of(job, st, "pause");
+        if (stopped)
+            return OUTCOME_STOPPED;
+    }
+    outcome_t o = produce(job);
+    if (o == OUTCOME_DONE && job->failure[0] != '\0')
+        return fail_report(job, CODE_INTERNAL, job->failure);
+    return o;
+}
+
+/* A fresh random claim token: no two claims ever share one. */
+static bool new_claim(char out[STORE_REPORT_CLAIM_LEN])
+{
+    uint8_t bytes[(STORE_REPORT_CLAIM_LEN - 1) / 2];
+    if (crypto_random_bytes(bytes, sizeof bytes) != 0)
+        return false;
+    crypto_hex_encode(bytes, sizeof bytes, out);
+    return true;
+}
+
+/* Claims a report; false when there is none (or the store failed). */
+static bool claim(job_t *job)
+{
+    if (!new_claim(job->claim))
+        return false;
+    store_report_lease_t lease = {
+        .claim = job->claim, .now_ms = clock_now_ms(NULL),
+        .service_now_ms = clock_now_ms(&job->svc->clock),
+        .lease_ms = job->svc->cfg.report_lease_ms, .max_leases = job->svc->cfg.report_max_leases};
+    store_status_t st = store_report_claim(job->conn, &lease, &job->report);
+    if (st != STORE_OK) {
+        if (st != STORE_NOT_FOUND)
+            log_event(LOG_WARN, "report: claim failed",
+                      json_pack("{s:s}", "status", store_status_name(st)));
+        return false;
+    }
+    job->renewed_ms = clock_monotonic_ms();
+    if (!report_format_parse(job->report.format, &job->format))
+        job->format = REPORT_FORMAT_CSV;
+    return true;
+}
+
+/* Gives the report back to the queue (stopping, or a lock timeout). */
+static void give_back(job_t *job)
+{
+    store_status_t st = store_report_release(job->conn, job->report.id, job->claim);
+    if (st != STORE_OK && st != STORE_NOT_FOUND)
+        log_event(LOG_WARN, "report: cannot give the report back; its lease will expire",
+                  json_pack("{s:s, s:s}", "report_id", job->report.id, "status",
+                            store_status_name(st)));
+}
 
 int64_t report_runner_step(service_t *svc, unsigned thread_index)
 {
-    (void)svc;
     (void)thread_index;
-    return 1000;
+    job_t job = {.svc = svc};
+    job.conn = store_acquire(svc->store);
+    if (job.conn == NULL)
+        return IDLE_WAIT_MS;
+    if (!claim(&job)) {
+        store_release(svc->store, job.conn);
+        return IDLE_WAIT_MS;
+    }
+    outcome_t o = run_claimed(&job);
+    if (o == OUTCOME_STOPPED || o == OUTCOME_RETRY)
+        give_back(&job);
+    if (o == OUTCOME_LOST)
+        log_event(LOG_WARN, "report: claim lost (the lease expired, or the report was deleted)",
+                  json_pack("{s:s}", "report_id", job.report.id));
+    store_report_clear(&job.report);
+    store_release(svc->store, job.conn);
+    return o == OUTCOME_RETRY ? RETRY_WAIT_MS : o == OUTCOME_STOPPED ? IDLE_WAIT_MS : 0;
 }

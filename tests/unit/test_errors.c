@@ -139,6 +139,8 @@ static void test_forbidden(void **state)
 {
     (void)state;
     assert_body(error_body_forbidden(), "{\"error\":\"Forbidden\",\"message\":\"Forbidden\"}");
+    assert_body(error_body_forbidden_reason("expired"),
+                "{\"error\":\"Forbidden\",\"message\":\"Forbidden\",\"reason\":\"expired\"}");
 }
 
 /* spec § Errors 5: the three 429 bodies. */

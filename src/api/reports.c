@@ -1,0 +1,357 @@
+/* reports: the inventory-summary report routes (spec § Report endpoints).
+ *
+ *   POST /v1/reports/inventory-summary                 trigger (scope reports): 202
+ *   GET  /v1/reports/inventory-summary/{reportId}      status (scope reports): 200
+ *   GET  /v1/reports/inventory-summary/{reportId}/download?expires&nonce&signature
+ *                                                      the file; no token, the link is
+ *                                                      the credential (reports/links.h)
+ *
+ * The trigger only validates and inserts a pending row, then wakes this
+ * process's runner (reports/runner.c does the work, in any process that
+ * shares the database). Its body is optional: none, or {}, means every
+ * account of the tenant; {"account_ids":[...]} scopes it (1 to 50,000 ids of
+ * 1 to 256 characters and bytes; the route's body limit is raised to 16 MiB
+ * to fit them); "format" is csv (default) or jsonl.
+ *
+ * Status. A malformed id (not a UUID v4) is 404 like an unknown one; another
+ * tenant's report is 403; a report past its retention is 404 even before
+ * the janitor deleted it. A completed report's answer carries a fresh signed
+ * link (a new nonce every time) valid 15 minutes, and the metadata computed
+ * at completion.
+ *
+ * Download. The link is verified before the database is touched (403 with a
+ * reason), then the report must exist, be completed and be within its
+ * retention (404). The file is streamed chunk by chunk from the database
+ * (reply_stream) by a reader that holds its own connection and one chunk
+ * buffer: memory does not depend on the file's size. */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api.h"
+#include "app/service.h"
+#include "core/clock.h"
+#include "core/ids.h"
+#include "http/errors.h"
+#include "reports/format.h"
+#include "reports/links.h"
+#include "store/reports.h"
+
+#define REPORT_IDS_MAX 50000
+#define REPORT_ID_BYTES_MAX 256
+#define RETENTION_MS (30LL * 24 * 3600 * 1000)
+#define TEST_HEADER "x-taxd-test-report"
+#define TEST_PAUSE_MAX_MS 600000
+
+static const char *const FORMATS[] = {"csv", "jsonl", NULL};
+static const v_field ACCOUNT_ID_ITEM = {"account_id", V_STRING, .required = true, .min_len = 1,
+                                        .max_len = REPORT_ID_BYTES_MAX};
+static const v_field TRIGGER_FIELDS[] = {
+    {"account_ids", V_ARRAY, .min_items = 1, .max_items = REPORT_IDS_MAX,
+     .items = &ACCOUNT_ID_ITEM},
+    {"format", V_ENUM, .values = FORMATS},
+    {NULL, V_ANY, .required = false},
+};
+static const v_schema TRIGGER = {TRIGGER_FIELDS};
+
+/* ---- trigger ---------------------------------------------------------- */
+
+/* Characters (UTF-8 code points) of a valid UTF-8 string. */
+static size_t utf8_chars(const char *s, size_t bytes)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < bytes; i++)
+        n += ((unsigned char)s[i] & 0xc0) != 0x80;
+    return n;
+}
+
+/* The validator counts characters; ids are also at most 256 bytes. Only ids
+ * the schema accepted are looked at, so an id gets one issue at most. */
+static void check_id_bytes(const json_t *ids, json_t *issues)
+{
+    if (!json_is_array(ids) || json_array_size(ids) > REPORT_IDS_MAX)
+        return;
+    for (size_t i = 0; i < json_array_size(ids); i++) {
+        const json_t *id = json_array_get(ids, i);
+        size_t bytes = json_string_length(id);
+        if (!json_is_string(id) || bytes <= REPORT_ID_BYTES_MAX ||
+            utf8_chars(json_string_value(id), bytes) > REPORT_ID_BYTES_MAX)
+            continue;
+        json_t *path = json_pack("[s, I]", "account_ids", (json_int_t)i);
+        json_array_append_new(issues, v_issue("custom", path,
+                                              "Too big: expected id to have <=256 bytes", NULL));
+        json_decref(path);
+    }
+}
+
+/* The test directive header (only with --test-hooks): "fail" or
+ * "pause=<ms>". Answers 400 itself for anything else. */
+static bool read_directive(request_t *req, char out[STORE_REPORT_DIRECTIVE_MAX])
+{
+    out[0] = '\0';
+    const char *value = req->svc->cfg.test_hooks ? request_header(req, TEST_HEADER) : NULL;
+    if (value == NULL)
+        return true;
+    char *end = NULL;
+    long long ms = strncmp(value, "pause=", 6) == 0 ? strtoll(value + 6, &end, 10) : -1;
+    bool pause_ok = end != NULL && end != value + 6 && *end == '\0' && ms > 0 &&
+                    ms <= TEST_PAUSE_MAX_MS;
+    if (strcmp(value, "fail") != 0 && !pause_ok) {
+        reply_error(req, 400, "%s must be 'fail' or 'pause=<ms>' (1 to %d)", TEST_HEADER,
+                    TEST_PAUSE_MAX_MS);
+        return false;
+    }
+    snprintf(out, STORE_REPORT_DIRECTIVE_MAX, "%s", value);
+    return true;
+}
+
+/* The validated body (NULL: none, every account in CSV); false after a 400. */
+static bool read_trigger(request_t *req, json_t **body)
+{
+    *body = request_json(req, true);
+    if (*body == NULL)
+        return req->status == 0;
+    json_t *issues = json_array();
+    v_check_object(&TRIGGER, *body, NULL, issues);
+    check_id_bytes(json_object_get(*body, "account_ids"), issues);
+    if (json_array_size(issues) > 0) {
+        reply_invalid(req, "Invalid report request", issues);
+        return false;
+    }
+    json_decref(issues);
+    return true;
+}
+
+static json_t *report_head(const store_report_t *r)
+{
+    return json_pack("{s:s, s:s, s:s, s:o}", "report_id", r->id, "status", r->status, "format",
+                     r->format, "created_at", api_time(r->created_at));
+}
+
+static void free_text(void *p)
+{
+    free(p);
+}
+
+/* The id list as stored: the array as sent (duplicates kept), compact. */
+static bool ids_text(request_t *req, const json_t *body, char **out)
+{
+    const json_t *ids = body != NULL ? json_object_get(body, "account_ids") : NULL;
+    *out = NULL;
+    if (ids == NULL)
+        return true;
+    *out = json_dumps(ids, JSON_COMPACT);
+    if (*out == NULL || arena_defer(req->arena, free_text, *out) != 0) {
+        free(*out);
+        reply_store_failure(req, STORE_ERROR);
+        return false;
+    }
+    return true;
+}
+
+void api_reports_trigger(request_t *req)
+{
+    store_report_t r = {0};
+    json_t *body = NULL;
+    if (!read_directive(req, r.test_directive) || !read_trigger(req, &body) ||
+        !ids_text(req, body, &r.account_ids))
+        return;
+    const json_t *format = body != NULL ? json_object_get(body, "format") : NULL;
+    snprintf(r.format, sizeof r.format, "%s", format != NULL ? json_string_value(format) : "csv");
+    snprintf(r.tenant_id, sizeof r.tenant_id, "%.36s", req->claims.tenant_id);
+    snprintf(r.status, sizeof r.status, "pending");
+    r.created_at = clock_now_ms(&req->svc->clock);
+    r.expires_at = r.created_at + RETENTION_MS;
+    store_conn_t *db = api_db(req);
+    if (db == NULL)
+        return;
+    if (ids_uuid_v4(r.id) != 0) {
+        reply_store_failure(req, STORE_ERROR);
+        return;
+    }
+    store_status_t st = store_report_create(db, &r);
+    if (st != STORE_OK) {
+        reply_store_failure(req, st);
+        return;
+    }
+    service_wake_workers(req->svc);
+    reply_json(req, 202, report_head(&r));
+}
+
+/* ---- finding a report -------------------------------------------------- */
+
+/* The report named by the path, lowercased (UUIDs in any case), within its
+ * retention. Answers 404 itself (malformed, unknown or expired) and store
+ * failures; *found false then. */
+static bool find_report(request_t *req, unsigned texts, store_report_t *r)
+{
+    const char *raw = request_param(req, "reportId");
+    char id[STORE_UUID_LEN];
+    if (raw == NULL || !ids_is_uuid_v4(raw)) {
+        reply_error(req, 404, "Report with id '%s' not found", raw != NULL ? raw : "");
+        return false;
+    }
+    for (size_t i = 0; i < sizeof id; i++)
+        id[i] = (char)tolower((unsigned char)raw[i]);
+    store_conn_t *db = api_db(req);
+    if (db == NULL)
+        return false;
+    store_status_t st = store_report_get(db, id, texts, r);
+    if (st == STORE_OK && r->expires_at <= clock_now_ms(&req->svc->clock)) {
+        store_report_clear(r);
+        st = STORE_NOT_FOUND;
+    }
+    if (st == STORE_NOT_FOUND)
+        reply_error(req, 404, "Report with id '%s' not found", raw);
+    else if (st != STORE_OK)
+        reply_store_failure(req, st);
+    return st == STORE_OK;
+}
+
+/* ---- status ------------------------------------------------------------ */
+
+/* download_url, expires_at and metadata of a completed report. */
+static bool add_completed(request_t *req, const store_report_t *r, json_t *out)
+{
+    char url[REPORT_LINK_MAX];
+    int64_t expires_s = 0;
+    json_error_t error;
+    json_t *metadata = r->metadata != NULL ? json_loads(r->metadata, 0, &error) : NULL;
+    if (metadata == NULL ||
+        report_link_make(req->svc->links_key, req->svc->cfg.base_url, r->id,
+                         service_now_s(req->svc), url, sizeof url, &expires_s) != 0) {
+        json_decref(metadata);
+        return false;
+    }
+    json_object_set_new(out, "download_url", json_string(url));
+    json_object_set_new(out, "expires_at", api_time(expires_s * 1000));
+    json_object_set_new(out, "metadata", metadata);
+    return true;
+}
+
+void api_reports_get(request_t *req)
+{
+    store_report_t r;
+    if (!find_report(req, STORE_REPORT_WITH_METADATA, &r))
+        return;
+    if (strcmp(r.tenant_id, req->claims.tenant_id) != 0) {
+        store_report_clear(&r);
+        reply_error_body(req, 403, error_body_forbidden());
+        return;
+    }
+    json_t *out = report_head(&r);
+    bool ok = out != NULL;
+    if (ok && strcmp(r.status, "completed") == 0)
+        ok = add_completed(req, &r, out);
+    else if (ok && strcmp(r.status, "failed") == 0)
+        ok = json_object_set_new(out, "error", json_pack("{s:s, s:s}", "code", r.error_code,
+                                                         "message", r.error_message)) == 0;
+    store_report_clear(&r);
+    if (!ok) {
+        json_decref(out);
+        reply_store_failure(req, STORE_ERROR);
+        return;
+    }
+    reply_json(req, 200, out);
+}
+
+/* ---- download ---------------------------------------------------------- */
+
+typedef struct download {
+    store_t *store;
+    store_conn_t *conn;          /* its own, never the request's */
+    char id[STORE_UUID_LEN];
+    uint64_t size;
+    int64_t loaded_seq;          /* the chunk in buf, -1 for none */
+    size_t loaded_len;
+    char buf[STORE_REPORT_CHUNK_BYTES];
+} download_t;
+
+static void download_free(void *cls)
+{
+    download_t *d = cls;
+    store_release(d->store, d->conn);
+    free(d);
+}
+
+/* reply_stream_read_fn: bytes from pos, a chunk at a time. A chunk that is
+ * gone (the janitor deleted the report meanwhile) aborts the body. */
+static ssize_t download_read(void *cls, uint64_t pos, char *out, size_t max)
+{
+    download_t *d = cls;
+    if (pos >= d->size)
+        return REPLY_STREAM_END;
+    int64_t seq = (int64_t)(pos / STORE_REPORT_CHUNK_BYTES);
+    size_t offset = (size_t)(pos % STORE_REPORT_CHUNK_BYTES);
+    if (seq != d->loaded_seq) {
+        d->loaded_seq = -1;
+        if (store_report_chunk(d->conn, d->id, seq, d->buf, sizeof d->buf, &d->loaded_len) !=
+            STORE_OK)
+            return REPLY_STREAM_ERROR;
+        d->loaded_seq = seq;
+    }
+    if (offset >= d->loaded_len)
+        return REPLY_STREAM_ERROR; /* shorter than its size says: never send garbage */
+    size_t n = d->loaded_len - offset;
+    n = n < max ? n : max;
+    memcpy(out, d->buf + offset, n);
+    return (ssize_t)n;
+}
+
+static void reply_link_refused(request_t *req, report_link_status_t status)
+{
+    const char *reason = status == REPORT_LINK_EXPIRED ? "expired" : "invalid_signature";
+    reply_error_body(req, 403, error_body_forbidden_reason(reason));
+}
+
+static bool link_ok(request_t *req)
+{
+    bool malformed = false;
+    const char *expires = request_query(req, "expires", &malformed);
+    const char *nonce = malformed ? NULL : request_query(req, "nonce", &malformed);
+    const char *signature = malformed ? NULL : request_query(req, "signature", &malformed);
+    report_link_status_t status =
+        malformed ? REPORT_LINK_INVALID
+                  : report_link_verify(req->svc->links_key, request_param(req, "reportId"),
+                                       expires, nonce, signature, service_now_s(req->svc));
+    if (status != REPORT_LINK_OK)
+        reply_link_refused(req, status);
+    return status == REPORT_LINK_OK;
+}
+
+static void stream_report(request_t *req, const store_report_t *r)
+{
+    report_format_t format = REPORT_FORMAT_CSV;
+    report_format_parse(r->format, &format);
+    download_t *d = malloc(sizeof *d);
+    if (d == NULL || (d->conn = store_acquire(req->svc->store)) == NULL) {
+        free(d);
+        reply_store_failure(req, STORE_ERROR);
+        return;
+    }
+    d->store = req->svc->store;
+    memcpy(d->id, r->id, sizeof d->id);
+    d->size = (uint64_t)r->size_bytes;
+    d->loaded_seq = -1;
+    d->loaded_len = 0;
+    const char *disposition =
+        arena_sprintf(req->arena, "attachment; filename=\"inventory-summary-%s.%s\"", r->id,
+                      report_format_extension(format));
+    if (disposition != NULL)
+        reply_header(req, "content-disposition", disposition);
+    reply_header(req, "cache-control", "no-store");
+    reply_stream(req, 200, report_format_content_type(format), d->size, download_read, d,
+                 download_free);
+}
+
+void api_reports_download(request_t *req)
+{
+    store_report_t r;
+    if (!link_ok(req) || !find_report(req, 0, &r))
+        return;
+    if (strcmp(r.status, "completed") != 0) { /* links are only made for completed reports */
+        reply_error(req, 404, "Report with id '%s' not found", r.id);
+        return;
+    }
+    stream_report(req, &r);
+}

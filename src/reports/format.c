@@ -1,0 +1,158 @@
+/* reports/format: see format.h.
+ *
+ * Trade-offs. JSON strings are escaped here rather than with jansson, which
+ * writes control characters as uppercase \u001F: a line written here is
+ * byte-identical to what Python's json.dumps(separators=(",", ":"),
+ * ensure_ascii=False) makes of the parsed object, so a consumer can compare
+ * bytes. Formula neutralisation follows OWASP's CSV-injection advice (a
+ * leading single quote), applied to text cells only: the decimals are
+ * produced by taxd itself and a decimal such as "-5" is a number to a
+ * spreadsheet, never a formula. */
+#include "reports/format.h"
+
+#include <string.h>
+
+#define CSV_HEADER                                                                             \
+    "account_id,asset_code,asset_type,total_quantity,total_cost,average_unit_cost,"            \
+    "total_quantity_with_cost_basis,fiat_currency\r\n"
+
+bool report_format_parse(const char *name, report_format_t *out)
+{
+    if (strcmp(name, "csv") == 0)
+        *out = REPORT_FORMAT_CSV;
+    else if (strcmp(name, "jsonl") == 0)
+        *out = REPORT_FORMAT_JSONL;
+    else
+        return false;
+    return true;
+}
+
+const char *report_format_name(report_format_t format)
+{
+    return format == REPORT_FORMAT_JSONL ? "jsonl" : "csv";
+}
+
+const char *report_format_content_type(report_format_t format)
+{
+    return format == REPORT_FORMAT_JSONL ? "application/x-ndjson" : "text/csv; charset=utf-8";
+}
+
+const char *report_format_extension(report_format_t format)
+{
+    return report_format_name(format);
+}
+
+void report_format_header(report_format_t format, buf_t *out)
+{
+    if (format == REPORT_FORMAT_CSV)
+        buf_put(out, CSV_HEADER, sizeof CSV_HEADER - 1);
+}
+
+/* ---- CSV -------------------------------------------------------------- */
+
+bool report_csv_is_formula(const char *text)
+{
+    return text[0] != '\0' && strchr("=+-@\t\r", text[0]) != NULL;
+}
+
+/* A cell: quoted when it holds a separator, a quote or a line break. */
+static void csv_cell(buf_t *out, const char *text, bool neutralise)
+{
+    bool formula = neutralise && report_csv_is_formula(text);
+    bool quote = strpbrk(text, ",\"\r\n") != NULL;
+    if (quote)
+        buf_putc(out, '"');
+    if (formula)
+        buf_putc(out, '\'');
+    for (const char *p = text; *p != '\0'; p++) {
+        if (*p == '"')
+            buf_putc(out, '"');
+        buf_putc(out, *p);
+    }
+    if (quote)
+        buf_putc(out, '"');
+}
+
+static void csv_row(const report_row_t *row, buf_t *out)
+{
+    csv_cell(out, row->account_id, true);
+    buf_putc(out, ',');
+    csv_cell(out, row->asset_code, true);
+    buf_putc(out, ',');
+    csv_cell(out, row->asset_type, true);
+    buf_putc(out, ',');
+    buf_puts(out, row->total_quantity);
+    buf_putc(out, ',');
+    buf_puts(out, row->total_cost);
+    buf_putc(out, ',');
+    if (row->average_unit_cost != NULL)
+        buf_puts(out, row->average_unit_cost);
+    buf_putc(out, ',');
+    buf_puts(out, row->total_quantity_with_cost_basis);
+    buf_putc(out, ',');
+    csv_cell(out, row->fiat_currency, true);
+    buf_put(out, "\r\n", 2);
+}
+
+/* ---- JSON lines ------------------------------------------------------- */
+
+static void json_string(buf_t *out, const char *text)
+{
+    static const char HEX[] = "0123456789abcdef";
+    buf_putc(out, '"');
+    for (const unsigned char *p = (const unsigned char *)text; *p != '\0'; p++) {
+        switch (*p) {
+        case '"': buf_put(out, "\\\"", 2); break;
+        case '\\': buf_put(out, "\\\\", 2); break;
+        case '\b': buf_put(out, "\\b", 2); break;
+        case '\f': buf_put(out, "\\f", 2); break;
+        case '\n': buf_put(out, "\\n", 2); break;
+        case '\r': buf_put(out, "\\r", 2); break;
+        case '\t': buf_put(out, "\\t", 2); break;
+        default:
+            if (*p < 0x20) {
+                char esc[6] = {'\\', 'u', '0', '0', HEX[*p >> 4], HEX[*p & 0xf]};
+                buf_put(out, esc, sizeof esc);
+            } else {
+                buf_putc(out, (char)*p);
+            }
+        }
+    }
+    buf_putc(out, '"');
+}
+
+static void json_member(buf_t *out, const char *key, const char *value, bool first)
+{
+    if (!first)
+        buf_putc(out, ',');
+    json_string(out, key);
+    buf_putc(out, ':');
+    if (value == NULL)
+        buf_puts(out, "null");
+    else
+        json_string(out, value);
+}
+
+static void jsonl_row(const report_row_t *row, buf_t *out)
+{
+    buf_putc(out, '{');
+    json_member(out, "account_id", row->account_id, true);
+    json_member(out, "asset_code", row->asset_code, false);
+    json_member(out, "asset_type", row->asset_type, false);
+    json_member(out, "total_quantity", row->total_quantity, false);
+    json_member(out, "total_cost", row->total_cost, false);
+    json_member(out, "average_unit_cost", row->average_unit_cost, false);
+    json_member(out, "total_quantity_with_cost_basis", row->total_quantity_with_cost_basis,
+                false);
+    json_member(out, "fiat_currency", row->fiat_currency, false);
+    buf_put(out, "}\n", 2);
+}
+
+bool report_format_row(report_format_t format, const report_row_t *row, buf_t *out)
+{
+    if (format == REPORT_FORMAT_JSONL)
+        jsonl_row(row, out);
+    else
+        csv_row(row, out);
+    return !out->overflow;
+}

@@ -1,0 +1,752 @@
+/* store/reports.c: see reports.h.
+ *
+ * Design and trade-offs:
+ *  - The file lives in the database, in report_chunks rows of up to 256 KiB,
+ *    so every process sharing the database can serve it, it is deleted with
+ *    its report (ON DELETE CASCADE), and a crash never leaves a file behind
+ *    without its row. The price is that the file's bytes go through the WAL
+ *    once; at the sizes reports have (tens of MB) that is cheap.
+ *  - Fencing is in SQL: each write of a worker checks `claimed_by = claim
+ *    AND status = 'processing'` in the statement (or in a check at the start
+ *    of its transaction), so the check and the write are atomic.
+ *  - The snapshot read is one deferred transaction on a connection of its
+ *    own (store_report_read): BEGIN, the counts, the skipped ids and every
+ *    row, COMMIT. WAL readers do not block the writer, so the chunks can be
+ *    written on another connection while the rows are still being read.
+ *  - Ids lists go in as one bound JSON array read with json_each, never as a
+ *    huge IN (...) (GUIDE.md section 7); the rows come out in index order
+ *    (accounts' (tenant_id, id), then the summaries' primary key), so SQLite
+ *    sorts nothing and holds nothing whatever the report's size. */
+#include "store/reports.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/internal.h"
+
+#define REPORT_COLUMNS_BASE                                                                     \
+    "SELECT id, tenant_id, status, format, created_at, expires_at, expired_leases,"            \
+    " coalesce(row_count, 0), coalesce(size_bytes, 0), coalesce(error_code, ''),"             \
+    " coalesce(error_message, ''), coalesce(test_directive, '')"
+
+static const store_sql_t Q_CREATE = {
+    "report_create", "INSERT INTO reports (id, tenant_id, status, format, account_ids,"
+                     " created_at, expires_at, test_directive)"
+                     " VALUES (?1, ?2, 'pending', ?3, ?4, ?5, ?6, nullif(?7, ''))"};
+static const store_sql_t Q_GET = {
+    "report_get", REPORT_COLUMNS_BASE ", CASE WHEN ?2 & 1 THEN account_ids END,"
+                  " CASE WHEN ?2 & 2 THEN metadata END FROM reports WHERE id = ?1"};
+static const store_sql_t Q_EXHAUSTED_CHUNKS = {
+    "report_exhausted_chunks",
+    "DELETE FROM report_chunks WHERE report_id IN (SELECT id FROM reports"
+    " WHERE status = 'processing' AND lease_until <= ?1 AND expired_leases + 1 >= ?2)"};
+static const store_sql_t Q_EXHAUSTED = {
+    "report_exhausted",
+    "UPDATE reports SET status = 'failed', error_code = 'lease_expired',"
+    " error_message = 'Processing was interrupted ' || (expired_leases + 1) || ' times"
+    " (the worker stopped before finishing); the report was abandoned',"
+    " expired_leases = expired_leases + 1, claimed_by = NULL, lease_until = NULL,"
+    " finished_at = ?3"
+    " WHERE status = 'processing' AND lease_until <= ?1 AND expired_leases + 1 >= ?2"};
+/* The same condition as Q_PICK, read without the write lock: an idle
+ * worker's poll costs a read, never a write transaction. */
+static const store_sql_t Q_ANY_WORK = {
+    "report_any_work", "SELECT 1 FROM reports WHERE status = 'pending'"
+                       " OR (status = 'processing' AND lease_until <= ?1) LIMIT 1"};
+static const store_sql_t Q_PICK = {
+    "report_pick", "SELECT id FROM reports WHERE status = 'pending'"
+                   " OR (status = 'processing' AND lease_until <= ?1)"
+                   " ORDER BY created_at, id LIMIT 1"};
+/* SET expressions read the row as it was: an expired lease is counted. */
+static const store_sql_t Q_TAKE = {
+    "report_take", "UPDATE reports SET expired_leases = expired_leases + (status = 'processing'),"
+                   " status = 'processing', claimed_by = ?2, lease_until = ?3,"
+                   " started_at = coalesce(started_at, ?4) WHERE id = ?1"};
+static const store_sql_t Q_OWNED = {
+    "report_owned", "SELECT 1 FROM reports WHERE id = ?1 AND claimed_by = ?2"
+                    " AND status = 'processing'"};
+static const store_sql_t Q_RENEW = {
+    "report_renew", "UPDATE reports SET lease_until = ?3 WHERE id = ?1 AND claimed_by = ?2"
+                    " AND status = 'processing'"};
+static const store_sql_t Q_RELEASE = {
+    "report_release", "UPDATE reports SET status = 'pending', claimed_by = NULL,"
+                      " lease_until = NULL WHERE id = ?1 AND claimed_by = ?2"
+                      " AND status = 'processing'"};
+static const store_sql_t Q_FAIL = {
+    "report_fail", "UPDATE reports SET status = 'failed', error_code = ?3, error_message = ?4,"
+                   " finished_at = ?5, claimed_by = NULL, lease_until = NULL"
+                   " WHERE id = ?1 AND claimed_by = ?2 AND status = 'processing'"};
+static const store_sql_t Q_CHUNKS_DELETE = {
+    "report_chunks_delete", "DELETE FROM report_chunks WHERE report_id = ?1"};
+static const store_sql_t Q_CHUNK_PUT = {
+    "report_chunk_put", "INSERT INTO report_chunks (report_id, seq, data) VALUES (?1, ?2, ?3)"};
+static const store_sql_t Q_COMPLETE = {
+    "report_complete", "UPDATE reports SET status = 'completed', metadata = ?3, row_count = ?4,"
+                       " size_bytes = ?5, finished_at = ?6, claimed_by = NULL,"
+                       " lease_until = NULL WHERE id = ?1 AND claimed_by = ?2"
+                       " AND status = 'processing'"};
+static const store_sql_t Q_CHUNK_GET = {
+    "report_chunk_get", "SELECT data FROM report_chunks WHERE report_id = ?1 AND seq = ?2"};
+static const store_sql_t Q_PURGE = {
+    "report_purge", "DELETE FROM reports WHERE id IN (SELECT id FROM reports"
+                    " WHERE expires_at <= ?1 ORDER BY expires_at LIMIT ?2)"};
+
+#define DIRTY_COLUMNS                                                                          \
+    "SELECT uuid, id, cost_basis_method, coalesce(austria_tax_year, 0),"                       \
+    " coalesce(dirty_from, 0), inventory_version FROM accounts"                                \
+    " WHERE tenant_id = ?1 AND dirty_from IS NOT NULL AND uuid > ?2"
+static const store_sql_t Q_DIRTY_ALL = {
+    "report_dirty_all", DIRTY_COLUMNS " ORDER BY uuid LIMIT ?3"};
+static const store_sql_t Q_DIRTY_IDS = {
+    "report_dirty_ids", DIRTY_COLUMNS " AND id IN (SELECT value FROM json_each(?4))"
+                                      " ORDER BY uuid LIMIT ?3"};
+
+static const store_sql_t Q_READ_BEGIN = {"report_read_begin", "BEGIN"};
+static const store_sql_t Q_READ_END = {"report_read_commit", "COMMIT"};
+static const store_sql_t Q_READ_ROLLBACK = {"report_read_rollback", "ROLLBACK"};
+static const store_sql_t Q_COUNT_ALL = {
+    "report_count_all", "SELECT count(*) FROM accounts WHERE tenant_id = ?1"};
+static const store_sql_t Q_COUNT_IDS = {
+    "report_count_ids", "SELECT count(*) FROM accounts WHERE tenant_id = ?1"
+                        " AND id IN (SELECT value FROM json_each(?2))"};
+static const store_sql_t Q_REQUESTED = {
+    "report_requested", "SELECT json_array_length(?1)"};
+static const store_sql_t Q_SKIPPED = {
+    "report_skipped", "SELECT j.value FROM json_each(?2) j WHERE NOT EXISTS"
+                      " (SELECT 1 FROM accounts a WHERE a.tenant_id = ?1 AND a.id = j.value)"
+                      " GROUP BY j.value ORDER BY min(j.key)"};
+#define ROW_COLUMNS                                                                            \
+    "SELECT a.id, s.asset_code, coalesce(x.type, ''), s.total_quantity, s.total_cost,"         \
+    " s.average_unit_cost, s.quantity_with_basis FROM accounts a"                              \
+    " JOIN inventory_summaries s ON s.account_uuid = a.uuid"                                   \
+    " LEFT JOIN assets x ON x.tenant_id = a.tenant_id AND x.code = s.asset_code"               \
+    " WHERE a.tenant_id = ?1 AND s.total_quantity <> '0'"
+static const store_sql_t Q_ROWS_ALL = {
+    "report_rows_all", ROW_COLUMNS " ORDER BY a.id, s.asset_code"};
+static const store_sql_t Q_ROWS_IDS = {
+    "report_rows_ids", ROW_COLUMNS " AND a.id IN (SELECT value FROM json_each(?2))"
+                                   " ORDER BY a.id, s.asset_code"};
+
+/* ---- small helpers ---------------------------------------------------- */
+
+static const char *col(sqlite3_stmt *stmt, int i)
+{
+    return (const char *)sqlite3_column_text(stmt, i);
+}
+
+static bool bind_opt(sqlite3_stmt *stmt, int index, const char *text)
+{
+    if (text == NULL)
+        return sqlite3_bind_null(stmt, index) == SQLITE_OK;
+    return bind_text(stmt, index, text);
+}
+
+/* A malloc'd copy of a nullable TEXT column; false when memory ran out. */
+static bool column_dup(sqlite3_stmt *stmt, int i, char **out)
+{
+    *out = NULL;
+    const char *text = col(stmt, i);
+    if (text == NULL)
+        return true;
+    *out = strdup(text);
+    return *out != NULL;
+}
+
+/* Runs q bound with (id, claim) plus what bind adds; *changed: rows changed. */
+static store_status_t run_claimed(store_conn_t *conn, const store_sql_t *q, const char *id,
+                                  const char *claim, int *changed)
+{
+    sqlite3_stmt *stmt;
+    store_status_t st = conn_prepare_key(conn, q, id, &stmt);
+    if (st != STORE_OK)
+        return st;
+    if (!bind_text(stmt, 2, claim))
+        return conn_bind_failed(conn, q, stmt);
+    st = conn_run(conn, q, stmt);
+    *changed = sqlite3_changes(conn->db);
+    return st;
+}
+
+/* STORE_OK while the claim holds, STORE_NOT_FOUND once it was lost. */
+static store_status_t check_owned(store_conn_t *conn, const char *id, const char *claim)
+{
+    sqlite3_stmt *stmt;
+    store_status_t st = conn_prepare_key(conn, &Q_OWNED, id, &stmt);
+    if (st != STORE_OK)
+        return st;
+    if (!bind_text(stmt, 2, claim))
+        return conn_bind_failed(conn, &Q_OWNED, stmt);
+    int rc = sqlite3_step(stmt);
+    st = rc == SQLITE_ROW ? STORE_OK : rc == SQLITE_DONE ? STORE_NOT_FOUND
+                                                         : conn_fail(conn, &Q_OWNED, rc);
+    stmt_done(stmt);
+    return st;
+}
+
+static store_status_t delete_chunks(store_conn_t *conn, const char *id)
+{
+    sqlite3_stmt *stmt;
+    store_status_t st = conn_prepare_key(conn, &Q_CHUNKS_DELETE, id, &stmt);
+    return st == STORE_OK ? conn_run(conn, &Q_CHUNKS_DELETE, stmt) : st;
+}
+
+static store_status_t insert_chunk(store_conn_t *conn, const char *id, int64_t seq,
+                                   const void *data, size_t len)
+{
+    sqlite3_stmt *stmt;
+    store_status_t st = conn_prepare_key(conn, &Q_CHUNK_PUT, id, &stmt);
+    if (st != STORE_OK)
+        return st;
+    /* A zero-length blob must still be a BLOB, not NULL. */
+    if (!bind_int(stmt, 2, seq) ||
+        sqlite3_bind_blob64(stmt, 3, len > 0 ? data : "", len, SQLITE_STATIC) != SQLITE_OK)
+        return conn_bind_failed(conn, &Q_CHUNK_PUT, stmt);
+    return conn_run(conn, &Q_CHUNK_PUT, stmt);
+}
+
+/* ---- reading a report ------------------------------------------------- */
+
+void store_report_clear(store_report_t *report)
+{
+    free(report->account_ids);
+    free(report->metadata);
+    report->account_ids = NULL;
+    report->metadata = NULL;
+}
+
+static store_status_t decode_report(sqlite3_stmt *stmt, store_report_t *out)
+{
+    memset(out, 0, sizeof *out);
+    out->created_at = sqlite3_column_int64(stmt, 4);
+    out->expires_at = sqlite3_column_int64(stmt, 5);
+    out->expired_leases = sqlite3_column_int64(stmt, 6);
+    out->row_count = sqlite3_column_int64(stmt, 7);
+    out->size_bytes = sqlite3_column_int64(stmt, 8);
+    bool ok = column_copy(stmt, 0, out->id, sizeof out->id) &&
+              column_copy(stmt, 1, out->tenant_id, sizeof out->tenant_id) &&
+              column_copy(stmt, 2, out->status, sizeof out->status) &&
+              column_copy(stmt, 3, out->format, sizeof out->format) &&
+              column_copy(stmt, 9, out->error_code, sizeof out->error_code) &&
+              column_copy(stmt, 10, out->error_message, sizeof out->error_message) &&
+              column_copy(stmt, 11, out->test_directive, sizeof out->test_directive);
+    if (!ok)
+        return store_bad_row(&Q_GET);
+    if (!column_dup(stmt, 12, &out->account_ids) || !column_dup(stmt, 13, &out->metadata)) {
+        store_report_clear(out);
+        return STORE_ERROR;
+    }
+    return STORE_OK;
+}
+
+/* Steps a statement that selects one report row (Q_GET's columns). */
+static store_status_t get_row(store_conn_t *conn, const char *id, unsigned texts,
+                              store_report_t *out)
+{
+    sqlite3_stmt *stmt;
+    store_status_t st = conn_prepare_key(conn, &Q_GET, id, &stmt);
+    if (st != STORE_OK)
+        return st;
+    if (!bind_int(stmt, 2, (int64_t)texts))
+        return conn_bind_failed(conn, &Q_GET, stmt);
+    int rc = sqlite3_step(stmt);
+    if (rc == SQLITE_ROW)
+        st = decode_report(stmt, out);
+    else
+        st = rc == SQLITE_DONE ? STORE_NOT_FOUND : conn_fail(conn, &Q_GET, rc);
+    stmt_done(stmt);
+    return st;
+}
+
+store_status_t store_report_get(store_conn_t *conn, const char *id, unsigned texts,
+                                store_report_t *out)
+{
+    store_status_t st = conn_enter(conn);
+    return st == STORE_OK ? get_row(conn, id, texts, out) : st;
+}
+
+static store_status_t create_body(store_conn_t *conn, const void *arg)
+{
+    const store_report_t *r = arg;
+    sqlite3_stmt *stmt;
+    store_status_t st = conn_prepare_key(conn, &Q_CREATE, r->id, &stmt);
+    if (st != STORE_OK)
+        return st;
+    if (!bind_text(stmt, 2, r->tenant_id) || !bind_text(stmt, 3, r->format) ||
+        !bind_opt(stmt, 4, r->account_ids) || !bind_int(stmt, 5, r->created_at) ||
+        !bind_int(stmt, 6, r->expires_at) || !bind_text(stmt, 7, r->test_directive))
+        return conn_bind_failed(conn, &Q_CREATE, stmt);
+    return conn_run(conn, &Q_CREATE, stmt);
+}
+
+store_status_t store_report_create(store_conn_t *conn, const store_report_t *report)
+{
+    if (!text_fits(report->id, sizeof report->id) ||
+        !text_fits(report->test_directive, sizeof report->test_directive))
+        return store_bad_argument("report_create");
+    return conn_write(conn, create_body, report);
+}
+
+/* ---- claiming --------------------------------------------------------- */
+
+typedef struct claim_args {
+    const store_report_lease_t *lease;
+    store_report_t *out;
+} claim_args_t;
+
+static store_status_t fail_exhausted(store_conn_t *conn, const store_report_lease_t *lease)
+{
+    const store_sql_t *qs[] = {&Q_EXHAUSTED_CHUNKS, &Q_EXHAUSTED};
+    for (size_t i = 0; i < 2; i++) {
+        sqlite3_stmt *stmt;
+        store_status_t st = conn_prepare(conn, qs[i], &stmt);
+        if (st != STORE_OK)
+            return st;
+        if (!bind_int(stmt, 1, lease->now_ms) || !bind_int(stmt, 2, lease->max_leases) ||
+            (i == 1 && !bind_int(stmt, 3, lease->service_now_ms)))
+            return conn_bind_failed(conn, qs[i], stmt);
+        st = conn_run(conn, qs[i], stmt);
+        if (st != STORE_OK)
+            return st;
+    }
+    return STORE_OK;
+}
+
+static store_status_t pick(store_conn_t *conn, int64_t now_ms, char id[STORE_UUID_LEN])
+{
+    sqlite3_stmt *stmt;
+    store_status_t st = conn_prepare(conn, &Q_PICK, &stmt);
+    if (st != STORE_OK)
+        return st;
+    if (!bind_int(stmt, 1, now_ms))
+        return conn_bind_failed(conn, &Q_PICK, stmt);
+    int rc = sqlite3_step(stmt);
+    if (rc == SQLITE_ROW)
+        st = column_copy(stmt, 0, id, STORE_UUID_LEN) ? STORE_OK : store_bad_row(&Q_PICK);
+    else
+        st = rc == SQLITE_DONE ? STORE_NOT_FOUND : conn_fail(conn, &Q_PICK, rc);
+    stmt_done(stmt);
+    return st;
+}
+
+static store_status_t take(store_conn_t *conn, const store_report_lease_t *lease, const char *id)
+{
+    sqlite3_stmt *stmt;
+    store_status_t st = conn_prepare_key(conn, &Q_TAKE, id, &stmt);
+    if (st != STORE_OK)
+        return st;
+    if (!bind_text(stmt, 2, lease->claim) ||
+        !bind_int(stmt, 3, lease->now_ms + lease->lease_ms) ||
+        !bind_int(stmt, 4, lease->service_now_ms))
+        return conn_bind_failed(conn, &Q_TAKE, stmt);
+    return conn_run(conn, &Q_TAKE, stmt);
+}
+
+static store_status_t claim_body(store_conn_t *conn, const void *arg)
+{
+    const claim_args_t *a = arg;
+    char id[STORE_UUID_LEN];
+    store_status_t st = fail_exhausted(conn, a->lease);
+    if (st == STORE_OK)
+        st = pick(conn, a->lease->now_ms, id);
+    if (st == STORE_NOT_FOUND)
+        return STORE_OK; /* commit the failures; nothing to claim */
+    if (st == STORE_OK)
+        st = take(conn, a->lease, id);
+    if (st == STORE_OK)
+        st = get_row(conn, id, STORE_REPORT_WITH_IDS, a->out);
+    return st;
+}
+
+static store_status_t any_work(store_conn_t *conn, int64_t now_ms)
+{
+    sqlite3_stmt *stmt;
+    store_status_t st = conn_enter(conn);
+    if (st == STORE_OK)
+        st = conn_prepare(conn, &Q_ANY_WORK, &stmt);
+    if (st != STORE_OK)
+        return st;
+    if (!bind_int(stmt, 1, now_ms))
+        return conn_bind_failed(conn, &Q_ANY_WORK, stmt);
+    int rc = sqlite3_step(stmt);
+    st = rc == SQLITE_ROW ? STORE_OK : rc == SQLITE_DONE ? STORE_NOT_FOUND
+                                                         : conn_fail(conn, &Q_ANY_WORK, rc);
+    stmt_done(stmt);
+    return st;
+}
+
+store_status_t store_report_claim(store_conn_t *conn, const store_report_lease_t *lease,
+                                  store_report_t *out)
+{
+    memset(out, 0, sizeof *out);
+    store_status_t st = any_work(conn, lease->now_ms);
+    if (st != STORE_OK)
+        return st;
+    claim_args_t args = {lease, out};
+    st = conn_write(conn, claim_body, &args);
+    if (st != STORE_OK) {
+        store_report_clear(out);
+        return st;
+    }
+    return out->id[0] != '\0' ? STORE_OK : STORE_NOT_FOUND;
+}
+
+/* ---- the claimed report's writes -------------------------------------- */
+
+typedef struct fenced_args {
+    const char *id, *claim;
+    const char *code, *message;
+    int64_t at;
+    int64_t seq;
+    const void *data;
+    size_t len;
+    const store_report_done_t *done;
+} fenced_args_t;
+
+static store_status_t renew_body(store_conn_t *conn, const void *arg)
+{
+    const fenced_args_t *a = arg;
+    sqlite3_stmt *stmt;
+    store_status_t st = conn_prepare_key(conn, &Q_RENEW, a->id, &stmt);
+    if (st != STORE_OK)
+        return st;
+    if (!bind_text(stmt, 2, a->claim) || !bind_int(stmt, 3, a->at))
+        return conn_bind_failed(conn, &Q_RENEW, stmt);
+    st = conn_run(conn, &Q_RENEW, stmt);
+    if (st == STORE_OK && sqlite3_changes(conn->db) != 1)
+        return STORE_NOT_FOUND;
+    return st;
+}
+
+store_status_t store_report_renew(store_conn_t *conn, const char *id, const char *claim,
+                                  int64_t lease_until)
+{
+    fenced_args_t a = {.id = id, .claim = claim, .at = lease_until};
+    return conn_write(conn, renew_body, &a);
+}
+
+static store_status_t release_body(store_conn_t *conn, const void *arg)
+{
+    const fenced_args_t *a = arg;
+    int changed = 0;
+    store_status_t st = run_claimed(conn, &Q_RELEASE, a->id, a->claim, &changed);
+    return st == STORE_OK && changed != 1 ? STORE_NOT_FOUND : st;
+}
+
+store_status_t store_report_release(store_conn_t *conn, const char *id, const char *claim)
+{
+    fenced_args_t a = {.id = id, .claim = claim};
+    return conn_write(conn, release_body, &a);
+}
+
+static store_status_t fail_body(store_conn_t *conn, const void *arg)
+{
+    const fenced_args_t *a = arg;
+    sqlite3_stmt *stmt;
+    store_status_t st = conn_prepare_key(conn, &Q_FAIL, a->id, &stmt);
+    if (st != STORE_OK)
+        return st;
+    if (!bind_text(stmt, 2, a->claim) || !bind_text(stmt, 3, a->code) ||
+        !bind_text(stmt, 4, a->message) || !bind_int(stmt, 5, a->at))
+        return conn_bind_failed(conn, &Q_FAIL, stmt);
+    st = conn_run(conn, &Q_FAIL, stmt);
+    if (st == STORE_OK && sqlite3_changes(conn->db) != 1)
+        return STORE_NOT_FOUND;
+    return st == STORE_OK ? delete_chunks(conn, a->id) : st;
+}
+
+store_status_t store_report_fail(store_conn_t *conn, const char *id, const char *claim,
+                                 const char *code, const char *message, int64_t now_ms)
+{
+    fenced_args_t a = {.id = id, .claim = claim, .code = code, .message = message, .at = now_ms};
+    return conn_write(conn, fail_body, &a);
+}
+
+static store_status_t reset_body(store_conn_t *conn, const void *arg)
+{
+    const fenced_args_t *a = arg;
+    store_status_t st = check_owned(conn, a->id, a->claim);
+    return st == STORE_OK ? delete_chunks(conn, a->id) : st;
+}
+
+store_status_t store_report_reset_chunks(store_conn_t *conn, const char *id, const char *claim)
+{
+    fenced_args_t a = {.id = id, .claim = claim};
+    return conn_write(conn, reset_body, &a);
+}
+
+static store_status_t put_chunk_body(store_conn_t *conn, const void *arg)
+{
+    const fenced_args_t *a = arg;
+    store_status_t st = renew_body(conn, a); /* also proves the claim holds */
+    return st == STORE_OK ? insert_chunk(conn, a->id, a->seq, a->data, a->len) : st;
+}
+
+store_status_t store_report_put_chunk(store_conn_t *conn, const char *id, const char *claim,
+                                      int64_t seq, const void *data, size_t len,
+                                      int64_t lease_until)
+{
+    fenced_args_t a = {.id = id, .claim = claim, .at = lease_until, .seq = seq, .data = data,
+                       .len = len};
+    return conn_write(conn, put_chunk_body, &a);
+}
+
+static store_status_t complete_body(store_conn_t *conn, const void *arg)
+{
+    const fenced_args_t *a = arg;
+    const store_report_done_t *d = a->done;
+    store_status_t st = check_owned(conn, a->id, a->claim);
+    if (st == STORE_OK && d->last_chunk != NULL)
+        st = insert_chunk(conn, a->id, d->last_seq, d->last_chunk, d->last_len);
+    sqlite3_stmt *stmt;
+    if (st == STORE_OK)
+        st = conn_prepare_key(conn, &Q_COMPLETE, a->id, &stmt);
+    if (st != STORE_OK)
+        return st;
+    if (!bind_text(stmt, 2, a->claim) || !bind_text(stmt, 3, d->metadata) ||
+        !bind_int(stmt, 4, d->row_count) || !bind_int(stmt, 5, d->size_bytes) ||
+        !bind_int(stmt, 6, d->finished_at))
+        return conn_bind_failed(conn, &Q_COMPLETE, stmt);
+    return conn_run(conn, &Q_COMPLETE, stmt);
+}
+
+store_status_t store_report_complete(store_conn_t *conn, const char *id, const char *claim,
+                                     const store_report_done_t *done)
+{
+    fenced_args_t a = {.id = id, .claim = claim, .done = done};
+    return conn_write(conn, complete_body, &a);
+}
+
+/* ---- dirty accounts --------------------------------------------------- */
+
+static bool decode_dirty(sqlite3_stmt *stmt, store_inv_account_t *out)
+{
+    memset(out, 0, sizeof *out);
+    out->austria_tax_year = sqlite3_column_int64(stmt, 3);
+    out->dirty = true;
+    out->dirty_from = sqlite3_column_int64(stmt, 4);
+    out->version = sqlite3_column_int64(stmt, 5);
+    return column_copy(stmt, 0, out->uuid, sizeof out->uuid) &&
+           column_copy(stmt, 1, out->id, sizeof out->id) &&
+           column_copy(stmt, 2, out->method, sizeof out->method);
+}
+
+store_status_t store_report_dirty_accounts(store_conn_t *conn, const char *tenant_id,
+                                           const char *account_ids, const char *after_uuid,
+                                           store_inv_account_t *out, size_t cap, size_t *count)
+{
+    *count = 0;
+    const store_sql_t *q = account_ids != NULL ? &Q_DIRTY_IDS : &Q_DIRTY_ALL;
+    sqlite3_stmt *stmt;
+    store_status_t st = conn_enter(conn);
+    if (st == STORE_OK)
+        st = conn_prepare_key(conn, q, tenant_id, &stmt);
+    if (st != STORE_OK)
+        return st;
+    if (!bind_text(stmt, 2, after_uuid) || !bind_int(stmt, 3, (int64_t)cap) ||
+        (account_ids != NULL && !bind_text(stmt, 4, account_ids)))
+        return conn_bind_failed(conn, q, stmt);
+    int rc;
+    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW && *count < cap) {
+        if (!decode_dirty(stmt, &out[*count])) {
+            st = store_bad_row(q);
+            break;
+        }
+        (*count)++;
+    }
+    if (st == STORE_OK && rc != SQLITE_ROW && rc != SQLITE_DONE)
+        st = conn_fail(conn, q, rc);
+    stmt_done(stmt);
+    return st;
+}
+
+/* ---- the snapshot read ------------------------------------------------ */
+
+/* Binds (tenant, ids?) to q. */
+static store_status_t prepare_scoped(store_conn_t *conn, const store_sql_t *q,
+                                     const char *tenant_id, const char *account_ids,
+                                     sqlite3_stmt **stmt)
+{
+    store_status_t st = conn_prepare_key(conn, q, tenant_id, stmt);
+    if (st != STORE_OK)
+        return st;
+    if (account_ids != NULL && !bind_text(*stmt, 2, account_ids))
+        return conn_bind_failed(conn, q, *stmt);
+    return STORE_OK;
+}
+
+static store_status_t count_requested(store_conn_t *conn, const char *account_ids,
+                                      int64_t *requested)
+{
+    sqlite3_stmt *stmt;
+    store_status_t st = conn_prepare_key(conn, &Q_REQUESTED, account_ids, &stmt);
+    if (st != STORE_OK)
+        return st;
+    int rc = sqlite3_step(stmt);
+    if (rc == SQLITE_ROW)
+        *requested = sqlite3_column_int64(stmt, 0);
+    else
+        st = conn_fail(conn, &Q_REQUESTED, rc);
+    stmt_done(stmt);
+    return st;
+}
+
+static store_status_t count_included(store_conn_t *conn, const char *tenant_id,
+                                     const char *account_ids, int64_t *included)
+{
+    const store_sql_t *q = account_ids != NULL ? &Q_COUNT_IDS : &Q_COUNT_ALL;
+    sqlite3_stmt *stmt;
+    store_status_t st = prepare_scoped(conn, q, tenant_id, account_ids, &stmt);
+    if (st != STORE_OK)
+        return st;
+    int rc = sqlite3_step(stmt);
+    if (rc == SQLITE_ROW)
+        *included = sqlite3_column_int64(stmt, 0);
+    else
+        st = conn_fail(conn, q, rc);
+    stmt_done(stmt);
+    return st;
+}
+
+/* Steps q, handing each row to row(stmt, reader); stops on a non-zero
+ * return (sets *stopped). */
+static store_status_t walk(store_conn_t *conn, const store_sql_t *q, sqlite3_stmt *stmt,
+                           int (*row)(sqlite3_stmt *stmt, store_report_reader_t *r),
+                           store_report_reader_t *reader, bool *stopped)
+{
+    store_status_t st = STORE_OK;
+    int rc;
+    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+        int r = row(stmt, reader);
+        if (r < 0) {
+            st = store_bad_row(q);
+            break;
+        }
+        if (r > 0) {
+            *stopped = true;
+            break;
+        }
+    }
+    if (st == STORE_OK && !*stopped && rc != SQLITE_DONE)
+        st = conn_fail(conn, q, rc);
+    stmt_done(stmt);
+    return st;
+}
+
+static int skipped_row(sqlite3_stmt *stmt, store_report_reader_t *r)
+{
+    const char *id = col(stmt, 0);
+    if (id == NULL)
+        return -1;
+    return r->skipped(id, r->ctx) != 0 ? 1 : 0;
+}
+
+static int report_row(sqlite3_stmt *stmt, store_report_reader_t *r)
+{
+    store_report_row_t row = {
+        .account_id = col(stmt, 0), .asset_code = col(stmt, 1), .asset_type = col(stmt, 2),
+        .total_quantity = col(stmt, 3), .total_cost = col(stmt, 4),
+        .average_unit_cost = col(stmt, 5), .quantity_with_basis = col(stmt, 6)};
+    if (row.account_id == NULL || row.asset_code == NULL || row.asset_type == NULL ||
+        row.total_quantity == NULL || row.total_cost == NULL || row.quantity_with_basis == NULL)
+        return -1;
+    return r->row(&row, r->ctx) != 0 ? 1 : 0;
+}
+
+static store_status_t read_all(store_conn_t *conn, const char *tenant_id,
+                               const char *account_ids, store_report_reader_t *reader)
+{
+    bool stopped = false;
+    sqlite3_stmt *stmt;
+    store_status_t st = count_included(conn, tenant_id, account_ids, &reader->included);
+    if (st == STORE_OK && account_ids != NULL)
+        st = count_requested(conn, account_ids, &reader->requested);
+    if (st == STORE_OK && account_ids != NULL) {
+        st = prepare_scoped(conn, &Q_SKIPPED, tenant_id, account_ids, &stmt);
+        if (st == STORE_OK)
+            st = walk(conn, &Q_SKIPPED, stmt, skipped_row, reader, &stopped);
+    }
+    if (st != STORE_OK || stopped)
+        return st;
+    const store_sql_t *q = account_ids != NULL ? &Q_ROWS_IDS : &Q_ROWS_ALL;
+    st = prepare_scoped(conn, q, tenant_id, account_ids, &stmt);
+    return st == STORE_OK ? walk(conn, q, stmt, report_row, reader, &stopped) : st;
+}
+
+store_status_t store_report_read(store_conn_t *conn, const char *tenant_id,
+                                 const char *account_ids, store_report_reader_t *reader)
+{
+    reader->included = 0;
+    reader->requested = 0;
+    store_status_t st = conn_enter(conn);
+    if (st == STORE_OK)
+        st = conn_exec(conn, &Q_READ_BEGIN);
+    if (st != STORE_OK)
+        return st;
+    st = read_all(conn, tenant_id, account_ids, reader);
+    if (st == STORE_OK)
+        st = conn_exec(conn, &Q_READ_END);
+    if (!sqlite3_get_autocommit(conn->db)) /* a failure left it open */
+        conn_exec(conn, &Q_READ_ROLLBACK);
+    return st;
+}
+
+/* ---- downloads and the janitor ---------------------------------------- */
+
+store_status_t store_report_chunk(store_conn_t *conn, const char *id, int64_t seq, void *buf,
+                                  size_t cap, size_t *len)
+{
+    *len = 0;
+    sqlite3_stmt *stmt;
+    store_status_t st = conn_enter(conn);
+    if (st == STORE_OK)
+        st = conn_prepare_key(conn, &Q_CHUNK_GET, id, &stmt);
+    if (st != STORE_OK)
+        return st;
+    if (!bind_int(stmt, 2, seq))
+        return conn_bind_failed(conn, &Q_CHUNK_GET, stmt);
+    int rc = sqlite3_step(stmt);
+    if (rc == SQLITE_ROW) {
+        size_t n = (size_t)sqlite3_column_bytes(stmt, 0);
+        const void *data = sqlite3_column_blob(stmt, 0);
+        if (n > cap || (n > 0 && data == NULL)) {
+            st = store_bad_row(&Q_CHUNK_GET);
+        } else {
+            if (n > 0)
+                memcpy(buf, data, n);
+            *len = n;
+        }
+    } else {
+        st = rc == SQLITE_DONE ? STORE_NOT_FOUND : conn_fail(conn, &Q_CHUNK_GET, rc);
+    }
+    stmt_done(stmt);
+    return st;
+}
+
+typedef struct purge_args {
+    int64_t now_ms;
+    size_t limit;
+    size_t *deleted;
+} purge_args_t;
+
+static store_status_t purge_body(store_conn_t *conn, const void *arg)
+{
+    const purge_args_t *a = arg;
+    sqlite3_stmt *stmt;
+    store_status_t st = conn_prepare(conn, &Q_PURGE, &stmt);
+    if (st != STORE_OK)
+        return st;
+    if (!bind_int(stmt, 1, a->now_ms) || !bind_int(stmt, 2, (int64_t)a->limit))
+        return conn_bind_failed(conn, &Q_PURGE, stmt);
+    st = conn_run(conn, &Q_PURGE, stmt);
+    if (st == STORE_OK)
+        *a->deleted = (size_t)sqlite3_changes(conn->db);
+    return st;
+}
+
+store_status_t store_report_purge(store_conn_t *conn, int64_t now_ms, size_t limit,
+                                  size_t *deleted)
+{
+    *deleted = 0;
+    purge_args_t a = {now_ms, limit, deleted};
+    return conn_write(conn, purge_body, &a);
+}
