@@ -23,7 +23,7 @@ UNIT_ASAN = $(UNIT_SRC:tests/unit/%.c=build/asan/tests/%)
 PYTEST   = /usr/bin/python3 -m pytest
 DEPS_STAMP = build/.deps-installed
 
-.PHONY: all deps run test unit unit-asan api api-asan asan bench bench-ingest bench-report fuzz fuzz-smoke clean
+.PHONY: all deps run test unit unit-asan api api-asan asan bench bench-ingest bench-report bench-webhooks fuzz fuzz-smoke clean
 all: build/taxd
 
 build/obj/%.o: %.c $(HDR)
@@ -94,6 +94,10 @@ bench: deps build/taxd
 # (BENCH_TX, BENCH_ACCOUNTS, BENCH_PARTS: see bench/ingest.sh).
 bench-ingest: deps build/taxd
 	bench/ingest.sh
+
+# Webhook deliveries/s vs a bare libcurl loop and wrk, and event-to-delivered latency.
+bench-webhooks: deps build/taxd
+	bench/webhooks.sh
 
 # Inventory-summary reports: trigger-to-completed time and peak memory at 10k,
 # 100k and 1M transactions, beside a sqlite3 GROUP BY floor (see bench/report.sh).

@@ -11,6 +11,7 @@
 #include "app/service.h"
 #include "core/log.h"
 #include "http/server.h"
+#include "webhooks/engine.h"
 
 #define TAXD_VERSION "0.1.0"
 #define DRAIN_MS 10000
@@ -132,6 +133,11 @@ static int serve(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    if (webhook_global_init() != 0) { /* libcurl, once, before any thread */
+        fprintf(stderr, "taxd: cannot initialise libcurl\n");
+        return 1;
+    }
+    atexit(webhook_global_cleanup);
     if (argc < 2) {
         print_usage(stderr);
         return 2;

@@ -11,73 +11,13 @@
 
 #include <jansson.h>
 
+#include "admin/cli.h"
+#include "admin/subscriptions.h"
 #include "app/service.h"
 #include "core/ids.h"
 #include "core/keys.h"
 
-#define EXIT_REFUSED 1
-#define EXIT_USAGE 2
 #define SECRET_BYTES 32 /* 256 random bits */
-
-typedef struct args {
-    int argc;
-    char **argv;
-} args_t;
-
-static int fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(int code, const char *fmt, ...)
-{
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    json_t *err = json_pack("{s:s}", "error", msg);
-    char *text = json_dumps(err, JSON_COMPACT);
-    fprintf(stderr, "%s\n", text ? text : "{\"error\":\"out of memory\"}");
-    free(text);
-    json_decref(err);
-    return code;
-}
-
-static int print_json(json_t *doc)
-{
-    char *text = json_dumps(doc, JSON_COMPACT);
-    json_decref(doc);
-    if (text == NULL)
-        return fail(EXIT_REFUSED, "out of memory");
-    printf("%s\n", text);
-    free(text);
-    return 0;
-}
-
-static int store_failed(store_status_t rc, const char *what)
-{
-    return fail(EXIT_REFUSED, "%s failed: %s", what, store_status_name(rc));
-}
-
-/* Checks that every flag is in `allowed` (NULL-terminated) and has a value. */
-static int check_flags(const args_t *a, const char *const *allowed)
-{
-    for (int i = 0; i < a->argc; i += 2) {
-        bool known = false;
-        for (const char *const *f = allowed; *f != NULL; f++)
-            known = known || strcmp(a->argv[i], *f) == 0;
-        if (!known)
-            return fail(EXIT_USAGE, "unknown option '%s'", a->argv[i]);
-        if (i + 1 >= a->argc)
-            return fail(EXIT_USAGE, "option %s needs a value", a->argv[i]);
-    }
-    return 0;
-}
-
-static const char *flag(const args_t *a, const char *name)
-{
-    for (int i = 0; i + 1 < a->argc; i += 2)
-        if (strcmp(a->argv[i], name) == 0)
-            return a->argv[i + 1];
-    return NULL;
-}
 
 static int parse_u32(const char *text, uint32_t *out)
 {
@@ -113,9 +53,9 @@ static int print_credential(const store_credential_t *cred, char *secret)
     json_t *scope_list = json_array();
     for (char *save = NULL, *s = strtok_r(names, " ", &save); s; s = strtok_r(NULL, " ", &save))
         json_array_append_new(scope_list, json_string(s));
-    int code = print_json(json_pack("{s:s, s:s, s:s, s:o}", "tenant_id", cred->tenant_id,
-                                    "client_id", cred->client_id, "client_secret", secret,
-                                    "scopes", scope_list));
+    int code = admin_print_json(json_pack("{s:s, s:s, s:s, s:o}", "tenant_id",
+                                          cred->tenant_id, "client_id", cred->client_id,
+                                          "client_secret", secret, "scopes", scope_list));
     memset(secret, 0, strlen(secret));
     return code;
 }
@@ -123,26 +63,26 @@ static int print_credential(const store_credential_t *cred, char *secret)
 static int tenant_create(service_t *svc, store_conn_t *db, const args_t *a)
 {
     static const char *const allowed[] = {"--name", NULL};
-    if (check_flags(a, allowed) != 0)
+    if (admin_check_flags(a, allowed, NULL) != 0)
         return EXIT_USAGE;
-    const char *name = flag(a, "--name");
+    const char *name = admin_flag(a, "--name");
     if (name == NULL || name[0] == '\0' || strlen(name) >= STORE_NAME_MAX)
-        return fail(EXIT_USAGE, "tenant create needs --name NAME (1 to %d bytes)",
-                    STORE_NAME_MAX - 1);
+        return admin_fail(EXIT_USAGE, "tenant create needs --name NAME (1 to %d bytes)",
+                          STORE_NAME_MAX - 1);
     store_tenant_t tenant = {0};
     store_tenant_seed_t seed;
     if (ids_uuid_v4(tenant.id) != 0 || ids_uuid_v4(seed.default_filer_uuid) != 0 ||
         ids_uuid_v4(seed.usd_asset_uuid) != 0)
-        return fail(EXIT_REFUSED, "cannot generate ids");
+        return admin_fail(EXIT_REFUSED, "cannot generate ids");
     snprintf(tenant.name, sizeof tenant.name, "%s", name);
     tenant.created_at = clock_now_ms(&svc->clock);
     store_credential_t cred;
     char secret[CRYPTO_BASE64_LEN(SECRET_BYTES) + 8];
     if (make_credential(svc, tenant.id, 0, &cred, secret, sizeof secret) != 0)
-        return fail(EXIT_REFUSED, "cannot generate credentials");
+        return admin_fail(EXIT_REFUSED, "cannot generate credentials");
     store_status_t rc = store_tenant_create(db, &tenant, &seed, &cred);
     if (rc != STORE_OK)
-        return store_failed(rc, "tenant creation");
+        return admin_store_failed(rc, "tenant creation");
     return print_credential(&cred, secret);
 }
 
@@ -158,66 +98,67 @@ static int tenant_list(service_t *svc, store_conn_t *db, const args_t *a)
 {
     (void)svc;
     static const char *const allowed[] = {NULL};
-    if (check_flags(a, allowed) != 0)
+    if (admin_check_flags(a, allowed, NULL) != 0)
         return EXIT_USAGE;
     json_t *list = json_array();
     store_status_t rc = store_tenant_each(db, append_tenant, list);
     if (rc != STORE_OK) {
         json_decref(list);
-        return store_failed(rc, "tenant list");
+        return admin_store_failed(rc, "tenant list");
     }
-    return print_json(json_pack("{s:o}", "tenants", list));
+    return admin_print_json(json_pack("{s:o}", "tenants", list));
 }
 
 static int credentials_create(service_t *svc, store_conn_t *db, const args_t *a)
 {
     static const char *const allowed[] = {"--tenant", "--scopes", NULL};
-    if (check_flags(a, allowed) != 0)
+    if (admin_check_flags(a, allowed, NULL) != 0)
         return EXIT_USAGE;
-    const char *tenant = flag(a, "--tenant");
+    const char *tenant = admin_flag(a, "--tenant");
     if (tenant == NULL)
-        return fail(EXIT_USAGE, "credentials create needs --tenant ID");
+        return admin_fail(EXIT_USAGE, "credentials create needs --tenant ID");
     unsigned scopes = 0;
     const char *bad = NULL;
     size_t bad_len = 0;
-    const char *text = flag(a, "--scopes");
+    const char *text = admin_flag(a, "--scopes");
     if (text != NULL && token_scopes_parse(text, &scopes, &bad, &bad_len) != 0)
-        return fail(EXIT_USAGE,
-                    "unknown scope '%.*s' (known: reports, accounts, assets, transactions, "
-                    "inventory, tax-documents)",
-                    (int)bad_len, bad);
+        return admin_fail(EXIT_USAGE,
+                          "unknown scope '%.*s' (known: reports, accounts, assets, transactions, "
+                          "inventory, tax-documents)",
+                          (int)bad_len, bad);
     store_credential_t cred;
     char secret[CRYPTO_BASE64_LEN(SECRET_BYTES) + 8];
     if (make_credential(svc, tenant, scopes, &cred, secret, sizeof secret) != 0)
-        return fail(EXIT_REFUSED, "cannot generate credentials");
+        return admin_fail(EXIT_REFUSED, "cannot generate credentials");
     store_status_t rc = store_credential_create(db, &cred);
     if (rc == STORE_NOT_FOUND)
-        return fail(EXIT_REFUSED, "no tenant with id '%s'", tenant);
+        return admin_fail(EXIT_REFUSED, "no tenant with id '%s'", tenant);
     if (rc != STORE_OK)
-        return store_failed(rc, "credential creation");
+        return admin_store_failed(rc, "credential creation");
     return print_credential(&cred, secret);
 }
 
 static int credentials_revoke(service_t *svc, store_conn_t *db, const args_t *a)
 {
     static const char *const allowed[] = {"--client-id", NULL};
-    if (check_flags(a, allowed) != 0)
+    if (admin_check_flags(a, allowed, NULL) != 0)
         return EXIT_USAGE;
-    const char *client_id = flag(a, "--client-id");
+    const char *client_id = admin_flag(a, "--client-id");
     if (client_id == NULL)
-        return fail(EXIT_USAGE, "credentials revoke needs --client-id ID");
+        return admin_fail(EXIT_USAGE, "credentials revoke needs --client-id ID");
     store_status_t rc = store_credential_revoke(db, client_id, clock_now_ms(&svc->clock));
     if (rc == STORE_NOT_FOUND)
-        return fail(EXIT_REFUSED, "no credential with client id '%s'", client_id);
+        return admin_fail(EXIT_REFUSED, "no credential with client id '%s'", client_id);
     if (rc != STORE_OK)
-        return store_failed(rc, "revocation");
+        return admin_store_failed(rc, "revocation");
     store_credential_t cred;
     rc = store_credential_get(db, client_id, &cred);
     if (rc != STORE_OK)
-        return store_failed(rc, "revocation");
+        return admin_store_failed(rc, "revocation");
     char revoked[CLOCK_RFC3339_LEN];
     clock_format_rfc3339(cred.revoked_at, revoked);
-    return print_json(json_pack("{s:s, s:s}", "client_id", client_id, "revoked_at", revoked));
+    return admin_print_json(
+        json_pack("{s:s, s:s}", "client_id", client_id, "revoked_at", revoked));
 }
 
 static bool route_known(const service_t *svc, const char *route)
@@ -231,30 +172,31 @@ static bool route_known(const service_t *svc, const char *route)
 static int ratelimit_set(service_t *svc, store_conn_t *db, const args_t *a)
 {
     static const char *const allowed[] = {"--tenant", "--route", "--rate", "--burst", NULL};
-    if (check_flags(a, allowed) != 0)
+    if (admin_check_flags(a, allowed, NULL) != 0)
         return EXIT_USAGE;
-    const char *tenant = flag(a, "--tenant");
-    const char *route = flag(a, "--route");
+    const char *tenant = admin_flag(a, "--tenant");
+    const char *route = admin_flag(a, "--route");
     store_rate_limit_t limit = {0};
-    if (parse_u32(flag(a, "--rate"), &limit.rate) != 0 ||
-        parse_u32(flag(a, "--burst"), &limit.burst) != 0)
-        return fail(EXIT_USAGE, "ratelimit set needs --rate R --burst B (positive integers)");
+    if (parse_u32(admin_flag(a, "--rate"), &limit.rate) != 0 ||
+        parse_u32(admin_flag(a, "--burst"), &limit.burst) != 0)
+        return admin_fail(EXIT_USAGE,
+                          "ratelimit set needs --rate R --burst B (positive integers)");
     if (tenant == NULL && route == NULL)
-        return fail(EXIT_USAGE, "ratelimit set needs --tenant ID, --route \"METHOD /path\", "
-                                "or both");
+        return admin_fail(EXIT_USAGE, "ratelimit set needs --tenant ID, --route "
+                                      "\"METHOD /path\", or both");
     if (route != NULL && !route_known(svc, route))
-        return fail(EXIT_REFUSED, "unknown route '%s' (use the template, e.g. "
-                                  "\"GET /v1/filers/{filerId}\")", route);
+        return admin_fail(EXIT_REFUSED, "unknown route '%s' (use the template, e.g. "
+                                        "\"GET /v1/filers/{filerId}\")", route);
     snprintf(limit.tenant_id, sizeof limit.tenant_id, "%s", tenant ? tenant : "");
     snprintf(limit.route, sizeof limit.route, "%s", route ? route : "");
     store_status_t rc = store_rate_limit_set(db, &limit);
     if (rc == STORE_NOT_FOUND)
-        return fail(EXIT_REFUSED, "no tenant with id '%s'", tenant);
+        return admin_fail(EXIT_REFUSED, "no tenant with id '%s'", tenant);
     if (rc != STORE_OK)
-        return store_failed(rc, "rate limit");
-    return print_json(json_pack("{s:s?, s:s?, s:i, s:i}", "tenant_id", tenant, "route", route,
-                                "rate", (json_int_t)limit.rate, "burst",
-                                (json_int_t)limit.burst));
+        return admin_store_failed(rc, "rate limit");
+    return admin_print_json(json_pack("{s:s?, s:s?, s:i, s:i}", "tenant_id", tenant, "route",
+                                      route, "rate", (json_int_t)limit.rate, "burst",
+                                      (json_int_t)limit.burst));
 }
 
 static int append_limit(const store_rate_limit_t *l, void *ctx)
@@ -269,24 +211,24 @@ static int append_limit(const store_rate_limit_t *l, void *ctx)
 static int ratelimit_list(service_t *svc, store_conn_t *db, const args_t *a)
 {
     static const char *const allowed[] = {NULL};
-    if (check_flags(a, allowed) != 0)
+    if (admin_check_flags(a, allowed, NULL) != 0)
         return EXIT_USAGE;
     json_t *list = json_array();
     store_status_t rc = store_rate_limit_each(db, append_limit, list);
     if (rc != STORE_OK) {
         json_decref(list);
-        return store_failed(rc, "rate limit list");
+        return admin_store_failed(rc, "rate limit list");
     }
-    return print_json(json_pack("{s:{s:i, s:i}, s:o}", "default", "rate",
-                                (json_int_t)svc->cfg.default_rate, "burst",
-                                (json_int_t)svc->cfg.default_burst, "rate_limits", list));
+    return admin_print_json(json_pack("{s:{s:i, s:i}, s:o}", "default", "rate",
+                                      (json_int_t)svc->cfg.default_rate, "burst",
+                                      (json_int_t)svc->cfg.default_burst, "rate_limits", list));
 }
 
 static int keys_rotate_token(service_t *svc, store_conn_t *db, const args_t *a)
 {
     (void)db;
     static const char *const allowed[] = {NULL};
-    if (check_flags(a, allowed) != 0)
+    if (admin_check_flags(a, allowed, NULL) != 0)
         return EXIT_USAGE;
     char *path = keys_path(svc->cfg.db_path, "token");
     char *err = NULL;
@@ -294,14 +236,14 @@ static int keys_rotate_token(service_t *svc, store_conn_t *db, const args_t *a)
     int rc = path ? keys_ring_rotate(path, &ring, &err) : -1;
     free(path);
     if (rc != 0) {
-        int code = fail(EXIT_REFUSED, "%s", err ? err : "key rotation failed");
+        int code = admin_fail(EXIT_REFUSED, "%s", err ? err : "key rotation failed");
         free(err);
         return code;
     }
     json_t *out = json_pack("{s:s, s:s?}", "signing_kid", ring.kid[0], "previous_kid",
                             ring.count > 1 ? ring.kid[1] : NULL);
     memset(&ring, 0, sizeof ring);
-    return print_json(out);
+    return admin_print_json(out);
 }
 
 typedef struct command {
@@ -321,6 +263,32 @@ static const command_t COMMANDS[] = {
      "ratelimit set [--tenant ID] [--route \"METHOD /v1/path/{template}\"] --rate R --burst B"},
     {"ratelimit", "list", ratelimit_list, "ratelimit list"},
     {"keys", "rotate-token", keys_rotate_token, "keys rotate-token"},
+    {"subscription", "create", admin_subscription_create,
+     "subscription create --tenant ID --url URL --events TYPE[,TYPE...] [--rate-limit RPS]\n"
+     "      [--retry-attempts N] [--retry-window SECONDS] [--timeout SECONDS]\n"
+     "      [--egress-address IP] [--basic-user U --basic-password-file PATH]"},
+    {"subscription", "show", admin_subscription_show, "subscription show --subscription ID"},
+    {"subscription", "list", admin_subscription_list, "subscription list [--tenant ID]"},
+    {"subscription", "update", admin_subscription_update,
+     "subscription update --subscription ID [--url URL] [--events TYPE[,TYPE...]]\n"
+     "      [--rate-limit RPS] [--retry-attempts N] [--retry-window SECONDS]\n"
+     "      [--timeout SECONDS] [--egress-address IP|\"\"]"},
+    {"subscription", "delete", admin_subscription_delete, "subscription delete --subscription ID"},
+    {"subscription", "rotate-secret", admin_subscription_rotate_secret,
+     "subscription rotate-secret --subscription ID"},
+    {"subscription", "drop-secret", admin_subscription_drop_secret,
+     "subscription drop-secret --subscription ID"},
+    {"subscription", "set-basic", admin_subscription_set_basic,
+     "subscription set-basic --subscription ID --user U --password-file PATH"},
+    {"subscription", "set-source-marker", admin_subscription_set_source_marker,
+     "subscription set-source-marker --subscription ID"},
+    {"subscription", "reactivate", admin_subscription_reactivate,
+     "subscription reactivate --subscription ID"},
+    {"subscription", "deliveries", admin_subscription_deliveries,
+     "subscription deliveries --subscription ID [--state pending|held|delivered|failed]"
+     " [--since T]"},
+    {"subscription", "replay", admin_subscription_replay,
+     "subscription replay --subscription ID (--event EVENT_ID | --failed [--since T])"},
 };
 
 static void print_usage(FILE *out)
@@ -344,12 +312,13 @@ static int run_command(const taxd_config_t *cfg, const command_t *cmd, const arg
     service_t svc;
     char *err = NULL;
     if (service_open(&svc, cfg, &err) != 0) {
-        int code = fail(EXIT_REFUSED, "%s", err ? err : "cannot open the database");
+        int code = admin_fail(EXIT_REFUSED, "%s", err ? err : "cannot open the database");
         free(err);
         return code;
     }
     store_conn_t *db = store_acquire(svc.store);
-    int code = db ? cmd->run(&svc, db, a) : fail(EXIT_REFUSED, "cannot open the database");
+    int code =
+        db ? cmd->run(&svc, db, a) : admin_fail(EXIT_REFUSED, "cannot open the database");
     if (db != NULL)
         store_release(svc.store, db);
     service_close(&svc);
@@ -361,7 +330,7 @@ int admin_main(int argc, char **argv)
     taxd_config_t cfg;
     char err[256];
     if (config_load_env(&cfg, err, sizeof err) != 0)
-        return fail(EXIT_USAGE, "%s", err);
+        return admin_fail(EXIT_USAGE, "%s", err);
     int i = 0;
     if (argc > 0 && (strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0)) {
         print_usage(stdout);
@@ -373,12 +342,12 @@ int admin_main(int argc, char **argv)
     }
     if (argc - i < 2) {
         print_usage(stderr);
-        return fail(EXIT_USAGE, "missing command");
+        return admin_fail(EXIT_USAGE, "missing command");
     }
     const command_t *cmd = find_command(argv[i], argv[i + 1]);
     if (cmd == NULL)
-        return fail(EXIT_USAGE, "unknown command '%s %s' (see taxd admin --help)", argv[i],
-                    argv[i + 1]);
+        return admin_fail(EXIT_USAGE, "unknown command '%s %s' (see taxd admin --help)", argv[i],
+                          argv[i + 1]);
     args_t a = {argc - i - 2, argv + i + 2};
     return run_command(&cfg, cmd, &a);
 }

@@ -51,6 +51,10 @@ void api_inventory_summaries(request_t *req);
 void api_inventory_lots(request_t *req);
 void api_transfer_lots(request_t *req);
 void api_withholding_austria(request_t *req);
+/* src/api/reports.c */
+void api_reports_trigger(request_t *req);
+void api_reports_get(request_t *req);
+void api_reports_download(request_t *req);
 /* src/api/testhooks.c (only routed with --test-hooks) */
 void api_test_clock(request_t *req);
 void api_test_pause(request_t *req);

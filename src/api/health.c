@@ -5,6 +5,7 @@
 
 #include "api/api.h"
 #include "app/service.h"
+#include "webhooks/engine.h"
 
 void api_healthz(request_t *req)
 {
@@ -20,6 +21,14 @@ void api_healthz(request_t *req)
 void api_metrics(request_t *req)
 {
     char *text = metrics_render(req->svc->metrics);
+    char *hooks = webhook_engine_metrics(req->svc->webhooks); /* NULL without the engines */
+    size_t len = text ? strlen(text) : 0, more = hooks ? strlen(hooks) : 0;
+    char *both = text && hooks ? realloc(text, len + more + 1) : NULL;
+    if (both != NULL) {
+        memcpy(both + len, hooks, more + 1);
+        text = both;
+    }
+    free(hooks);
     if (text == NULL) {
         reply_error(req, 500, "Metrics could not be rendered");
         return;

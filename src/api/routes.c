@@ -6,6 +6,9 @@
 
 #include "http/token.h"
 
+/* 50,000 account ids of 256 ASCII characters, quoted and comma-separated. */
+#define REPORT_TRIGGER_MAX_BODY (16u * 1024 * 1024)
+
 static const route_t ROUTES[] = {
     {"POST", "/v1/oauth/token", 0, 0, (void *)api_oauth_token, 0},
     {"GET", "/healthz", 0, 0, (void *)api_healthz, 0},
@@ -39,6 +42,13 @@ static const route_t ROUTES[] = {
     {"GET", "/v1/transfer-lots/transactions/{transactionId}", SCOPE_INVENTORY, 0,
      (void *)api_transfer_lots, 0},
     {"GET", "/v1/withholding/austria", SCOPE_INVENTORY, 0, (void *)api_withholding_austria, 0},
+    {"POST", "/v1/reports/inventory-summary", SCOPE_REPORTS, REPORT_TRIGGER_MAX_BODY,
+     (void *)api_reports_trigger, 0},
+    {"GET", "/v1/reports/inventory-summary/{reportId}", SCOPE_REPORTS, 0,
+     (void *)api_reports_get, 0},
+    /* no token: the signed link is the credential */
+    {"GET", "/v1/reports/inventory-summary/{reportId}/download", 0, 0,
+     (void *)api_reports_download, 0},
     /* test hooks */
     {"POST", "/_test/clock", 0, 0, (void *)api_test_clock, 0},
     {"GET", "/_test/pause", 0, 0, (void *)api_test_pause, 0},

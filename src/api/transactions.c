@@ -426,6 +426,8 @@ void api_transactions_upsert(request_t *req)
             .now = clock_now_ms(&req->svc->clock)};
         store_tx_outcome_t outcome;
         store_status_t st = store_tx_upsert(db, &w, test_pause_ms(req), &outcome, current);
+        if (st == STORE_OK && outcome != STORE_TX_UNCHANGED)
+            service_wake_workers(req->svc); /* the webhook dispatcher starts at once */
         answer_write(req, db, &w, st, outcome, current);
     }
     free(text);
@@ -481,6 +483,8 @@ void api_transactions_delete(request_t *req)
         reply_unknown(req, id);
     else if (st != STORE_OK)
         reply_store_failure(req, st);
-    else
+    else {
+        service_wake_workers(req->svc); /* the webhook dispatcher starts at once */
         reply_empty(req, 204);
+    }
 }

@@ -9,6 +9,7 @@
 
 #include "api/api.h"
 #include "app/workers.h"
+#include "webhooks/engine.h"
 #include "core/keys.h"
 #include "core/log.h"
 
@@ -30,10 +31,11 @@ static int open_keys(service_t *svc, char **err)
     char *ring_path = keys_path(svc->cfg.db_path, "token");
     char *secret_path = keys_path(svc->cfg.db_path, "secret");
     char *tin_path = keys_path(svc->cfg.db_path, "tin");
+    char *links_path = keys_path(svc->cfg.db_path, "links");
     int rc = -1;
     keys_ring_t ring;
-    uint8_t secret_key[KEYS_KEY_LEN];
-    if (ring_path == NULL || secret_path == NULL || tin_path == NULL) {
+    uint8_t secret_key[KEYS_KEY_LEN], links_key[KEYS_KEY_LEN];
+    if (ring_path == NULL || secret_path == NULL || tin_path == NULL || links_path == NULL) {
         *err = dup_message("keys", "out of memory");
         goto out;
     }
@@ -43,9 +45,12 @@ static int open_keys(service_t *svc, char **err)
         goto out;
     if (keys_load_or_create(tin_path, svc->tin_key, err) != 0)
         goto out;
+    if (keys_load_or_create(links_path, links_key, err) != 0)
+        goto out;
     svc->signer = token_signer_new(&ring);
     svc->secret_hasher = crypto_hmac_key_new(secret_key, sizeof secret_key);
-    if (svc->signer == NULL || svc->secret_hasher == NULL) {
+    svc->links_key = crypto_hmac_key_new(links_key, sizeof links_key);
+    if (svc->signer == NULL || svc->secret_hasher == NULL || svc->links_key == NULL) {
         *err = dup_message("keys", "cannot prepare signing keys");
         goto out;
     }
@@ -53,9 +58,11 @@ static int open_keys(service_t *svc, char **err)
 out:
     memset(&ring, 0, sizeof ring);
     memset(secret_key, 0, sizeof secret_key);
+    memset(links_key, 0, sizeof links_key);
     free(ring_path);
     free(secret_path);
     free(tin_path);
+    free(links_path);
     return rc;
 }
 
@@ -162,6 +169,7 @@ void service_close(service_t *svc)
     if (svc->refresher_running)
         pthread_join(svc->refresher, NULL);
     svc->refresher_running = false;
+    webhook_engine_free(svc->webhooks); /* after workers_stop: its threads are gone */
     settings_free(svc->settings);
     ratelimit_free(svc->limiter);
     tokencache_free(svc->tokens);
@@ -171,6 +179,7 @@ void service_close(service_t *svc)
     free(svc->route_labels);
     router_free(svc->router);
     crypto_hmac_key_free(svc->secret_hasher);
+    crypto_hmac_key_free(svc->links_key);
     token_signer_free(svc->signer);
     if (svc->store != NULL)
         store_close(svc->store);
@@ -185,6 +194,7 @@ int service_hash_secret(const service_t *svc, const char *secret, uint8_t out[32
 void service_wake_workers(service_t *svc)
 {
     workers_wake(svc->workers);
+    webhook_engine_wake(svc->webhooks);
 }
 
 int64_t service_now_s(const service_t *svc)

@@ -30,6 +30,7 @@ typedef struct service {
     tokencache_t *tokens;             /* tokens that verified */
     crypto_hmac_key_t *secret_hasher; /* keyed hash of client secrets */
     uint8_t tin_key[CRYPTO_AEAD_KEY_LEN]; /* seals TINs at rest (core/tin.h) */
+    crypto_hmac_key_t *links_key;     /* signs report download links (reports/links.h) */
     router_t *router;
     ratelimit_t *limiter;
     metrics_t *metrics;
@@ -45,6 +46,7 @@ typedef struct service {
     pthread_t refresher;
     bool refresher_running;
     struct workers *workers;     /* background engines of this process; NULL if none */
+    struct webhook_engine *webhooks; /* the webhook dispatcher (with the engines); NULL if none */
 } service_t;
 
 /* Opens the database (migrations), loads or creates the key files beside it

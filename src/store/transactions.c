@@ -22,6 +22,7 @@
 
 #include "store/assets.h"
 #include "store/internal.h"
+#include "store/webhooks.h"
 
 static const store_sql_t Q_ACCOUNT_OF = {
     "tx_account_of", "SELECT uuid FROM accounts WHERE tenant_id = ?1 AND id = ?2"};
@@ -170,7 +171,11 @@ static store_status_t event_record(store_conn_t *conn, const char *tenant_id,
                 bind_text(stmt, 5, account_id) && bind_int(stmt, 6, r.from_ms) &&
                 bind_text_or_null(stmt, 7, from_tx) && bind_int(stmt, 8, r.latest_ms) &&
                 bind_text_or_null(stmt, 9, latest_tx) && bind_int(stmt, 10, r.has_ids);
-    return run_bound(conn, q, stmt, bound);
+    st = run_bound(conn, q, stmt, bound);
+    if (st != STORE_OK || found)
+        return st;
+    /* A new event: its deliveries are written in the same transaction. */
+    return store_deliveries_fan_out_in_tx(conn, tenant_id, new_event_id, "INVENTORY_UPDATE", now);
 }
 
 static store_status_t mark_dirty(store_conn_t *conn, const char *account_uuid, int64_t from_ms)

@@ -1,0 +1,1221 @@
+/* webhooks/engine: the dispatcher (engine.h).
+ *
+ * Design.
+ *  - Work lives in the database (store/webhooks.h). A dispatcher leases whole
+ *    subscriptions (15 s, renewed every claim round), so a subscription is
+ *    served by one dispatcher at a time in any number of processes and its
+ *    rate limit and concurrency bound hold globally. Leases of idle
+ *    subscriptions are given back; a dead dispatcher's leases run out.
+ *  - One step: wait on the network (curl_multi_poll) while transfers run,
+ *    collect the finished ones, record their outcomes in one transaction,
+ *    renew leases when a claim round is due, then begin every attempt that
+ *    may start in one transaction, and add those transfers. Batching both
+ *    transactions per step shares the commit's fsync across deliveries.
+ *  - An attempt starts only when the subscription has a token in its bucket
+ *    (webhooks/bucket.h) and a free slot under its concurrency bound: taxd
+ *    bounds concurrency itself, and never lets libcurl queue a transfer
+ *    (libcurl's timeout would count the time spent queued). Subscriptions
+ *    are independent: a slow or dead endpoint only fills its own slots.
+ *  - libcurl: HTTP/1.1 pinned, connections reused from the multi handle's
+ *    cache, no redirects followed, no proxy from the environment, no
+ *    signals, the configured CA bundle as the only trust (CAPATH cleared),
+ *    the source address from the subscription or the process. The Basic
+ *    header is written by taxd (libcurl's auth negotiation would first send
+ *    a request without credentials).
+ *  - Outcomes: 2xx delivered; 401, 403, 407 (also a proxy's 407 on CONNECT)
+ *    deauthorize the subscription at once: no attempt of it starts after
+ *    that answer was processed, its other running attempts are aborted, and
+ *    its pending deliveries are held. Any other answer, a redirect, a TLS or
+ *    connection error or a timeout is a failed attempt, retried on the
+ *    window-scaled schedule of webhooks/backoff.h (a 429's Retry-After
+ *    honoured within the window) or failed for good.
+ *  - The event is rendered when its attempt begins, from the row read in
+ *    the transaction that claimed it; the envelope's timestamp is the
+ *    dispatch time, so the body and its signature are made per attempt.
+ *  - A commit in this process wakes the dispatchers (webhook_engine_wake,
+ *    curl_multi_wakeup), so a new event starts without polling delay; other
+ *    processes' events are found by the claim round (every 250 ms while
+ *    busy, every step while idle).
+ *
+ * Trade-offs. An attempt is recorded as begun before the request is sent and
+ * its outcome after: a crash in between sends it again (at least once; the
+ * duplicates are at most one step's batch). A lease handed to another process
+ * starts with a full bucket, so at a handover a receiver may see one extra
+ * burst. Secrets and Basic credentials of leased subscriptions are held in
+ * memory (opened from the vault) and wiped when dropped. */
+#include "webhooks/engine.h"
+
+#include <curl/curl.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/crypto.h"
+#include "core/log.h"
+#include "store/webhooks.h"
+#include "webhooks/backoff.h"
+#include "webhooks/bucket.h"
+#include "webhooks/event.h"
+#include "webhooks/payload.h"
+#include "webhooks/signature.h"
+#include "webhooks/vault.h"
+
+#define LEASE_MS 15000          /* a subscription's lease; renewed every claim round */
+#define CLAIM_BUSY_MS 250       /* claim rounds while transfers run */
+#define IDLE_MAX_MS 500         /* longest sleep without work (a claim round each step) */
+#define POLL_MAX_MS 100         /* longest network wait: bounds stop and claim latency */
+#define STORE_RETRY_MS 200      /* after a store failure */
+#define SUB_CONCURRENCY 64      /* attempts in flight per subscription */
+#define DISPATCHER_TRANSFERS 1024 /* attempts in flight per dispatcher */
+#define BATCH_MAX 256           /* attempts begun per subscription per step */
+#define IN_FLIGHT_GUARD_MS 30000 /* past the timeout: a lost attempt is due again */
+#define SUB_KEEP_US 5000000LL   /* an idle subscription's bucket is kept this long */
+#define DRAIN_MS 2000           /* running attempts may finish at shutdown */
+#define CONNECT_TIMEOUT_MS 10000
+#define OWNER_MAX 64
+
+static const double LATENCY_BOUNDS[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
+#define LATENCY_BUCKETS (sizeof LATENCY_BOUNDS / sizeof LATENCY_BOUNDS[0])
+
+/* ---- types */
+
+typedef struct wsub {
+    char id[STORE_WH_ID_MAX];
+    int64_t updated_at;        /* of the loaded configuration */
+    bool loaded, stale, leased, deauthorized, broken;
+    char url[STORE_WH_URL_MAX];
+    char interface[STORE_WH_ADDR_MAX + 8]; /* "host!<ip>" or "" */
+    char *auth_header;         /* "authorization: Basic ..." or NULL: the source marker */
+    char *secrets[STORE_WH_SECRETS_MAX]; /* newest first */
+    size_t secret_count;
+    uint32_t rate, retries, window_s, timeout_s;
+    webhook_bucket_t bucket;
+    unsigned in_flight;
+    int64_t next_due;          /* wall ms; 0: look now */
+    int64_t last_used_us;
+} wsub_t;
+
+typedef struct transfer {
+    CURL *easy;
+    struct curl_slist *headers;
+    char *body;
+    wsub_t *sub;               /* never freed while in_flight > 0 */
+    char delivery_id[STORE_WH_ID_MAX];
+    char event_id[STORE_UUID_LEN];
+    char trace_id[STORE_WH_ID_MAX];
+    int64_t attempts, first_attempt_at, window_ends_at;
+    int64_t started_us;
+    char errbuf[CURL_ERROR_SIZE];
+    struct transfer *prev, *next; /* the running list, or the free list (next only) */
+} transfer_t;
+
+typedef struct pending_outcome {
+    char sub_id[STORE_WH_ID_MAX], delivery_id[STORE_WH_ID_MAX], trace_id[STORE_WH_ID_MAX];
+    char error[STORE_WH_ERROR_MAX];
+    store_wh_outcome_t o;      /* its strings point into this struct when flushed */
+} pending_outcome_t;
+
+typedef struct dispatcher {
+    struct webhook_engine *engine;
+    char owner[OWNER_MAX];
+    CURLM *multi;
+    wsub_t **subs;
+    size_t sub_count, sub_cap;
+    transfer_t *running, *free_list;
+    unsigned running_count;
+    pending_outcome_t *outcomes;
+    size_t outcome_count, outcome_cap;
+    int64_t next_claim_us;
+    int64_t next_due_any;      /* wall ms of the earliest due delivery we may take; 0 none */
+    int64_t wait_ms;           /* from the last start phase: when to look again */
+    uint64_t seen_wakes;
+    uint64_t rng;
+} dispatcher_t;
+
+struct webhook_engine {
+    store_t *store;
+    const taxd_clock_t *clock;
+    uint8_t key[CRYPTO_AEAD_KEY_LEN];
+    char ca_file[4096];
+    char egress[STORE_WH_ADDR_MAX];
+    dispatcher_t *disp;
+    unsigned threads;
+    _Atomic uint64_t wakes;
+    _Atomic uint64_t outcomes_total[4]; /* by store_wh_result_t */
+    _Atomic uint64_t latency_buckets[LATENCY_BUCKETS];
+    _Atomic uint64_t latency_count, latency_sum_us;
+};
+
+/* ---- small helpers */
+
+static int64_t now_ms(const dispatcher_t *d)
+{
+    return clock_now_ms(d->engine->clock);
+}
+
+static uint64_t rng_next(dispatcher_t *d)
+{
+    uint64_t x = d->rng; /* xorshift64*: jitter only, not a secret */
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    d->rng = x;
+    return x * 0x2545F4914F6CDD1DULL;
+}
+
+static void copy_text(char *dst, size_t cap, const char *src)
+{
+    snprintf(dst, cap, "%s", src != NULL ? src : "");
+}
+
+static int64_t min_i64(int64_t a, int64_t b)
+{
+    return a < b ? a : b;
+}
+
+/* ---- subscriptions held by a dispatcher */
+
+static void sub_clear_config(wsub_t *s)
+{
+    for (size_t i = 0; i < s->secret_count; i++)
+        webhook_vault_free(s->secrets[i]);
+    s->secret_count = 0;
+    webhook_vault_free(s->auth_header);
+    s->auth_header = NULL;
+    s->loaded = false;
+}
+
+static void sub_free(wsub_t *s)
+{
+    sub_clear_config(s);
+    free(s);
+}
+
+static wsub_t *sub_find(dispatcher_t *d, const char *id)
+{
+    for (size_t i = 0; i < d->sub_count; i++)
+        if (strcmp(d->subs[i]->id, id) == 0)
+            return d->subs[i];
+    return NULL;
+}
+
+static wsub_t *sub_add(dispatcher_t *d, const char *id)
+{
+    if (d->sub_count == d->sub_cap) {
+        size_t cap = d->sub_cap ? d->sub_cap * 2 : 16;
+        wsub_t **grown = realloc(d->subs, cap * sizeof *grown);
+        if (grown == NULL)
+            return NULL;
+        d->subs = grown;
+        d->sub_cap = cap;
+    }
+    wsub_t *s = calloc(1, sizeof *s);
+    if (s == NULL)
+        return NULL;
+    copy_text(s->id, sizeof s->id, id);
+    s->last_used_us = clock_monotonic_us();
+    d->subs[d->sub_count++] = s;
+    return s;
+}
+
+/* Drops subscriptions that are neither leased nor busy once their bucket
+ * would have refilled anyway: forgetting them changes nothing. */
+static void subs_evict(dispatcher_t *d)
+{
+    int64_t now_us = clock_monotonic_us();
+    size_t kept = 0;
+    for (size_t i = 0; i < d->sub_count; i++) {
+        wsub_t *s = d->subs[i];
+        if (!s->leased && s->in_flight == 0 && now_us - s->last_used_us > SUB_KEEP_US)
+            sub_free(s);
+        else
+            d->subs[kept++] = s;
+    }
+    d->sub_count = kept;
+}
+
+/* "authorization: Basic base64(user:password)", malloc'd. */
+static char *basic_header(const char *user, const char *password)
+{
+    size_t plain_len = strlen(user) + 1 + strlen(password);
+    char *plain = malloc(plain_len + 1);
+    size_t cap = 22 + CRYPTO_BASE64_LEN(plain_len);
+    char *header = malloc(cap);
+    if (plain == NULL || header == NULL) {
+        free(plain);
+        free(header);
+        return NULL;
+    }
+    snprintf(plain, plain_len + 1, "%s:%s", user, password);
+    int n = snprintf(header, cap, "authorization: Basic ");
+    crypto_base64_encode(plain, plain_len, header + n, cap - (size_t)n);
+    explicit_bzero(plain, plain_len);
+    free(plain);
+    return header;
+}
+
+static int sub_open_secrets(webhook_engine_t *e, wsub_t *s, const store_wh_secret_t *secrets,
+                            size_t count)
+{
+    for (size_t i = 0; i < count; i++) {
+        s->secrets[i] = webhook_vault_open(e->key, s->id, WEBHOOK_VAULT_SECRET,
+                                           secrets[i].sealed, secrets[i].sealed_len);
+        if (s->secrets[i] == NULL)
+            return -1;
+        s->secret_count = i + 1;
+    }
+    return count > 0 ? 0 : -1;
+}
+
+static int sub_open_basic(webhook_engine_t *e, wsub_t *s, const store_subscription_t *row)
+{
+    if (!row->basic)
+        return 0;
+    char *password = webhook_vault_open(e->key, s->id, WEBHOOK_VAULT_BASIC_PASSWORD,
+                                        row->basic_password_sealed,
+                                        row->basic_password_sealed_len);
+    if (password == NULL)
+        return -1;
+    s->auth_header = basic_header(row->basic_user, password);
+    webhook_vault_free(password);
+    return s->auth_header != NULL ? 0 : -1;
+}
+
+static void sub_apply_row(dispatcher_t *d, wsub_t *s, const store_subscription_t *row)
+{
+    copy_text(s->url, sizeof s->url, row->url);
+    const char *egress = row->egress_address[0] ? row->egress_address : d->engine->egress;
+    if (egress[0] != '\0')
+        snprintf(s->interface, sizeof s->interface, "host!%s", egress);
+    else
+        s->interface[0] = '\0';
+    bool fresh = s->rate == 0;
+    s->rate = row->rate_limit;
+    s->retries = row->retry_attempts;
+    s->window_s = row->retry_window_s;
+    s->timeout_s = row->timeout_s;
+    s->deauthorized = row->deauthorized;
+    s->updated_at = row->updated_at;
+    int64_t now_us = clock_monotonic_us();
+    if (fresh)
+        webhook_bucket_init(&s->bucket, s->rate, webhook_burst_of(s->rate), now_us);
+    else
+        webhook_bucket_set_rule(&s->bucket, s->rate, webhook_burst_of(s->rate), now_us);
+}
+
+/* (Re)loads a subscription's configuration and opens its secrets. */
+static void sub_load(dispatcher_t *d, store_conn_t *conn, wsub_t *s)
+{
+    store_subscription_t row;
+    store_wh_secret_t secrets[STORE_WH_SECRETS_MAX];
+    size_t count = 0;
+    store_status_t st = store_subscription_get(conn, s->id, &row);
+    if (st == STORE_OK)
+        st = store_subscription_secrets(conn, s->id, secrets, &count);
+    if (st == STORE_NOT_FOUND) {
+        s->leased = false; /* deleted */
+        return;
+    }
+    if (st != STORE_OK)
+        return; /* stays stale: tried again next step */
+    sub_clear_config(s);
+    sub_apply_row(d, s, &row);
+    bool opened = sub_open_secrets(d->engine, s, secrets, count) == 0 &&
+                  sub_open_basic(d->engine, s, &row) == 0;
+    explicit_bzero(secrets, sizeof secrets);
+    s->stale = false;
+    s->loaded = true;
+    if (!opened && !s->broken)
+        log_event(LOG_ERROR, "webhook secrets do not open (another key file?)",
+                  json_pack("{s:s}", "subscription_id", s->id));
+    s->broken = !opened;
+}
+
+/* ---- claim rounds */
+
+static int on_leased(const char *id, int64_t updated_at, void *ctx)
+{
+    dispatcher_t *d = ctx;
+    wsub_t *s = sub_find(d, id);
+    if (s == NULL && (s = sub_add(d, id)) == NULL)
+        return 0;
+    s->leased = true;
+    s->next_due = 0; /* new deliveries may have been committed */
+    if (!s->loaded || s->updated_at != updated_at)
+        s->stale = true;
+    return 0;
+}
+
+static bool claim_due(dispatcher_t *d, int64_t now_us)
+{
+    uint64_t wakes = atomic_load(&d->engine->wakes);
+    return d->running_count == 0 || wakes != d->seen_wakes || now_us >= d->next_claim_us;
+}
+
+static void claim_round(dispatcher_t *d, store_conn_t *conn)
+{
+    int64_t now_us = clock_monotonic_us();
+    d->seen_wakes = atomic_load(&d->engine->wakes);
+    d->next_claim_us = now_us + CLAIM_BUSY_MS * 1000LL;
+    const char **idle = calloc(d->sub_count + 1, sizeof *idle);
+    if (idle == NULL)
+        return;
+    size_t idle_count = 0;
+    for (size_t i = 0; i < d->sub_count; i++) {
+        wsub_t *s = d->subs[i];
+        if (s->leased && s->in_flight == 0)
+            idle[idle_count++] = s->id;
+    }
+    int64_t wall = clock_now_ms(NULL); /* never the test offset: leases coordinate processes */
+    store_wh_claim_t claim = {.owner = d->owner, .now = now_ms(d), .lease_now = wall,
+                              .lease_until = wall + LEASE_MS, .idle = idle,
+                              .idle_count = idle_count};
+    bool *was_leased = calloc(d->sub_count + 1, sizeof *was_leased);
+    if (was_leased == NULL) {
+        free(idle);
+        return;
+    }
+    for (size_t i = 0; i < d->sub_count; i++) {
+        was_leased[i] = d->subs[i]->leased;
+        d->subs[i]->leased = false;
+    }
+    size_t before = d->sub_count;
+    store_status_t st = store_wh_claim(conn, &claim, on_leased, d, &d->next_due_any);
+    free(idle);
+    if (st != STORE_OK)
+        for (size_t i = 0; i < before; i++) /* nothing changed in the database */
+            d->subs[i]->leased = was_leased[i];
+    free(was_leased);
+    if (st == STORE_OK)
+        return;
+    log_event(LOG_WARN, "webhook claim round failed",
+              json_pack("{s:s}", "status", store_status_name(st)));
+}
+
+/* ---- outcomes */
+
+static pending_outcome_t *outcome_push(dispatcher_t *d)
+{
+    if (d->outcome_count == d->outcome_cap) {
+        size_t cap = d->outcome_cap ? d->outcome_cap * 2 : 64;
+        pending_outcome_t *grown = realloc(d->outcomes, cap * sizeof *grown);
+        if (grown == NULL)
+            return NULL;
+        d->outcomes = grown;
+        d->outcome_cap = cap;
+    }
+    pending_outcome_t *p = &d->outcomes[d->outcome_count++];
+    memset(p, 0, sizeof *p);
+    return p;
+}
+
+/* The pending outcomes as the store takes them (pointing into d->outcomes);
+ * NULL when there are none or no memory. */
+static store_wh_outcome_t *outcomes_list(dispatcher_t *d)
+{
+    if (d->outcome_count == 0)
+        return NULL;
+    store_wh_outcome_t *list = calloc(d->outcome_count, sizeof *list);
+    for (size_t i = 0; list != NULL && i < d->outcome_count; i++) {
+        pending_outcome_t *p = &d->outcomes[i];
+        list[i] = p->o;
+        list[i].subscription_id = p->sub_id;
+        list[i].delivery_id = p->delivery_id;
+        list[i].trace_id = p->trace_id;
+        list[i].error = p->error[0] ? p->error : NULL;
+    }
+    return list;
+}
+
+/* After the store took (or refused) the pending outcomes. */
+static void outcomes_done(dispatcher_t *d, store_status_t st)
+{
+    if (st == STORE_OK) {
+        d->outcome_count = 0;
+        return;
+    }
+    log_event(LOG_WARN, "webhook outcomes not recorded yet",
+              json_pack("{s:s, s:I}", "status", store_status_name(st), "count",
+                        (json_int_t)d->outcome_count));
+}
+
+static void outcomes_flush(dispatcher_t *d, store_conn_t *conn)
+{
+    store_wh_outcome_t *list = outcomes_list(d);
+    if (list == NULL)
+        return;
+    outcomes_done(d, store_wh_record_outcomes(conn, list, d->outcome_count));
+    free(list);
+}
+
+static void count_outcome(webhook_engine_t *e, store_wh_result_t r, int64_t latency_us)
+{
+    atomic_fetch_add(&e->outcomes_total[r], 1);
+    if (latency_us < 0)
+        return;
+    double seconds = (double)latency_us / 1e6;
+    for (size_t i = 0; i < LATENCY_BUCKETS; i++)
+        if (seconds <= LATENCY_BOUNDS[i])
+            atomic_fetch_add(&e->latency_buckets[i], 1);
+    atomic_fetch_add(&e->latency_count, 1);
+    atomic_fetch_add(&e->latency_sum_us, (uint64_t)latency_us);
+}
+
+static const char *result_name(store_wh_result_t r)
+{
+    static const char *const NAMES[] = {"delivered", "retry", "failed", "held"};
+    return NAMES[r];
+}
+
+/* Appends s as a JSON string (quotes, backslashes and control characters
+ * escaped; other bytes as they are) or null. */
+static void put_json_string(char *buf, size_t cap, size_t *used, const char *s)
+{
+    static const char HEX[] = "0123456789abcdef";
+    if (s == NULL) {
+        *used += (size_t)snprintf(buf + *used, cap - *used, "null");
+        return;
+    }
+    size_t n = *used;
+    buf[n++] = '"';
+    for (; *s != '\0' && n + 8 < cap; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') {
+            buf[n++] = '\\';
+            buf[n++] = (char)c;
+        } else if (c < 0x20) {
+            memcpy(buf + n, "\\u00", 4);
+            buf[n + 4] = HEX[c >> 4];
+            buf[n + 5] = HEX[c & 15];
+            n += 6;
+        } else {
+            buf[n++] = (char)c;
+        }
+    }
+    buf[n++] = '"';
+    buf[n] = '\0';
+    *used = n;
+}
+
+/* One log line per attempt: subscription, event, trace id, status, latency.
+ * Written as a pre-serialized fragment: one per delivery on the hot path. */
+static void log_attempt(const transfer_t *t, const store_wh_outcome_t *o, int64_t latency_us)
+{
+    char line[3 * STORE_WH_ERROR_MAX + 512];
+    size_t n = (size_t)snprintf(line, sizeof line, "\"subscription_id\":");
+    put_json_string(line, sizeof line, &n, t->sub->id);
+    n += (size_t)snprintf(line + n, sizeof line - n, ",\"event_id\":");
+    put_json_string(line, sizeof line, &n, t->event_id);
+    n += (size_t)snprintf(line + n, sizeof line - n, ",\"trace_id\":");
+    put_json_string(line, sizeof line, &n, t->trace_id);
+    n += (size_t)snprintf(line + n, sizeof line - n, ",\"delivery_id\":");
+    put_json_string(line, sizeof line, &n, t->delivery_id);
+    n += (size_t)snprintf(line + n, sizeof line - n, ",\"attempt\":%lld,\"status\":",
+                          (long long)t->attempts);
+    if (o->status > 0)
+        n += (size_t)snprintf(line + n, sizeof line - n, "%d", o->status);
+    else
+        n += (size_t)snprintf(line + n, sizeof line - n, "null");
+    n += (size_t)snprintf(line + n, sizeof line - n, ",\"error\":");
+    put_json_string(line, sizeof line, &n, o->error);
+    snprintf(line + n, sizeof line - n, ",\"latency_us\":%lld,\"outcome\":\"%s\"",
+             (long long)(latency_us >= 0 ? latency_us : 0), result_name(o->result));
+    log_event_raw(o->result == STORE_WH_DELIVERED ? LOG_INFO : LOG_WARN, "webhook attempt", line);
+}
+
+/* Records the outcome of the attempt t (its transfer is over). */
+static void outcome_record(dispatcher_t *d, const transfer_t *t, store_wh_outcome_t o,
+                           const char *error, int64_t latency_us)
+{
+    o.attempts = t->attempts;
+    o.at = now_ms(d);
+    pending_outcome_t *p = outcome_push(d);
+    if (p == NULL) { /* the lease runs out and the attempt is made again */
+        log_msg(LOG_ERROR, "webhook outcome dropped: out of memory");
+        return;
+    }
+    copy_text(p->sub_id, sizeof p->sub_id, t->sub->id);
+    copy_text(p->delivery_id, sizeof p->delivery_id, t->delivery_id);
+    copy_text(p->trace_id, sizeof p->trace_id, t->trace_id);
+    copy_text(p->error, sizeof p->error, error);
+    p->o = o;
+    o.error = p->error[0] ? p->error : NULL;
+    log_attempt(t, &o, latency_us);
+    count_outcome(d->engine, o.result, latency_us);
+    if (o.result == STORE_WH_RETRY && (t->sub->next_due == 0 || o.next_attempt_at <
+                                                                     t->sub->next_due))
+        t->sub->next_due = o.next_attempt_at;
+}
+
+/* A failed attempt: retried within the window, held when the subscription
+ * is deauthorized, failed when nothing fits. */
+static store_wh_outcome_t failure(dispatcher_t *d, const transfer_t *t, int status,
+                                  int64_t min_delay_ms)
+{
+    store_wh_outcome_t o = {.status = status, .result = STORE_WH_FAILED};
+    if (t->sub->deauthorized) {
+        o.result = STORE_WH_HELD;
+        return o;
+    }
+    int64_t window = t->window_ends_at - t->first_attempt_at;
+    int64_t next = webhook_backoff_next(t->first_attempt_at, window, t->sub->retries,
+                                        (unsigned)t->attempts, now_ms(d), min_delay_ms,
+                                        rng_next(d));
+    if (next >= 0) {
+        o.result = STORE_WH_RETRY;
+        o.next_attempt_at = next;
+    }
+    return o;
+}
+
+/* ---- transfers */
+
+static size_t discard_body(char *data, size_t size, size_t n, void *ctx)
+{
+    (void)data;
+    (void)ctx;
+    return size * n;
+}
+
+static transfer_t *transfer_get(dispatcher_t *d)
+{
+    transfer_t *t = d->free_list;
+    if (t != NULL) {
+        d->free_list = t->next;
+        CURL *easy = t->easy;
+        memset(t, 0, sizeof *t);
+        t->easy = easy;
+        curl_easy_reset(easy);
+        return t;
+    }
+    t = calloc(1, sizeof *t);
+    if (t == NULL)
+        return NULL;
+    t->easy = curl_easy_init();
+    if (t->easy == NULL) {
+        free(t);
+        return NULL;
+    }
+    return t;
+}
+
+/* Frees a header list, wiping it first: it may hold a Basic credential. */
+static void headers_free(struct curl_slist *list)
+{
+    for (struct curl_slist *h = list; h != NULL; h = h->next)
+        explicit_bzero(h->data, strlen(h->data));
+    curl_slist_free_all(list);
+}
+
+static void transfer_release(dispatcher_t *d, transfer_t *t)
+{
+    if (t->prev != NULL)
+        t->prev->next = t->next;
+    else if (d->running == t)
+        d->running = t->next;
+    if (t->next != NULL)
+        t->next->prev = t->prev;
+    headers_free(t->headers);
+    free(t->body);
+    t->headers = NULL;
+    t->body = NULL;
+    t->prev = NULL;
+    t->next = d->free_list;
+    d->free_list = t;
+}
+
+static struct curl_slist *header_add(struct curl_slist *list, const char *line, bool *ok)
+{
+    struct curl_slist *grown = curl_slist_append(list, line);
+    if (grown == NULL)
+        *ok = false;
+    return grown != NULL ? grown : list;
+}
+
+static bool build_headers(transfer_t *t, const char *signature)
+{
+    bool ok = true;
+    size_t cap = strlen(signature) + 32;
+    char *line = malloc(cap);
+    char trace[STORE_WH_ID_MAX + 16];
+    if (line == NULL)
+        return false;
+    snprintf(line, cap, "x-service-signature: %s", signature);
+    snprintf(trace, sizeof trace, "x-trace-id: %s", t->trace_id);
+    struct curl_slist *h = header_add(NULL, "content-type: application/json", &ok);
+    h = header_add(h, line, &ok);
+    if (t->sub->auth_header != NULL)
+        h = header_add(h, t->sub->auth_header, &ok);
+    else
+        h = header_add(h, "x-service-source: webhook", &ok);
+    h = header_add(h, trace, &ok);
+    h = header_add(h, "Expect:", &ok); /* no 100-continue round trip */
+    h = header_add(h, "Accept:", &ok);
+    free(line);
+    t->headers = h;
+    return ok;
+}
+
+static bool easy_setup(dispatcher_t *d, transfer_t *t, size_t body_len)
+{
+    CURL *h = t->easy;
+    const webhook_engine_t *e = d->engine;
+    const wsub_t *s = t->sub;
+    long timeout = (long)s->timeout_s * 1000L;
+    bool ok =
+        curl_easy_setopt(h, CURLOPT_URL, s->url) == CURLE_OK &&
+        curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "https") == CURLE_OK &&
+        curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L) == CURLE_OK &&
+        curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1) == CURLE_OK &&
+        curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L) == CURLE_OK &&
+        curl_easy_setopt(h, CURLOPT_PROXY, "") == CURLE_OK &&
+        curl_easy_setopt(h, CURLOPT_POST, 1L) == CURLE_OK &&
+        curl_easy_setopt(h, CURLOPT_POSTFIELDS, t->body) == CURLE_OK &&
+        curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len) == CURLE_OK &&
+        curl_easy_setopt(h, CURLOPT_HTTPHEADER, t->headers) == CURLE_OK &&
+        curl_easy_setopt(h, CURLOPT_USERAGENT, "taxd-webhooks") == CURLE_OK &&
+        curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, discard_body) == CURLE_OK &&
+        curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout) == CURLE_OK &&
+        curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
+                         timeout < CONNECT_TIMEOUT_MS ? timeout : CONNECT_TIMEOUT_MS) ==
+            CURLE_OK &&
+        curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L) == CURLE_OK &&
+        curl_easy_setopt(h, CURLOPT_ERRORBUFFER, t->errbuf) == CURLE_OK &&
+        curl_easy_setopt(h, CURLOPT_PRIVATE, t) == CURLE_OK;
+    if (ok && e->ca_file[0] != '\0')
+        ok = curl_easy_setopt(h, CURLOPT_CAINFO, e->ca_file) == CURLE_OK &&
+             curl_easy_setopt(h, CURLOPT_CAPATH, NULL) == CURLE_OK;
+    if (ok && s->interface[0] != '\0')
+        ok = curl_easy_setopt(h, CURLOPT_INTERFACE, s->interface) == CURLE_OK;
+    return ok;
+}
+
+static webhook_event_row_t event_row(const store_wh_attempt_t *a)
+{
+    const store_wh_event_t *ev = &a->event;
+    return (webhook_event_row_t){
+        .id = a->event_id, .type = ev->type, .payload = ev->payload,
+        .account_uuid = ev->account_uuid, .account_id = ev->account_id,
+        .from_ms = ev->from_ms, .latest_ms = ev->latest_ms, .from_tx = ev->from_tx,
+        .latest_tx = ev->latest_tx, .has_ids = ev->has_ids};
+}
+
+/* The signed body of attempt a, dispatched now. NULL when the event cannot
+ * be rendered. */
+static char *make_body(const store_wh_attempt_t *a, int64_t dispatched_ms, size_t *len)
+{
+    webhook_event_row_t row = event_row(a);
+    json_t *event = webhook_event_render(&row);
+    if (event == NULL)
+        return NULL;
+    char *body = payload_envelope(event, dispatched_ms, len);
+    json_decref(event);
+    return body;
+}
+
+/* An attempt that could not be sent at all (the event does not render, no
+ * memory): recorded as a failed attempt without network time; `permanent`
+ * when trying again cannot help. */
+static void start_failed(dispatcher_t *d, transfer_t *t, const char *why, bool permanent)
+{
+    store_wh_outcome_t o = failure(d, t, 0, 0);
+    if (permanent && o.result == STORE_WH_RETRY)
+        o.result = STORE_WH_FAILED;
+    outcome_record(d, t, o, why, -1);
+    transfer_release(d, t);
+}
+
+static void start_transfer(dispatcher_t *d, wsub_t *s, const store_wh_attempt_t *a)
+{
+    transfer_t *t = transfer_get(d);
+    if (t == NULL)
+        return; /* the lease runs out or the guard passes, then it is due again */
+    t->sub = s;
+    copy_text(t->delivery_id, sizeof t->delivery_id, a->delivery_id);
+    copy_text(t->event_id, sizeof t->event_id, a->event_id);
+    copy_text(t->trace_id, sizeof t->trace_id, a->trace_id);
+    t->attempts = a->attempts;
+    t->first_attempt_at = a->first_attempt_at;
+    t->window_ends_at = a->window_ends_at;
+    t->next = d->running; /* on the list first, so a failure can release it */
+    if (d->running != NULL)
+        d->running->prev = t;
+    d->running = t;
+    size_t len = 0;
+    t->body = make_body(a, now_ms(d), &len);
+    if (t->body == NULL) {
+        start_failed(d, t, "the event cannot be rendered", true);
+        return;
+    }
+    char *signature =
+        signature_header((const char *const *)s->secrets, s->secret_count, t->body, len);
+    bool ready = signature != NULL && build_headers(t, signature) && easy_setup(d, t, len);
+    free(signature);
+    if (!ready || curl_multi_add_handle(d->multi, t->easy) != CURLM_OK) {
+        start_failed(d, t, "the request could not be prepared", false);
+        return;
+    }
+    webhook_bucket_take(&s->bucket, clock_monotonic_us());
+    t->started_us = clock_monotonic_us();
+    s->in_flight++;
+    s->last_used_us = t->started_us;
+    d->running_count++;
+}
+
+/* ---- finishing transfers */
+
+static bool deauthorizing(long status)
+{
+    return status == 401 || status == 403 || status == 407;
+}
+
+/* Aborts the other running attempts of a subscription just deauthorized. */
+static void abort_subscription(dispatcher_t *d, wsub_t *s)
+{
+    transfer_t *t = d->running;
+    while (t != NULL) {
+        transfer_t *next = t->next;
+        if (t->sub == s) {
+            curl_multi_remove_handle(d->multi, t->easy);
+            store_wh_outcome_t o = {.result = STORE_WH_HELD};
+            outcome_record(d, t, o, "aborted: the subscription was deauthorized",
+                           clock_monotonic_us() - t->started_us);
+            s->in_flight--;
+            d->running_count--;
+            transfer_release(d, t);
+        }
+        t = next;
+    }
+}
+
+static store_wh_outcome_t classify(dispatcher_t *d, transfer_t *t, CURLcode res, char *error,
+                                   size_t error_cap)
+{
+    long status = 0, connect_status = 0;
+    curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &status);
+    curl_easy_getinfo(t->easy, CURLINFO_HTTP_CONNECTCODE, &connect_status);
+    error[0] = '\0';
+    if (deauthorizing(status) || connect_status == 407) {
+        int code = deauthorizing(status) ? (int)status : 407;
+        snprintf(error, error_cap, "HTTP %d: the subscription is deauthorized", code);
+        return (store_wh_outcome_t){.status = code, .result = STORE_WH_HELD,
+                                    .deauthorize = true};
+    }
+    if (res != CURLE_OK) {
+        snprintf(error, error_cap, "%s", t->errbuf[0] ? t->errbuf : curl_easy_strerror(res));
+        return failure(d, t, 0, 0);
+    }
+    if (status >= 200 && status <= 299)
+        return (store_wh_outcome_t){.status = (int)status, .result = STORE_WH_DELIVERED};
+    int64_t min_delay = 0;
+    if (status >= 300 && status <= 399) {
+        snprintf(error, error_cap, "redirect not followed");
+    } else if (status == 429) {
+        curl_off_t retry_after = 0;
+        if (curl_easy_getinfo(t->easy, CURLINFO_RETRY_AFTER, &retry_after) == CURLE_OK &&
+            retry_after > 0) {
+            min_delay = (int64_t)retry_after * 1000;
+            snprintf(error, error_cap, "rate limited: Retry-After %lld s",
+                     (long long)retry_after);
+        }
+    }
+    return failure(d, t, (int)status, min_delay);
+}
+
+static void finish_transfer(dispatcher_t *d, CURL *easy, CURLcode res)
+{
+    transfer_t *t = NULL;
+    curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&t);
+    curl_multi_remove_handle(d->multi, easy);
+    if (t == NULL)
+        return;
+    char error[STORE_WH_ERROR_MAX];
+    store_wh_outcome_t o = classify(d, t, res, error, sizeof error);
+    int64_t latency = clock_monotonic_us() - t->started_us;
+    wsub_t *s = t->sub;
+    s->in_flight--;
+    d->running_count--;
+    if (o.deauthorize) {
+        s->deauthorized = true; /* no attempt of it starts from here on */
+        log_event(LOG_WARN, "webhook subscription deauthorized",
+                  json_pack("{s:s, s:i}", "subscription_id", s->id, "status", o.status));
+    }
+    outcome_record(d, t, o, error, latency);
+    transfer_release(d, t);
+    if (o.deauthorize)
+        abort_subscription(d, s);
+}
+
+static void collect(dispatcher_t *d)
+{
+    int still = 0;
+    curl_multi_perform(d->multi, &still);
+    CURLMsg *msg;
+    int queued;
+    while ((msg = curl_multi_info_read(d->multi, &queued)) != NULL)
+        if (msg->msg == CURLMSG_DONE)
+            finish_transfer(d, msg->easy_handle, msg->data.result);
+}
+
+static void transfers_poll(dispatcher_t *d)
+{
+    int64_t wait = d->wait_ms;
+    if (wait > POLL_MAX_MS)
+        wait = POLL_MAX_MS;
+    if (wait < 0)
+        wait = 0;
+    curl_multi_poll(d->multi, NULL, 0, (int)wait, NULL);
+    collect(d);
+}
+
+/* ---- beginning attempts */
+
+/* How many attempts of s may begin now; sets *wait_ms when s waits. */
+static size_t sub_capacity(dispatcher_t *d, wsub_t *s, int64_t now, int64_t *wait_ms)
+{
+    if (!s->leased || s->deauthorized || s->broken || !s->loaded || s->stale)
+        return 0;
+    if (s->next_due > now) {
+        *wait_ms = min_i64(*wait_ms, s->next_due - now);
+        return 0;
+    }
+    if (s->in_flight >= SUB_CONCURRENCY || d->running_count >= DISPATCHER_TRANSFERS)
+        return 0; /* a finishing transfer wakes the poll */
+    int64_t now_us = clock_monotonic_us();
+    size_t tokens = webhook_bucket_available(&s->bucket, now_us);
+    if (tokens == 0) {
+        *wait_ms = min_i64(*wait_ms, webhook_bucket_wait_us(&s->bucket, now_us) / 1000 + 1);
+        return 0;
+    }
+    size_t n = SUB_CONCURRENCY - s->in_flight;
+    size_t room = DISPATCHER_TRANSFERS - d->running_count;
+    n = n < tokens ? n : tokens;
+    n = n < room ? n : room;
+    return n < BATCH_MAX ? n : BATCH_MAX;
+}
+
+static void begin_results(dispatcher_t *d, store_wh_begin_t *reqs, wsub_t **subs, size_t count,
+                          int64_t now)
+{
+    for (size_t i = 0; i < count; i++) {
+        wsub_t *s = subs[i];
+        if (reqs[i].lost)
+            s->leased = false;
+        if (reqs[i].stale) {
+            s->stale = true;
+            d->wait_ms = 0;
+        }
+        if (reqs[i].lost || reqs[i].stale)
+            continue;
+        s->next_due = reqs[i].next_due > 0 ? reqs[i].next_due : INT64_MAX;
+        if (s->next_due > now && s->next_due != INT64_MAX)
+            d->wait_ms = min_i64(d->wait_ms, s->next_due - now);
+    }
+}
+
+static void start_due(dispatcher_t *d, store_conn_t *conn)
+{
+    int64_t now = now_ms(d);
+    d->wait_ms = IDLE_MAX_MS;
+    if (d->next_due_any > now) /* due ones are leased here, or by another dispatcher */
+        d->wait_ms = min_i64(d->wait_ms, d->next_due_any - now);
+    store_wh_begin_t *reqs = calloc(d->sub_count + 1, sizeof *reqs);
+    wsub_t **subs = calloc(d->sub_count + 1, sizeof *subs);
+    size_t count = 0;
+    for (size_t i = 0; reqs != NULL && subs != NULL && i < d->sub_count; i++) {
+        wsub_t *s = d->subs[i];
+        if (s->leased && (s->stale || !s->loaded))
+            sub_load(d, conn, s);
+        size_t n = sub_capacity(d, s, now, &d->wait_ms);
+        if (n == 0)
+            continue;
+        reqs[count] = (store_wh_begin_t){
+            .subscription_id = s->id, .updated_at = s->updated_at, .max = n,
+            .window_ms = (int64_t)s->window_s * 1000,
+            .in_flight_until = now + (int64_t)s->timeout_s * 1000 + IN_FLIGHT_GUARD_MS};
+        subs[count++] = s;
+    }
+    /* One transaction: this step's outcomes, then the attempts that begin. */
+    store_wh_attempt_t *attempts = NULL;
+    size_t n = 0, outcome_count = d->outcome_count;
+    store_wh_outcome_t *outcomes = outcomes_list(d);
+    store_status_t st = store_wh_step(conn, outcomes, outcomes ? outcome_count : 0, d->owner,
+                                      now, reqs, count, &attempts, &n);
+    free(outcomes);
+    if (outcomes != NULL)
+        outcomes_done(d, st);
+    if (st == STORE_OK && count > 0) {
+        begin_results(d, reqs, subs, count, now);
+        for (size_t i = 0; i < n; i++)
+            start_transfer(d, subs[attempts[i].request], &attempts[i]);
+    } else if (st != STORE_OK) {
+        d->wait_ms = STORE_RETRY_MS;
+        log_event(LOG_WARN, "webhook attempts not begun",
+                  json_pack("{s:s}", "status", store_status_name(st)));
+    }
+    store_wh_attempts_free(attempts, n);
+    free(reqs);
+    free(subs);
+}
+
+/* ---- the step */
+
+int64_t webhook_engine_step(webhook_engine_t *e, unsigned thread_index)
+{
+    if (e == NULL || thread_index >= e->threads)
+        return IDLE_MAX_MS;
+    dispatcher_t *d = &e->disp[thread_index];
+    if (d->running_count > 0)
+        transfers_poll(d);
+    store_conn_t *conn = store_acquire(e->store);
+    if (conn == NULL)
+        return d->running_count > 0 ? 0 : STORE_RETRY_MS;
+    if (claim_due(d, clock_monotonic_us())) {
+        outcomes_flush(d, conn); /* a deauthorization is in force before leases move */
+        claim_round(d, conn);
+    }
+    start_due(d, conn); /* records the other outcomes in its transaction */
+    store_release(e->store, conn);
+    subs_evict(d);
+    if (d->running_count > 0)
+        return 0;
+    if (d->outcome_count > 0)
+        return STORE_RETRY_MS;
+    return d->wait_ms > 0 ? d->wait_ms : 1;
+}
+
+void webhook_engine_wake(webhook_engine_t *e)
+{
+    if (e == NULL)
+        return;
+    atomic_fetch_add(&e->wakes, 1);
+    for (unsigned i = 0; i < e->threads; i++)
+        if (e->disp[i].multi != NULL)
+            curl_multi_wakeup(e->disp[i].multi);
+}
+
+/* ---- life cycle */
+
+int webhook_global_init(void)
+{
+    return curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK ? 0 : -1;
+}
+
+void webhook_global_cleanup(void)
+{
+    curl_global_cleanup();
+}
+
+static int dispatcher_init(webhook_engine_t *e, dispatcher_t *d, const char *instance,
+                           unsigned index)
+{
+    d->engine = e;
+    snprintf(d->owner, sizeof d->owner, "%s/%u", instance, index);
+    if (crypto_random_bytes(&d->rng, sizeof d->rng) != 0)
+        return -1;
+    d->rng |= 1; /* xorshift must not start at 0 */
+    d->multi = curl_multi_init();
+    if (d->multi == NULL)
+        return -1;
+    curl_multi_setopt(d->multi, CURLMOPT_MAXCONNECTS, (long)DISPATCHER_TRANSFERS);
+    return 0;
+}
+
+/* The lease owner prefix: the process's instance id, or a random one. */
+static int instance_name(const char *given, char *out, size_t cap)
+{
+    if (given != NULL && given[0] != '\0') {
+        copy_text(out, cap, given);
+        return 0;
+    }
+    uint8_t bytes[6];
+    char hex[CRYPTO_HEX_LEN(sizeof bytes)];
+    if (crypto_random_bytes(bytes, sizeof bytes) != 0)
+        return -1;
+    crypto_hex_encode(bytes, sizeof bytes, hex);
+    copy_text(out, cap, hex);
+    return 0;
+}
+
+webhook_engine_t *webhook_engine_new(const webhook_engine_config_t *cfg, char **err)
+{
+    webhook_engine_t *e = calloc(1, sizeof *e);
+    unsigned threads = cfg->threads > 0 ? cfg->threads : 1;
+    if (e == NULL || (e->disp = calloc(threads, sizeof *e->disp)) == NULL) {
+        free(e);
+        *err = strdup("webhooks: out of memory");
+        return NULL;
+    }
+    e->store = cfg->store;
+    e->clock = cfg->clock;
+    e->threads = threads;
+    copy_text(e->ca_file, sizeof e->ca_file, cfg->ca_file);
+    copy_text(e->egress, sizeof e->egress, cfg->egress_address);
+    if (webhook_vault_key_load(cfg->db_path, e->key, err) != 0) {
+        webhook_engine_free(e);
+        return NULL;
+    }
+    char instance[24];
+    if (instance_name(cfg->instance_id, instance, sizeof instance) != 0) {
+        webhook_engine_free(e);
+        *err = strdup("webhooks: no random source");
+        return NULL;
+    }
+    for (unsigned i = 0; i < threads; i++)
+        if (dispatcher_init(e, &e->disp[i], instance, i) != 0) {
+            webhook_engine_free(e);
+            *err = strdup("webhooks: cannot create a libcurl multi handle");
+            return NULL;
+        }
+    return e;
+}
+
+/* Lets running attempts finish for a moment, then aborts the rest: an
+ * aborted attempt is due again at once (or failed when it cannot be). */
+static void dispatcher_drain(dispatcher_t *d)
+{
+    int64_t until = clock_monotonic_ms() + DRAIN_MS;
+    while (d->running_count > 0 && clock_monotonic_ms() < until) {
+        d->wait_ms = 50;
+        transfers_poll(d);
+    }
+    while (d->running != NULL) {
+        transfer_t *t = d->running;
+        curl_multi_remove_handle(d->multi, t->easy);
+        store_wh_outcome_t o = failure(d, t, 0, 0);
+        if (o.result == STORE_WH_RETRY)
+            o.next_attempt_at = now_ms(d);
+        outcome_record(d, t, o, "interrupted: taxd stopped", -1);
+        t->sub->in_flight--;
+        d->running_count--;
+        transfer_release(d, t);
+    }
+}
+
+static void dispatcher_close(webhook_engine_t *e, dispatcher_t *d)
+{
+    if (d->multi == NULL)
+        return;
+    dispatcher_drain(d);
+    store_conn_t *conn = store_acquire(e->store);
+    if (conn != NULL) {
+        outcomes_flush(d, conn);
+        store_wh_release_all(conn, d->owner);
+        store_release(e->store, conn);
+    }
+    while (d->free_list != NULL) {
+        transfer_t *t = d->free_list;
+        d->free_list = t->next;
+        curl_easy_cleanup(t->easy);
+        free(t);
+    }
+    for (size_t i = 0; i < d->sub_count; i++)
+        sub_free(d->subs[i]);
+    free(d->subs);
+    free(d->outcomes);
+    curl_multi_cleanup(d->multi);
+    d->multi = NULL;
+}
+
+void webhook_engine_free(webhook_engine_t *e)
+{
+    if (e == NULL)
+        return;
+    for (unsigned i = 0; e->disp != NULL && i < e->threads; i++)
+        dispatcher_close(e, &e->disp[i]);
+    free(e->disp);
+    explicit_bzero(e->key, sizeof e->key);
+    free(e);
+}
+
+/* ---- metrics */
+
+typedef struct mbuf {
+    char *data;
+    size_t len, cap;
+    bool failed;
+} mbuf_t;
+
+static void mput(mbuf_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void mput(mbuf_t *b, const char *fmt, ...)
+{
+    if (b->failed)
+        return;
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(b->data + b->len, b->cap - b->len, fmt, ap);
+        va_end(ap);
+        if (n < 0) {
+            b->failed = true;
+            return;
+        }
+        if ((size_t)n < b->cap - b->len) {
+            b->len += (size_t)n;
+            return;
+        }
+        size_t cap = (b->cap + (size_t)n + 1) * 2;
+        char *grown = realloc(b->data, cap);
+        if (grown == NULL) {
+            b->failed = true;
+            return;
+        }
+        b->data = grown;
+        b->cap = cap;
+    }
+}
+
+static int put_backlog(const char *id, int64_t pending, void *ctx)
+{
+    mput(ctx, "taxd_webhook_backlog{subscription=\"%s\"} %lld\n", id, (long long)pending);
+    return 0;
+}
+
+static void metrics_store(webhook_engine_t *e, mbuf_t *b)
+{
+    store_conn_t *conn = store_acquire(e->store);
+    if (conn == NULL)
+        return;
+    int64_t deauthorized = 0;
+    mput(b, "# TYPE taxd_webhook_backlog gauge\n");
+    store_status_t st = store_wh_backlog_each(conn, put_backlog, b, &deauthorized);
+    store_release(e->store, conn);
+    if (st != STORE_OK)
+        return;
+    mput(b, "# TYPE taxd_webhook_deauthorized_subscriptions gauge\n"
+            "taxd_webhook_deauthorized_subscriptions %lld\n",
+         (long long)deauthorized);
+}
+
+char *webhook_engine_metrics(webhook_engine_t *e)
+{
+    if (e == NULL)
+        return NULL;
+    mbuf_t b = {.data = malloc(1024), .cap = 1024};
+    if (b.data == NULL)
+        return NULL;
+    b.data[0] = '\0';
+    mput(&b, "# TYPE taxd_webhook_deliveries_total counter\n");
+    for (int r = STORE_WH_DELIVERED; r <= STORE_WH_HELD; r++)
+        mput(&b, "taxd_webhook_deliveries_total{outcome=\"%s\"} %llu\n",
+             result_name((store_wh_result_t)r),
+             (unsigned long long)atomic_load(&e->outcomes_total[r]));
+    mput(&b, "# TYPE taxd_webhook_attempt_duration_seconds histogram\n");
+    for (size_t i = 0; i < LATENCY_BUCKETS; i++)
+        mput(&b, "taxd_webhook_attempt_duration_seconds_bucket{le=\"%g\"} %llu\n",
+             LATENCY_BOUNDS[i], (unsigned long long)atomic_load(&e->latency_buckets[i]));
+    unsigned long long count = atomic_load(&e->latency_count);
+    mput(&b, "taxd_webhook_attempt_duration_seconds_bucket{le=\"+Inf\"} %llu\n", count);
+    mput(&b, "taxd_webhook_attempt_duration_seconds_sum %.6f\n",
+         (double)atomic_load(&e->latency_sum_us) / 1e6);
+    mput(&b, "taxd_webhook_attempt_duration_seconds_count %llu\n", count);
+    metrics_store(e, &b);
+    if (b.failed) {
+        free(b.data);
+        return NULL;
+    }
+    return b.data;
+}

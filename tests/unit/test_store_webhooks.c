@@ -1,0 +1,320 @@
+/* test_store_webhooks: subscriptions, secrets and deliveries in the store
+ * (store/webhooks.h) against a real database file in a mkdtemp directory:
+ * the outbox fan-out (one delivery per subscription listing the type,
+ * pending or held), subscribing closes open INVENTORY_UPDATE events, the
+ * two-secret rule, leases (one dispatcher at a time), beginning an attempt
+ * claims its event, and an outcome never overrides an operator's replay. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <ftw.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "store/store.h"
+#include "store/webhooks.h"
+
+#define TENANT "00000000-0000-4000-8000-0000000000a1"
+#define OTHER "00000000-0000-4000-8000-0000000000a2"
+#define NOW 1700000000000LL
+
+typedef struct fixture {
+    char dir[64], path[128];
+    store_t *store;
+    store_conn_t *conn;
+    sqlite3 *raw;
+} fixture_t;
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+static void create_tenant(fixture_t *f, const char *id, char suffix)
+{
+    store_tenant_t tenant = {.created_at = 1000};
+    snprintf(tenant.id, sizeof tenant.id, "%s", id);
+    snprintf(tenant.name, sizeof tenant.name, "t");
+    store_tenant_seed_t seed;
+    snprintf(seed.default_filer_uuid, sizeof seed.default_filer_uuid,
+             "00000000-0000-4000-8000-0000000000f%c", suffix);
+    snprintf(seed.usd_asset_uuid, sizeof seed.usd_asset_uuid,
+             "00000000-0000-4000-8000-0000000000e%c", suffix);
+    assert_int_equal(store_tenant_create(f->conn, &tenant, &seed, NULL), STORE_OK);
+}
+
+static int setup(void **state)
+{
+    fixture_t *f = calloc(1, sizeof *f);
+    snprintf(f->dir, sizeof f->dir, "/tmp/taxd-swh-XXXXXX");
+    if (f == NULL || mkdtemp(f->dir) == NULL)
+        return -1;
+    snprintf(f->path, sizeof f->path, "%s/taxd.db", f->dir);
+    char *err = NULL;
+    if ((f->store = store_open(f->path, &err)) == NULL)
+        return -1;
+    f->conn = store_acquire(f->store);
+    create_tenant(f, TENANT, '1');
+    create_tenant(f, OTHER, '2');
+    if (sqlite3_open(f->path, &f->raw) != SQLITE_OK)
+        return -1;
+    sqlite3_busy_timeout(f->raw, 5000);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture_t *f = *state;
+    sqlite3_close(f->raw);
+    store_release(f->store, f->conn);
+    store_close(f->store);
+    nftw(f->dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+    free(f);
+    return 0;
+}
+
+static int64_t count(fixture_t *f, const char *sql)
+{
+    sqlite3_stmt *stmt;
+    assert_int_equal(sqlite3_prepare_v2(f->raw, sql, -1, &stmt, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(stmt), SQLITE_ROW);
+    int64_t n = sqlite3_column_int64(stmt, 0);
+    sqlite3_finalize(stmt);
+    return n;
+}
+
+static void exec(fixture_t *f, const char *sql)
+{
+    assert_int_equal(sqlite3_exec(f->raw, sql, NULL, NULL, NULL), SQLITE_OK);
+}
+
+static store_wh_secret_t secret_of(uint8_t byte)
+{
+    store_wh_secret_t s = {.sealed_len = 40, .created_at = NOW};
+    memset(s.sealed, byte, s.sealed_len);
+    return s;
+}
+
+static void subscribe(fixture_t *f, const char *id, const char *tenant, const char *events)
+{
+    store_subscription_t s = {.rate_limit = 300, .retry_attempts = 2, .retry_window_s = 3600,
+                              .timeout_s = 10, .created_at = NOW, .updated_at = NOW};
+    snprintf(s.id, sizeof s.id, "%s", id);
+    snprintf(s.tenant_id, sizeof s.tenant_id, "%s", tenant);
+    snprintf(s.url, sizeof s.url, "https://example.test/%s", id);
+    snprintf(s.events, sizeof s.events, "%s", events);
+    store_wh_secret_t first = secret_of(1);
+    assert_int_equal(store_subscription_create(f->conn, &s, &first), STORE_OK);
+}
+
+static void event(fixture_t *f, const char *id, const char *tenant)
+{
+    char sql[512];
+    snprintf(sql, sizeof sql,
+             "INSERT INTO events (id, tenant_id, type, created_at, account_uuid, account_id,"
+             " from_ms, latest_ms, has_ids) VALUES ('%s', '%s', 'INVENTORY_UPDATE', 1, 'acc',"
+             " 'a1', 5, 6, 0)",
+             id, tenant);
+    exec(f, sql);
+    assert_int_equal(
+        store_deliveries_fan_out_in_tx(f->conn, tenant, id, "INVENTORY_UPDATE", NOW), STORE_OK);
+}
+
+static void test_fan_out_one_delivery_per_listing_subscription(void **state)
+{
+    fixture_t *f = *state;
+    subscribe(f, "sub_inv", TENANT, "INVENTORY_UPDATE");
+    subscribe(f, "sub_forms", TENANT, "FORM_STATUS_UPDATE");
+    subscribe(f, "sub_both", TENANT, "FORM_STATUS_UPDATE,INVENTORY_UPDATE");
+    subscribe(f, "sub_other", OTHER, "INVENTORY_UPDATE");
+    exec(f, "UPDATE subscriptions SET state = 'deauthorized' WHERE id = 'sub_both'");
+    event(f, "e1", TENANT);
+    assert_int_equal(count(f, "SELECT count(*) FROM deliveries WHERE event_id = 'e1'"), 2);
+    assert_int_equal(count(f, "SELECT count(*) FROM deliveries WHERE subscription_id = 'sub_inv'"
+                              " AND state = 'pending' AND next_attempt_at = 1700000000000"),
+                     1);
+    assert_int_equal(count(f, "SELECT count(*) FROM deliveries WHERE subscription_id ="
+                              " 'sub_both' AND state = 'held'"),
+                     1);
+    assert_int_equal(count(f, "SELECT count(DISTINCT trace_id) FROM deliveries"
+                              " WHERE trace_id LIKE 'trc\\_%' ESCAPE '\\'"),
+                     2);
+}
+
+static void test_subscribing_closes_open_inventory_events(void **state)
+{
+    fixture_t *f = *state;
+    exec(f, "INSERT INTO events (id, tenant_id, type, created_at, account_uuid, account_id,"
+            " from_ms, latest_ms, has_ids) VALUES ('open', '" TENANT "', 'INVENTORY_UPDATE', 1,"
+            " 'acc', 'a1', 5, 6, 0), ('elsewhere', '" OTHER "', 'INVENTORY_UPDATE', 1, 'acc2',"
+            " 'a1', 5, 6, 0)");
+    subscribe(f, "sub_inv", TENANT, "INVENTORY_UPDATE");
+    /* The open event stops being widened (a later change opens a new one,
+     * which this subscription receives); it is not sent. */
+    assert_int_equal(count(f, "SELECT claimed_at FROM events WHERE id = 'open'"), NOW);
+    assert_int_equal(count(f, "SELECT claimed_at IS NULL FROM events WHERE id = 'elsewhere'"), 1);
+    assert_int_equal(count(f, "SELECT count(*) FROM deliveries"), 0);
+}
+
+static void test_two_secrets_at_most_and_never_none(void **state)
+{
+    fixture_t *f = *state;
+    subscribe(f, "sub", TENANT, "INVENTORY_UPDATE");
+    store_wh_secret_t second = secret_of(2), third = secret_of(3);
+    assert_int_equal(store_subscription_secret_add(f->conn, "sub", &second, NOW + 1), STORE_OK);
+    assert_int_equal(store_subscription_secret_add(f->conn, "sub", &third, NOW + 2),
+                     STORE_CONFLICT);
+    store_wh_secret_t got[STORE_WH_SECRETS_MAX];
+    size_t n = 0;
+    assert_int_equal(store_subscription_secrets(f->conn, "sub", got, &n), STORE_OK);
+    assert_int_equal(n, 2);
+    assert_int_equal(got[0].sealed[0], 2); /* newest first */
+    assert_int_equal(got[1].sealed[0], 1);
+    assert_int_equal(store_subscription_secret_drop(f->conn, "sub", NOW + 3), STORE_OK);
+    assert_int_equal(store_subscription_secret_drop(f->conn, "sub", NOW + 4), STORE_CONFLICT);
+    assert_int_equal(store_subscription_secrets(f->conn, "sub", got, &n), STORE_OK);
+    assert_int_equal(n, 1);
+    assert_int_equal(got[0].sealed[0], 2); /* the older one went */
+    assert_int_equal(store_subscription_secret_drop(f->conn, "nope", NOW), STORE_NOT_FOUND);
+}
+
+static int note_lease(const char *id, int64_t updated_at, void *ctx)
+{
+    (void)updated_at;
+    snprintf(ctx, STORE_WH_ID_MAX, "%s", id);
+    return 0;
+}
+
+static void claim(fixture_t *f, const char *owner, int64_t now, char *leased)
+{
+    store_wh_claim_t c = {.owner = owner, .now = now, .lease_now = now,
+                          .lease_until = now + 15000};
+    int64_t next_due = 0;
+    leased[0] = '\0';
+    assert_int_equal(store_wh_claim(f->conn, &c, note_lease, leased, &next_due), STORE_OK);
+}
+
+static void test_one_dispatcher_at_a_time(void **state)
+{
+    fixture_t *f = *state;
+    subscribe(f, "sub", TENANT, "INVENTORY_UPDATE");
+    char leased[STORE_WH_ID_MAX];
+    claim(f, "a/0", NOW, leased);
+    assert_string_equal(leased, ""); /* nothing due: no lease taken */
+    event(f, "e1", TENANT);
+    claim(f, "a/0", NOW, leased);
+    assert_string_equal(leased, "sub");
+    claim(f, "b/0", NOW + 1000, leased);
+    assert_string_equal(leased, ""); /* a holds it */
+    claim(f, "b/0", NOW + 15001, leased);
+    assert_string_equal(leased, "sub"); /* a's lease ran out */
+}
+
+static void test_begin_claims_the_event_and_replay_wins_over_a_late_outcome(void **state)
+{
+    fixture_t *f = *state;
+    subscribe(f, "sub", TENANT, "INVENTORY_UPDATE");
+    event(f, "e1", TENANT);
+    char leased[STORE_WH_ID_MAX];
+    claim(f, "a/0", NOW, leased);
+    store_subscription_t sub;
+    assert_int_equal(store_subscription_get(f->conn, "sub", &sub), STORE_OK);
+    store_wh_begin_t req = {.subscription_id = "sub", .updated_at = sub.updated_at, .max = 10,
+                            .window_ms = 60000, .in_flight_until = NOW + 40000};
+    store_wh_attempt_t *attempts = NULL;
+    size_t n = 0;
+    assert_int_equal(store_wh_begin_attempts(f->conn, "a/0", NOW, &req, 1, &attempts, &n),
+                     STORE_OK);
+    assert_int_equal(n, 1);
+    assert_int_equal(attempts[0].attempts, 1);
+    assert_int_equal(attempts[0].window_ends_at, NOW + 60000);
+    assert_string_equal(attempts[0].event.type, "INVENTORY_UPDATE");
+    assert_string_equal(attempts[0].event.account_id, "a1");
+    assert_int_equal(count(f, "SELECT claimed_at FROM events WHERE id = 'e1'"), NOW);
+    /* Another owner cannot begin it; a changed subscription is stale. */
+    store_wh_begin_t other = req;
+    store_wh_attempt_t *none = NULL;
+    size_t zero = 0;
+    assert_int_equal(store_wh_begin_attempts(f->conn, "b/0", NOW, &other, 1, &none, &zero),
+                     STORE_OK);
+    assert_true(other.lost);
+    store_wh_attempts_free(none, zero);
+    /* The operator replays while the attempt runs: its late outcome is ignored. */
+    int64_t replayed = 0;
+    assert_int_equal(store_delivery_replay(f->conn, "sub", "e1", 0, NOW + 5, &replayed),
+                     STORE_OK);
+    assert_int_equal(replayed, 1);
+    store_wh_outcome_t late = {.subscription_id = "sub", .delivery_id = attempts[0].delivery_id,
+                               .trace_id = attempts[0].trace_id, .attempts = 1,
+                               .result = STORE_WH_FAILED, .status = 500, .at = NOW + 6};
+    assert_int_equal(store_wh_record_outcomes(f->conn, &late, 1), STORE_OK);
+    assert_int_equal(count(f, "SELECT count(*) FROM deliveries WHERE state = 'pending'"
+                              " AND attempts = 0 AND last_status IS NULL"),
+                     1);
+    char sql[256];
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM deliveries WHERE trace_id <> '%s'",
+             attempts[0].trace_id);
+    assert_int_equal(count(f, sql), 1); /* a replay has a new trace id */
+    store_wh_attempts_free(attempts, n);
+}
+
+static void test_deauthorizing_outcome_holds_pending_deliveries(void **state)
+{
+    fixture_t *f = *state;
+    subscribe(f, "sub", TENANT, "INVENTORY_UPDATE");
+    event(f, "e1", TENANT);
+    event(f, "e2", TENANT);
+    exec(f, "UPDATE deliveries SET attempts = 1 WHERE event_id = 'e1'");
+    store_wh_outcome_t o = {.subscription_id = "sub", .attempts = 1, .result = STORE_WH_HELD,
+                            .status = 401, .at = NOW + 1, .deauthorize = true};
+    char delivery[STORE_WH_ID_MAX], trace[STORE_WH_ID_MAX];
+    sqlite3_stmt *stmt;
+    assert_int_equal(sqlite3_prepare_v2(f->raw, "SELECT id, trace_id FROM deliveries WHERE"
+                                                " event_id = 'e1'",
+                                        -1, &stmt, NULL),
+                     SQLITE_OK);
+    assert_int_equal(sqlite3_step(stmt), SQLITE_ROW);
+    snprintf(delivery, sizeof delivery, "%s", (const char *)sqlite3_column_text(stmt, 0));
+    snprintf(trace, sizeof trace, "%s", (const char *)sqlite3_column_text(stmt, 1));
+    sqlite3_finalize(stmt);
+    o.delivery_id = delivery;
+    o.trace_id = trace;
+    assert_int_equal(store_wh_record_outcomes(f->conn, &o, 1), STORE_OK);
+    assert_int_equal(count(f, "SELECT count(*) FROM deliveries WHERE state = 'held'"), 2);
+    assert_int_equal(count(f, "SELECT last_status FROM deliveries WHERE event_id = 'e1'"), 401);
+    int64_t requeued = 0;
+    assert_int_equal(store_subscription_reactivate(f->conn, "sub", NOW + 2, &requeued), STORE_OK);
+    assert_int_equal(requeued, 2);
+    assert_int_equal(count(f, "SELECT count(*) FROM deliveries WHERE state = 'pending'"
+                              " AND attempts = 0 AND window_ends_at IS NULL"),
+                     2);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_fan_out_one_delivery_per_listing_subscription,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_subscribing_closes_open_inventory_events, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_two_secrets_at_most_and_never_none, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_one_dispatcher_at_a_time, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_begin_claims_the_event_and_replay_wins_over_a_late_outcome, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_deauthorizing_outcome_holds_pending_deliveries,
+                                        setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
