@@ -117,23 +117,6 @@ store_status_t store_filer_get(store_conn_t *conn, const char *tenant_id, const 
 }
 
 /* Binds the page window: one row more than the limit tells whether more follow. */
-static store_status_t filer_list_prepare(store_conn_t *conn, const char *tenant_id,
-                                         const char *after_id, size_t limit, const store_sql_t **id,
-                                         sqlite3_stmt **stmt)
-{
-    bool from_start = after_id == NULL || after_id[0] == '\0';
-    *id = from_start ? &Q_FILER_LIST_FIRST : &Q_FILER_LIST_AFTER;
-    store_status_t status = conn_prepare_key(conn, *id, tenant_id, stmt);
-    if (status != STORE_OK)
-        return status;
-    int64_t window = limit < (size_t)INT64_MAX ? (int64_t)limit + 1 : INT64_MAX;
-    bool bound = from_start ? bind_int(*stmt, 2, window)
-                            : bind_text(*stmt, 2, after_id) && bind_int(*stmt, 3, window);
-    if (!bound)
-        return conn_bind_failed(conn, *id, *stmt);
-    return STORE_OK;
-}
-
 /* Adapts one row of a page to the caller's typed callback. */
 struct filer_page {
     int (*each)(const store_filer_t *filer, void *ctx);
@@ -158,7 +141,7 @@ store_status_t store_filer_list(store_conn_t *conn, const char *tenant_id, const
     sqlite3_stmt *stmt;
     store_status_t status = conn_enter(conn);
     if (status == STORE_OK)
-        status = filer_list_prepare(conn, tenant_id, after_id, limit, &id, &stmt);
+        status = conn_prepare_page(conn, &Q_FILER_LIST_FIRST, &Q_FILER_LIST_AFTER, tenant_id, after_id, limit, &id, &stmt);
     if (status != STORE_OK)
         return status;
     struct filer_page page = {each, ctx, id};

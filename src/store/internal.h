@@ -78,6 +78,14 @@ store_status_t store_bad_row(const store_sql_t *q);
 /* A caller passed something a struct cannot hold (unterminated string). */
 store_status_t store_bad_argument(const char *op);
 
+/* Prepares a keyset page of the tenant's rows: q_first (?1 key, ?2 window)
+ * when after is NULL or "", else q_after (?1 key, ?2 after, ?3 window); the
+ * window is limit + 1 so conn_page can tell whether more rows follow. *q
+ * receives the statement chosen. */
+store_status_t conn_prepare_page(store_conn_t *conn, const store_sql_t *q_first,
+                                 const store_sql_t *q_after, const char *key, const char *after,
+                                 size_t limit, const store_sql_t **q, sqlite3_stmt **stmt);
+
 /* One row of a page: decode it and hand it to the caller's callback.
  * Returns 0 to go on, 1 when the callback asked to stop, -1 for a row that
  * does not decode (already logged). */

@@ -337,6 +337,23 @@ bool text_fits(const char *text, size_t cap)
     return text != NULL && memchr(text, '\0', cap) != NULL;
 }
 
+store_status_t conn_prepare_page(store_conn_t *conn, const store_sql_t *q_first,
+                                 const store_sql_t *q_after, const char *key, const char *after,
+                                 size_t limit, const store_sql_t **q, sqlite3_stmt **stmt)
+{
+    bool from_start = after == NULL || after[0] == '\0';
+    *q = from_start ? q_first : q_after;
+    store_status_t status = conn_prepare_key(conn, *q, key, stmt);
+    if (status != STORE_OK)
+        return status;
+    int64_t window = limit < (size_t)INT64_MAX ? (int64_t)limit + 1 : INT64_MAX;
+    bool bound = from_start ? bind_int(*stmt, 2, window)
+                            : bind_text(*stmt, 2, after) && bind_int(*stmt, 3, window);
+    if (!bound)
+        return conn_bind_failed(conn, *q, *stmt);
+    return STORE_OK;
+}
+
 store_status_t conn_page(store_conn_t *conn, const store_sql_t *q, sqlite3_stmt *stmt,
                          size_t limit, page_row_fn row, void *ctx, bool *more)
 {
