@@ -199,28 +199,14 @@ static void check_fields(json_t *issues, const json_t *body)
 
 /* ---- the body */
 
-static void decref_json(void *value)
-{
-    json_decref(value);
-}
-
 /* Parses and checks the body against schema and the single-field rules;
  * answers 400 itself and returns NULL on failure. The value belongs to the
  * request's arena. */
 static json_t *read_owner_body(request_t *req, const v_schema *schema, json_t *issues)
 {
-    char msg[256];
-    json_t *body = v_parse_body(req->body, req->body_len, request_header(req, "content-type"),
-                                false, msg, sizeof msg);
-    if (body == NULL) {
-        reply_error(req, 400, "%s", msg);
+    json_t *body = request_json(req, false);
+    if (body == NULL)
         return NULL;
-    }
-    if (arena_defer(req->arena, decref_json, body) != 0) {
-        json_decref(body);
-        reply_error(req, 500, "Out of memory");
-        return NULL;
-    }
     v_check_object(schema, body, NULL, issues);
     check_fields(issues, body); /* each rule skips values the schema already refused */
     return body;

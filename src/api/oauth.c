@@ -61,15 +61,9 @@ static void answer_token(request_t *req, const store_credential_t *cred)
 
 void api_oauth_token(request_t *req)
 {
-    json_t *body = request_json(req, false);
+    json_t *body = api_read_body(req, &TOKEN_REQUEST, "token request");
     if (body == NULL)
         return;
-    json_t *issues = json_array();
-    if (v_check_object(&TOKEN_REQUEST, body, NULL, issues) > 0) {
-        reply_invalid(req, "Invalid token request", issues);
-        return;
-    }
-    json_decref(issues);
 
     const char *client_id = json_string_value(json_object_get(body, "client_id"));
     const char *secret = json_string_value(json_object_get(body, "client_secret"));

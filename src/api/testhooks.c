@@ -19,15 +19,9 @@ static const v_schema CLOCK_REQUEST = {CLOCK_FIELDS};
 
 void api_test_clock(request_t *req)
 {
-    json_t *body = request_json(req, false);
+    json_t *body = api_read_body(req, &CLOCK_REQUEST, "clock request");
     if (body == NULL)
         return;
-    json_t *issues = json_array();
-    if (v_check_object(&CLOCK_REQUEST, body, NULL, issues) > 0) {
-        reply_invalid(req, "Invalid clock request", issues);
-        return;
-    }
-    json_decref(issues);
     json_int_t offset = json_integer_value(json_object_get(body, "offset_ms"));
     clock_set_offset_ms(&req->svc->clock, (int64_t)offset);
     reply_json(req, 200, json_pack("{s:I}", "offset_ms", offset));
@@ -41,15 +35,9 @@ static const v_schema FAULT_REQUEST = {FAULT_FIELDS};
 
 void api_test_store_fault(request_t *req)
 {
-    json_t *body = request_json(req, false);
+    json_t *body = api_read_body(req, &FAULT_REQUEST, "fault request");
     if (body == NULL)
         return;
-    json_t *issues = json_array();
-    if (v_check_object(&FAULT_REQUEST, body, NULL, issues) > 0) {
-        reply_invalid(req, "Invalid fault request", issues);
-        return;
-    }
-    json_decref(issues);
     bool failing = json_is_true(json_object_get(body, "failing"));
     store_set_fault(req->svc->store, failing);
     reply_json(req, 200, json_pack("{s:b}", "failing", failing));

@@ -61,6 +61,7 @@ typedef struct request {
     const char *query;               /* raw, after '?' ("" when none) */
     router_status_t route_status;
     router_match_t match;
+    const char *allowed;             /* Allow header of a 405 */
 
     char *body;                      /* NUL-terminated for convenience */
     size_t body_len;

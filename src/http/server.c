@@ -114,17 +114,25 @@ static enum MHD_Result emit(struct MHD_Connection *connection, request_t *req)
 
 /* ---- the phases ------------------------------------------------------- */
 
-static bool route_phase(request_t *req)
+/* Matches the route once, on the first callback: the body limit needs it
+ * before the body arrives, and the phases reuse it. */
+static void route_request(request_t *req)
 {
     char allowed[128];
     req->route_status =
         router_match(req->svc->router, req->method, req->target, req->path_len, arena_alloc_cb,
                      req->arena, &req->match, allowed, sizeof allowed);
+    if (req->route_status == ROUTER_METHOD_NOT_ALLOWED)
+        req->allowed = arena_strndup(req->arena, allowed, strlen(allowed));
+}
+
+static bool route_phase(request_t *req)
+{
     switch (req->route_status) {
     case ROUTER_OK:
         return true;
     case ROUTER_METHOD_NOT_ALLOWED:
-        reply_header(req, "Allow", arena_strndup(req->arena, allowed, strlen(allowed)));
+        reply_header(req, "Allow", req->allowed);
         reply_error(req, 405, "Method %s is not allowed on this path", req->method);
         return false;
     case ROUTER_BAD_PATH:
@@ -193,15 +201,11 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *connectio
     return req;
 }
 
-static size_t route_body_limit(request_t *req)
+static size_t route_body_limit(const request_t *req)
 {
-    char allowed[128];
-    router_match_t probe;
     size_t limit = req->svc->cfg.max_body;
-    if (router_match(req->svc->router, req->method, req->target, req->path_len, arena_alloc_cb,
-                     req->arena, &probe, allowed, sizeof allowed) == ROUTER_OK &&
-        probe.route->max_body > limit)
-        limit = probe.route->max_body;
+    if (req->route_status == ROUTER_OK && req->match.route->max_body > limit)
+        limit = req->match.route->max_body;
     return limit;
 }
 
@@ -220,6 +224,7 @@ static enum MHD_Result first_call(struct MHD_Connection *connection, request_t *
     service_t *svc = req->svc;
     unsigned in_flight = atomic_fetch_add(&svc->in_flight, 1) + 1;
     req->counted_in_flight = true;
+    route_request(req);
     req->body_limit = route_body_limit(req);
     if (in_flight > svc->cfg.max_in_flight) {
         metrics_count_limit_reject(svc->metrics, METRICS_LIMIT_NODE);

@@ -243,7 +243,6 @@ store_status_t store_asset_get(store_conn_t *conn, const char *tenant_id, const 
     return asset_find(conn, tenant_id, key, out);
 }
 
-/* Binds the page window: one row more than the limit tells whether more follow. */
 /* Adapts one row of a page to the caller's typed callback. */
 struct asset_page {
     int (*each)(const store_asset_t *asset, void *ctx);

@@ -116,7 +116,6 @@ store_status_t store_filer_get(store_conn_t *conn, const char *tenant_id, const 
     return status;
 }
 
-/* Binds the page window: one row more than the limit tells whether more follow. */
 /* Adapts one row of a page to the caller's typed callback. */
 struct filer_page {
     int (*each)(const store_filer_t *filer, void *ctx);

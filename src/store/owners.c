@@ -244,7 +244,6 @@ store_status_t store_owner_get(store_conn_t *conn, const char *tenant_id, const 
     return status;
 }
 
-/* Binds the page window: one row more than the limit tells whether more follow. */
 /* Adapts one row of a page to the caller's typed callback. */
 struct owner_page {
     int (*each)(const store_owner_t *owner, void *ctx);
