@@ -109,13 +109,6 @@ static store_status_t account_from_row(const store_sql_t *q, sqlite3_stmt *stmt,
 }
 
 /* "" and 0 are the structs' "none": they are stored as NULL. */
-static bool bind_text_or_null(sqlite3_stmt *stmt, int index, const char *text)
-{
-    if (text[0] == '\0')
-        return sqlite3_bind_null(stmt, index) == SQLITE_OK;
-    return bind_text(stmt, index, text);
-}
-
 static bool bind_int_or_null(sqlite3_stmt *stmt, int index, int value)
 {
     if (value == 0)

@@ -100,6 +100,11 @@ store_status_t conn_page(store_conn_t *conn, const store_sql_t *q, sqlite3_stmt 
 void stmt_done(sqlite3_stmt *stmt);
 bool bind_text(sqlite3_stmt *stmt, int index, const char *text);
 bool bind_int(sqlite3_stmt *stmt, int index, int64_t value);
+/* Binds text, or SQL NULL when text is NULL or "" (an absent optional value). */
+bool bind_text_or_null(sqlite3_stmt *stmt, int index, const char *text);
+/* Runs a statement the caller bound (bound: every bind succeeded). */
+store_status_t run_bound(store_conn_t *conn, const store_sql_t *q, sqlite3_stmt *stmt,
+                         bool bound);
 /* Copies a TEXT column into a fixed buffer; false when it does not fit. */
 bool column_copy(sqlite3_stmt *stmt, int col, char *out, size_t cap);
 /* True when a caller's fixed-size field holds a NUL-terminated string. */

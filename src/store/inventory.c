@@ -51,13 +51,6 @@ static const store_sql_t Q_RELIEFS_BETWEEN = {
     "inv_reliefs_between", RELIEF_COLUMNS " WHERE account_uuid = ?1 AND datetime >= ?2"
                                           " AND datetime < ?3 ORDER BY seq"};
 
-static bool bind_opt(sqlite3_stmt *stmt, int index, const char *text)
-{
-    if (text == NULL)
-        return sqlite3_bind_null(stmt, index) == SQLITE_OK;
-    return bind_text(stmt, index, text);
-}
-
 static const char *col(sqlite3_stmt *stmt, int i)
 {
     return (const char *)sqlite3_column_text(stmt, i);
@@ -147,7 +140,7 @@ static store_status_t insert_summary(store_conn_t *conn, const char *account,
         return st;
     if (!(bind_text(stmt, 2, r->asset) && bind_text(stmt, 3, r->total_quantity) &&
           bind_text(stmt, 4, r->total_cost) && bind_text(stmt, 5, r->quantity_with_basis) &&
-          bind_opt(stmt, 6, r->average_unit_cost)))
+          bind_text_or_null(stmt, 6, r->average_unit_cost)))
         return conn_bind_failed(conn, &Q_INS_SUMMARY, stmt);
     return conn_run(conn, &Q_INS_SUMMARY, stmt);
 }
@@ -160,7 +153,7 @@ static store_status_t insert_lot(store_conn_t *conn, const char *account, const 
         return st;
     if (!(bind_text(stmt, 2, r->asset) && bind_int(stmt, 3, r->seq) &&
           bind_text(stmt, 4, r->transaction_id) && bind_int(stmt, 5, r->acquired_at) &&
-          bind_text(stmt, 6, r->quantity) && bind_opt(stmt, 7, r->cost)))
+          bind_text(stmt, 6, r->quantity) && bind_text_or_null(stmt, 7, r->cost)))
         return conn_bind_failed(conn, &Q_INS_LOT, stmt);
     return conn_run(conn, &Q_INS_LOT, stmt);
 }
@@ -175,10 +168,10 @@ static store_status_t insert_relief(store_conn_t *conn, const char *account,
     bool shortfall = r->lot_transaction_id == NULL;
     if (!(bind_int(stmt, 2, r->seq) && bind_text(stmt, 3, r->transaction_id) &&
           bind_text(stmt, 4, r->asset) && bind_text(stmt, 5, r->kind) &&
-          bind_int(stmt, 6, r->datetime) && bind_opt(stmt, 7, r->lot_transaction_id) &&
+          bind_int(stmt, 6, r->datetime) && bind_text_or_null(stmt, 7, r->lot_transaction_id) &&
           (shortfall ? sqlite3_bind_null(stmt, 8) == SQLITE_OK : bind_int(stmt, 8, r->acquired_at)) &&
-          bind_text(stmt, 9, r->quantity) && bind_opt(stmt, 10, r->cost) &&
-          bind_opt(stmt, 11, r->proceeds) && bind_opt(stmt, 12, r->term)))
+          bind_text(stmt, 9, r->quantity) && bind_text_or_null(stmt, 10, r->cost) &&
+          bind_text_or_null(stmt, 11, r->proceeds) && bind_text_or_null(stmt, 12, r->term)))
         return conn_bind_failed(conn, &Q_INS_RELIEF, stmt);
     return conn_run(conn, &Q_INS_RELIEF, stmt);
 }

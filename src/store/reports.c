@@ -134,13 +134,6 @@ static const char *col(sqlite3_stmt *stmt, int i)
     return (const char *)sqlite3_column_text(stmt, i);
 }
 
-static bool bind_opt(sqlite3_stmt *stmt, int index, const char *text)
-{
-    if (text == NULL)
-        return sqlite3_bind_null(stmt, index) == SQLITE_OK;
-    return bind_text(stmt, index, text);
-}
-
 /* A malloc'd copy of a nullable TEXT column; false when memory ran out. */
 static bool column_dup(sqlite3_stmt *stmt, int i, char **out)
 {
@@ -272,7 +265,7 @@ static store_status_t create_body(store_conn_t *conn, const void *arg)
     if (st != STORE_OK)
         return st;
     if (!bind_text(stmt, 2, r->tenant_id) || !bind_text(stmt, 3, r->format) ||
-        !bind_opt(stmt, 4, r->account_ids) || !bind_int(stmt, 5, r->created_at) ||
+        !bind_text_or_null(stmt, 4, r->account_ids) || !bind_int(stmt, 5, r->created_at) ||
         !bind_int(stmt, 6, r->expires_at) || !bind_text(stmt, 7, r->test_directive))
         return conn_bind_failed(conn, &Q_CREATE, stmt);
     return conn_run(conn, &Q_CREATE, stmt);

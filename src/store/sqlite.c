@@ -257,6 +257,21 @@ bool bind_int(sqlite3_stmt *stmt, int index, int64_t value)
     return sqlite3_bind_int64(stmt, index, value) == SQLITE_OK;
 }
 
+bool bind_text_or_null(sqlite3_stmt *stmt, int index, const char *text)
+{
+    if (text == NULL || text[0] == '\0')
+        return sqlite3_bind_null(stmt, index) == SQLITE_OK;
+    return bind_text(stmt, index, text);
+}
+
+store_status_t run_bound(store_conn_t *conn, const store_sql_t *q, sqlite3_stmt *stmt,
+                         bool bound)
+{
+    if (!bound)
+        return conn_bind_failed(conn, q, stmt);
+    return conn_run(conn, q, stmt);
+}
+
 /* Binding fails only on a programming error (index, size): never a status a
  * caller could act on. */
 store_status_t conn_bind_failed(store_conn_t *conn, const store_sql_t *id, sqlite3_stmt *stmt)

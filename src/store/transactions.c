@@ -74,22 +74,6 @@ static const store_sql_t Q_TX_OF_ACCOUNT = {
 
 /* ---- small helpers ---------------------------------------------------- */
 
-static bool bind_text_or_null(sqlite3_stmt *stmt, int index, const char *text)
-{
-    if (text == NULL)
-        return sqlite3_bind_null(stmt, index) == SQLITE_OK;
-    return bind_text(stmt, index, text);
-}
-
-/* Runs a statement whose parameters were bound by the caller. */
-static store_status_t run_bound(store_conn_t *conn, const store_sql_t *q, sqlite3_stmt *stmt,
-                                bool bound)
-{
-    if (!bound)
-        return conn_bind_failed(conn, q, stmt);
-    return conn_run(conn, q, stmt);
-}
-
 /* ---- the event range -------------------------------------------------- */
 
 typedef struct range {

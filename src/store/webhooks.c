@@ -189,26 +189,11 @@ static const store_sql_t Q_BACKLOG_ALL = {
 
 /* ---- small helpers */
 
-static bool bind_text_or_null(sqlite3_stmt *stmt, int index, const char *text)
-{
-    if (text == NULL || text[0] == '\0')
-        return sqlite3_bind_null(stmt, index) == SQLITE_OK;
-    return bind_text(stmt, index, text);
-}
-
 static bool bind_blob_or_null(sqlite3_stmt *stmt, int index, const uint8_t *blob, size_t len)
 {
     if (blob == NULL || len == 0)
         return sqlite3_bind_null(stmt, index) == SQLITE_OK;
     return sqlite3_bind_blob(stmt, index, blob, (int)len, SQLITE_STATIC) == SQLITE_OK;
-}
-
-static store_status_t run_bound(store_conn_t *conn, const store_sql_t *q, sqlite3_stmt *stmt,
-                                bool bound)
-{
-    if (!bound)
-        return conn_bind_failed(conn, q, stmt);
-    return conn_run(conn, q, stmt);
 }
 
 /* Like run_bound, and reports how many rows the statement changed. */
