@@ -93,18 +93,22 @@ def test_metrics_counts_by_route_template(server, tenant, openapi):
     tenant.get(FILER)
     tenant.get("/v1/filers/default")
     tenant.get("/v1/filers/zz-unknown-id")
-    r = server.api().get("/metrics")
+    # taxd counts a request when it completes, after its answer is sent, so
+    # the client can see the answer a moment before the counter moves.
+    def settled():
+        r = server.api().get("/metrics")
+        after = parse_metrics(r.text)
+        d = tuple(metric(after, "taxd_http_requests_total", route=ROUTE, status=s) -
+                  metric(before, "taxd_http_requests_total", route=ROUTE, status=s)
+                  for s in ("200", "404"))
+        return (r, d) if d >= (2, 1) else None
+    r, deltas = poll(settled, 5, what="the three requests counted")
     assert r.status_code == 200
     ct = r.headers["content-type"].replace(" ", "").lower()
     assert ct.startswith("text/plain") and "version=0.0.4" in ct, ct
     assert_no_rl_headers(r)
     openapi.check(r, "GET", "/metrics")
-    after = parse_metrics(r.text)
-    d200 = metric(after, "taxd_http_requests_total", route=ROUTE, status="200") - \
-        metric(before, "taxd_http_requests_total", route=ROUTE, status="200")
-    d404 = metric(after, "taxd_http_requests_total", route=ROUTE, status="404") - \
-        metric(before, "taxd_http_requests_total", route=ROUTE, status="404")
-    assert (d200, d404) == (2, 1)
+    assert deltas == (2, 1)
     assert "zz-unknown-id" not in r.text and "/v1/filers/default" not in r.text, "raw paths must not be labels"
 
 
@@ -112,7 +116,16 @@ def test_metrics_histogram_consistent(server, tenant):
     """taxd_http_request_duration_seconds has _bucket (cumulative, le="+Inf"
     equal to _count), _sum and _count per route."""
     tenant.get(FILER)
-    s = get_metrics(server)
+
+    def consistent():
+        # A request completing while /metrics renders may be in one series and
+        # not yet in the other; a settled scrape must agree exactly.
+        s = get_metrics(server)
+        count = metric(s, "taxd_http_request_duration_seconds_count", route=ROUTE)
+        reqs = sum(v for (name, lab), v in s.items()
+                   if name == "taxd_http_requests_total" and dict(lab).get("route") == ROUTE)
+        return s if count == reqs else None
+    s = poll(consistent, 5, what="_count equal to taxd_http_requests_total")
     buckets = sorted(((float(dict(lab)["le"]), v) for (name, lab), v in s.items()
                       if name == "taxd_http_request_duration_seconds_bucket" and dict(lab).get("route") == ROUTE),
                      key=lambda x: x[0])
@@ -124,8 +137,6 @@ def test_metrics_histogram_consistent(server, tenant):
     total = metric(s, "taxd_http_request_duration_seconds_sum", route=ROUTE)
     assert buckets[-1][1] == count >= 1
     assert total >= 0
-    reqs = sum(v for (name, lab), v in s.items() if name == "taxd_http_requests_total" and dict(lab).get("route") == ROUTE)
-    assert count == reqs
 
 
 def test_metrics_rejection_layers_exposed(server):
