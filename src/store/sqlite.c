@@ -429,6 +429,11 @@ store_status_t conn_write(store_conn_t *conn, tx_body_t body, const void *arg)
     return status;
 }
 
+store_status_t store_write(store_conn_t *conn, store_write_fn fn, const void *arg)
+{
+    return conn_write(conn, fn, arg);
+}
+
 store_status_t conn_bump_settings(store_conn_t *conn)
 {
     store_status_t status = conn_exec(conn, &Q_SETTINGS_BUMP);

@@ -59,6 +59,13 @@ void store_set_deadline(store_conn_t *conn, int64_t deadline_ms);
  * I/O error would. Reachable only through the --test-hooks routes. */
 void store_set_fault(store_t *store, bool failing);
 
+/* One write transaction composed of several *_in_tx calls (a change and the
+ * event it raises, store/events.h): fn runs inside BEGIN IMMEDIATE ...
+ * COMMIT; a non-OK return from fn, or any failure, rolls everything back.
+ * fn may read and write only through store functions named *_in_tx. */
+typedef store_status_t (*store_write_fn)(store_conn_t *conn, const void *arg);
+store_status_t store_write(store_conn_t *conn, store_write_fn fn, const void *arg);
+
 /* A cheap read proving the database answers (GET /healthz). */
 store_status_t store_ping(store_conn_t *conn);
 

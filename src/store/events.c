@@ -1,0 +1,24 @@
+/* store/events: see events.h. */
+#include "store/events.h"
+
+#include "store/internal.h"
+#include "store/webhooks.h"
+
+static const store_sql_t Q_EVENT_APPEND = {
+    "event_append", "INSERT INTO events (id, tenant_id, type, created_at, payload)"
+                    " VALUES (?1, ?2, ?3, ?4, ?5)"};
+
+store_status_t store_event_append_in_tx(store_conn_t *conn, const char *tenant_id,
+                                        const char *event_id, const char *type,
+                                        const char *payload, int64_t now)
+{
+    sqlite3_stmt *stmt;
+    store_status_t st = conn_prepare_key(conn, &Q_EVENT_APPEND, event_id, &stmt);
+    if (st != STORE_OK)
+        return st;
+    bool bound = bind_text(stmt, 2, tenant_id) && bind_text(stmt, 3, type) &&
+                 bind_int(stmt, 4, now) && bind_text(stmt, 5, payload);
+    if ((st = run_bound(conn, &Q_EVENT_APPEND, stmt, bound)) != STORE_OK)
+        return st;
+    return store_deliveries_fan_out_in_tx(conn, tenant_id, event_id, type, now);
+}
