@@ -45,6 +45,7 @@ struct store_conn {
     bool timed_out;            /* a handler gave up since the last conn_enter */
     bool in_cleanup;           /* ROLLBACK must not be interrupted */
     const _Atomic bool *fault; /* the store's injected fault, see store_set_fault */
+    struct commit_queue *commits; /* the store's group commit (commit.c); NULL: none */
     store_conn_t *next_idle;
 };
 
@@ -53,8 +54,23 @@ struct store_conn {
 store_status_t conn_enter(store_conn_t *conn);
 
 typedef store_status_t (*tx_body_t)(store_conn_t *conn, const void *arg);
-/* Runs body inside BEGIN IMMEDIATE ... COMMIT; any failure rolls back. */
+/* Runs body inside BEGIN IMMEDIATE ... COMMIT; any failure rolls back. The
+ * body may run on another connection of the pool than conn (group commit:
+ * it gets the connection to use as its argument) and in one transaction with
+ * other writers' bodies, each in its own savepoint. */
 store_status_t conn_write(store_conn_t *conn, tx_body_t body, const void *arg);
+/* conn_write's transaction on conn itself, without group commit. */
+store_status_t conn_write_alone(store_conn_t *conn, tx_body_t body, const void *arg);
+/* Rolls back the open transaction, if SQLite has not already ended it. */
+void conn_rollback(store_conn_t *conn);
+
+/* Group commit (commit.c): one queue per store. */
+typedef struct commit_queue commit_queue_t;
+commit_queue_t *commit_queue_new(void);
+void commit_queue_free(commit_queue_t *q);
+/* Runs body in a batch with the writes queued meanwhile (see commit.c). */
+store_status_t commit_queue_run(commit_queue_t *q, store_conn_t *conn, tx_body_t body,
+                                const void *arg);
 /* Bumps the settings version (inside a write): running processes reload. */
 store_status_t conn_bump_settings(store_conn_t *conn);
 

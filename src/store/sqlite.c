@@ -15,9 +15,11 @@
  * clears its bindings after each use. Text is bound with SQLITE_STATIC: the
  * caller's strings outlive the step, and the reset drops the references.
  *
- * Writes. Each write is one transaction that starts with BEGIN IMMEDIATE (a
+ * Writes. Each write runs in a transaction that starts with BEGIN IMMEDIATE (a
  * deferred transaction that reads and then writes fails with SQLITE_BUSY at
- * once in WAL mode) and ends with COMMIT, or ROLLBACK on any error.
+ * once in WAL mode) and ends with COMMIT, or ROLLBACK on any error; writes
+ * that arrive together share one transaction, each in its own savepoint
+ * (group commit, commit.c).
  * conn_write runs a body function between the two so that no path can leave a
  * transaction open. UPDATE statements are always stepped to SQLITE_DONE and
  * reset, so no statement holds the write lock past its function.
@@ -28,9 +30,9 @@
  * is set, interrupts a statement that runs past it. Either sets timed_out, and
  * the SQLITE_BUSY / SQLITE_LOCKED / SQLITE_INTERRUPT that follows becomes
  * STORE_TIMEOUT. A call made after its deadline returns STORE_TIMEOUT without
- * touching the database. Trade-off: a waiting thread sleeps in its own
- * connection rather than queueing on a single writer; group commit through one
- * writer (GUIDE.md section 7) can be layered on top of this file later.
+ * touching the database. Writers of one process do not wait on SQLite's lock
+ * against each other: they queue and are committed in batches (commit.c),
+ * so the busy handler only arbitrates between processes.
  *
  * Callbacks. The *_each and list functions call the caller's function while
  * their statement is still stepping: a callback must not use the same
@@ -78,6 +80,7 @@ struct store {
     store_conn_t *idle;
     size_t out;           /* connections acquired and not yet released */
     _Atomic bool fault;   /* test hook: every call fails as on an I/O error */
+    commit_queue_t *commits; /* group commit of this process's writers */
 };
 
 const char *store_status_name(store_status_t status)
@@ -403,7 +406,7 @@ store_status_t conn_page(store_conn_t *conn, const store_sql_t *q, sqlite3_stmt 
 
 /* ---- transactions */
 
-static void conn_rollback(store_conn_t *conn)
+void conn_rollback(store_conn_t *conn)
 {
     if (sqlite3_get_autocommit(conn->db))
         return; /* the error already ended the transaction */
@@ -412,13 +415,9 @@ static void conn_rollback(store_conn_t *conn)
     conn->in_cleanup = false;
 }
 
-/* Runs body inside BEGIN IMMEDIATE ... COMMIT; any failure rolls back. */
-store_status_t conn_write(store_conn_t *conn, tx_body_t body, const void *arg)
+store_status_t conn_write_alone(store_conn_t *conn, tx_body_t body, const void *arg)
 {
-    store_status_t status = conn_enter(conn);
-    if (status != STORE_OK)
-        return status;
-    status = conn_exec(conn, &Q_BEGIN);
+    store_status_t status = conn_exec(conn, &Q_BEGIN);
     if (status != STORE_OK)
         return status;
     status = body(conn, arg);
@@ -427,6 +426,18 @@ store_status_t conn_write(store_conn_t *conn, tx_body_t body, const void *arg)
     if (status != STORE_OK)
         conn_rollback(conn);
     return status;
+}
+
+store_status_t conn_write(store_conn_t *conn, tx_body_t body, const void *arg)
+{
+    store_status_t status = conn_enter(conn);
+    if (status != STORE_OK)
+        return status;
+    if (!sqlite3_get_autocommit(conn->db)) /* a write inside a write: a programming error */
+        return store_bad_argument("nested write transaction");
+    if (conn->commits == NULL)
+        return conn_write_alone(conn, body, arg);
+    return commit_queue_run(conn->commits, conn, body, arg);
 }
 
 store_status_t store_write(store_conn_t *conn, store_write_fn fn, const void *arg)
@@ -573,7 +584,14 @@ static store_t *store_new(const char *path, char **err)
         store_set_err(err, "out of memory");
         return NULL;
     }
+    if ((store->commits = commit_queue_new()) == NULL) {
+        free(store->path);
+        free(store);
+        store_set_err(err, "cannot create the commit queue");
+        return NULL;
+    }
     if (pthread_mutex_init(&store->lock, NULL) != 0) {
+        commit_queue_free(store->commits);
         free(store->path);
         free(store);
         store_set_err(err, "cannot create the pool lock");
@@ -618,6 +636,7 @@ void store_close(store_t *store)
         conn_close(conn);
     }
     pthread_mutex_destroy(&store->lock);
+    commit_queue_free(store->commits);
     free(store->path);
     free(store);
 }
@@ -633,6 +652,7 @@ store_conn_t *store_acquire(store_t *store)
     if (conn != NULL) {
         conn->next_idle = NULL;
         conn->fault = &store->fault;
+        conn->commits = store->commits;
         return conn;
     }
     /* Opened outside the lock: opening may wait on the database. */
@@ -640,6 +660,7 @@ store_conn_t *store_acquire(store_t *store)
     conn = conn_open(store->path, &err);
     if (conn != NULL) {
         conn->fault = &store->fault;
+        conn->commits = store->commits;
         return conn;
     }
     log_event(LOG_ERROR, "store: cannot open connection",

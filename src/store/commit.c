@@ -1,0 +1,267 @@
+/* store/commit: group commit. Writers of one process that arrive while a
+ * write transaction is being made queue behind it; the first of them then
+ * leads: it takes every queued write, runs each in its own SAVEPOINT inside
+ * one BEGIN IMMEDIATE ... COMMIT on its own connection, and hands every
+ * writer its status. One fsync then acknowledges a whole batch, where
+ * writers each committing alone would take turns on SQLite's lock, each
+ * paying an fsync and sleeping in the busy handler between attempts.
+ *
+ * Guarantees kept from the one-writer-one-transaction design:
+ *  - a write's status is STORE_OK only after the COMMIT that holds it
+ *    succeeded (a 2xx still means durable);
+ *  - a write that fails is rolled back to its savepoint and leaves no trace,
+ *    and does not disturb the others of its batch;
+ *  - a write is never run after its caller's deadline: a queued write whose
+ *    deadline passes is withdrawn (STORE_TIMEOUT), and a batch is run under
+ *    the latest deadline of its writes;
+ *  - an error that ends the whole SQLite transaction (an interrupt, an I/O
+ *    error) fails every write of the batch that had not failed on its own.
+ * A batch of one runs exactly as before: BEGIN, body, COMMIT.
+ *
+ * Leadership passes to the head of the queue after each batch, so a leader
+ * answers its own caller after one batch instead of serving everyone. Other
+ * processes on the same database still take turns through SQLite's lock. */
+#include <errno.h>
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "core/clock.h"
+#include "store/internal.h"
+
+static const store_sql_t Q_BEGIN_BATCH = {"batch_begin", "BEGIN IMMEDIATE"};
+static const store_sql_t Q_COMMIT_BATCH = {"batch_commit", "COMMIT"};
+static const store_sql_t Q_SAVEPOINT = {"batch_savepoint", "SAVEPOINT write"};
+static const store_sql_t Q_RELEASE = {"batch_release", "RELEASE write"};
+static const store_sql_t Q_ROLLBACK_TO = {"batch_rollback_to", "ROLLBACK TO write"};
+
+typedef struct commit_job {
+    tx_body_t body;
+    const void *arg;
+    int64_t deadline_ms;      /* the caller's; 0 = none */
+    store_status_t status;
+    bool taken;               /* in a batch: its outcome must be awaited */
+    bool done;
+    bool lead;                /* this writer runs the next batch */
+    struct commit_job *next;
+} commit_job_t;
+
+struct commit_queue {
+    pthread_mutex_t lock;
+    pthread_cond_t changed; /* CLOCK_MONOTONIC, for the deadline waits */
+    commit_job_t *head, *tail;
+    bool leading;           /* a batch is running or leadership is being handed over */
+};
+
+commit_queue_t *commit_queue_new(void)
+{
+    commit_queue_t *q = calloc(1, sizeof *q);
+    if (q == NULL)
+        return NULL;
+    pthread_condattr_t attr;
+    bool ok = pthread_condattr_init(&attr) == 0;
+    ok = ok && pthread_condattr_setclock(&attr, CLOCK_MONOTONIC) == 0 &&
+         pthread_cond_init(&q->changed, &attr) == 0;
+    pthread_condattr_destroy(&attr);
+    if (!ok || pthread_mutex_init(&q->lock, NULL) != 0) {
+        free(q);
+        return NULL;
+    }
+    return q;
+}
+
+void commit_queue_free(commit_queue_t *q)
+{
+    if (q == NULL)
+        return;
+    pthread_cond_destroy(&q->changed);
+    pthread_mutex_destroy(&q->lock);
+    free(q);
+}
+
+static bool past(int64_t deadline_ms)
+{
+    return deadline_ms != 0 && clock_monotonic_ms() >= deadline_ms;
+}
+
+/* ---- the queue (called with q->lock held) */
+
+static void enqueue(commit_queue_t *q, commit_job_t *job)
+{
+    if (q->tail != NULL)
+        q->tail->next = job;
+    else
+        q->head = job;
+    q->tail = job;
+}
+
+static void withdraw(commit_queue_t *q, commit_job_t *job)
+{
+    commit_job_t **link = &q->head, *prev = NULL;
+    while (*link != NULL && *link != job) {
+        prev = *link;
+        link = &(*link)->next;
+    }
+    if (*link == NULL)
+        return;
+    *link = job->next;
+    if (q->tail == job)
+        q->tail = prev;
+}
+
+/* Every queued job, in arrival order, now owned by the caller's batch. */
+static commit_job_t *take_all(commit_queue_t *q)
+{
+    commit_job_t *batch = q->head;
+    for (commit_job_t *j = batch; j != NULL; j = j->next)
+        j->taken = true;
+    q->head = q->tail = NULL;
+    return batch;
+}
+
+/* Waits until the job is done or must lead. false: its deadline passed while
+ * it was still queued, and it was withdrawn. */
+static bool await_turn(commit_queue_t *q, commit_job_t *job)
+{
+    while (!job->done && !job->lead) {
+        if (job->deadline_ms == 0 || job->taken) {
+            pthread_cond_wait(&q->changed, &q->lock);
+            continue;
+        }
+        struct timespec until = {.tv_sec = job->deadline_ms / 1000,
+                                 .tv_nsec = (long)(job->deadline_ms % 1000) * 1000000L};
+        int rc = pthread_cond_timedwait(&q->changed, &q->lock, &until);
+        if (rc == ETIMEDOUT && !job->taken && !job->lead && !job->done) {
+            withdraw(q, job);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* ---- running a batch (no lock held) */
+
+static int64_t batch_deadline(const commit_job_t *batch)
+{
+    int64_t latest = 0;
+    for (const commit_job_t *j = batch; j != NULL; j = j->next) {
+        if (j->deadline_ms == 0)
+            return 0;
+        if (j->deadline_ms > latest)
+            latest = j->deadline_ms;
+    }
+    return latest;
+}
+
+/* One job inside the open transaction, in its own savepoint. false when the
+ * whole transaction ended under it (SQLite rolled it back). */
+static bool run_in_savepoint(store_conn_t *conn, commit_job_t *job)
+{
+    if (past(job->deadline_ms)) {
+        job->status = STORE_TIMEOUT;
+        return true;
+    }
+    job->status = conn_exec(conn, &Q_SAVEPOINT);
+    if (job->status != STORE_OK)
+        return !sqlite3_get_autocommit(conn->db);
+    job->status = job->body(conn, job->arg);
+    if (sqlite3_get_autocommit(conn->db))
+        return false;
+    if (job->status == STORE_OK)
+        job->status = conn_exec(conn, &Q_RELEASE);
+    if (job->status != STORE_OK) {
+        conn->in_cleanup = true; /* undoing must not be interrupted */
+        store_status_t undone = conn_exec(conn, &Q_ROLLBACK_TO);
+        if (undone == STORE_OK)
+            undone = conn_exec(conn, &Q_RELEASE);
+        conn->in_cleanup = false;
+        if (undone != STORE_OK)
+            return false;
+    }
+    return !sqlite3_get_autocommit(conn->db);
+}
+
+/* Sets every job that had succeeded so far (or not yet run) to status. */
+static void fail_survivors(commit_job_t *batch, const commit_job_t *reached, store_status_t status)
+{
+    bool ran = true;
+    for (commit_job_t *j = batch; j != NULL; j = j->next) {
+        if (!ran || j->status == STORE_OK)
+            j->status = status;
+        if (j == reached)
+            ran = false;
+    }
+}
+
+static void run_many(store_conn_t *conn, commit_job_t *batch)
+{
+    store_status_t st = conn_exec(conn, &Q_BEGIN_BATCH);
+    if (st != STORE_OK) {
+        fail_survivors(batch, NULL, st);
+        return;
+    }
+    for (commit_job_t *j = batch; j != NULL; j = j->next) {
+        j->status = STORE_OK;
+        if (!run_in_savepoint(conn, j)) {
+            store_status_t why = j->status != STORE_OK ? j->status : STORE_ERROR;
+            fail_survivors(batch, j, why);
+            conn_rollback(conn);
+            return;
+        }
+    }
+    st = conn_exec(conn, &Q_COMMIT_BATCH);
+    if (st != STORE_OK) {
+        conn_rollback(conn);
+        fail_survivors(batch, NULL, st);
+    }
+}
+
+static void run_batch(store_conn_t *conn, commit_job_t *batch)
+{
+    if (batch->next == NULL) {
+        batch->status = conn_write_alone(conn, batch->body, batch->arg);
+        return;
+    }
+    int64_t own = conn->deadline_ms;
+    store_set_deadline(conn, batch_deadline(batch));
+    run_many(conn, batch);
+    store_set_deadline(conn, own);
+}
+
+store_status_t commit_queue_run(commit_queue_t *q, store_conn_t *conn, tx_body_t body,
+                                const void *arg)
+{
+    commit_job_t job = {.body = body, .arg = arg, .deadline_ms = conn->deadline_ms};
+    pthread_mutex_lock(&q->lock);
+    enqueue(q, &job);
+    if (!q->leading) {
+        q->leading = true;
+        job.lead = true;
+    }
+    if (!await_turn(q, &job)) {
+        pthread_mutex_unlock(&q->lock);
+        return STORE_TIMEOUT;
+    }
+    if (job.done) {
+        pthread_mutex_unlock(&q->lock);
+        return job.status;
+    }
+    commit_job_t *batch = take_all(q);
+    pthread_mutex_unlock(&q->lock);
+
+    run_batch(conn, batch);
+
+    pthread_mutex_lock(&q->lock);
+    for (commit_job_t *j = batch, *next; j != NULL; j = next) {
+        next = j->next; /* a waiter's job dies once it sees done */
+        j->done = true;
+    }
+    if (q->head != NULL)
+        q->head->lead = true;
+    else
+        q->leading = false;
+    pthread_cond_broadcast(&q->changed);
+    pthread_mutex_unlock(&q->lock);
+    return job.status;
+}
