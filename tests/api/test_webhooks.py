@@ -424,3 +424,34 @@ def test_kill_9_loses_no_event(tmp_path_factory, taxd_bin, receiver, path):
         assert len(got) - count <= 128, f"{len(got) - count} duplicates: more than one batch in flight"
     finally:
         second.stop_and_check()
+
+
+# ------------------------------------------------------------------ egress address
+
+def test_subscription_egress_address_is_the_source_of_its_requests(server, book, receiver, path):
+    """--egress-address binds the subscription's connections to that local
+    address: the receiver sees its requests come from it (any 127.x address
+    is local on Linux, so 127.0.0.2 stands in for an allow-listed egress IP)."""
+    sub, _ = subscribe(server, book, receiver, path, "--egress-address", "127.0.0.2")
+    assert server.admin("subscription", "show", "--subscription", sub)["egress_address"] == "127.0.0.2"
+    deposit(book, TRICKY, "egress-1")
+    req = receiver.wait_for(1, path, WAIT_S)[0]
+    assert req["conn"].startswith("127.0.0.2:"), req["conn"]
+
+
+def test_serve_egress_address_is_the_default_source(tmp_path_factory, taxd_bin, receiver, path):
+    """taxd serve --webhook-egress-address sets the source of every
+    subscription without an egress address of its own."""
+    s = Server(tmp_path_factory.mktemp("egress"),
+               args=("--webhook-ca-file", str(receiver.ca_pem), "--webhook-egress-address", "127.0.0.3")).start()
+    try:
+        t = s.new_tenant("egress")
+        r = call(t, "POST", "/v1/account-owners", {"id": "o1", "name": "Owner", "account_owner_type": "individual"})
+        assert r.status_code == 201, r.text
+        make_account(t, "acct")
+        subscribe(s, t, receiver, path)
+        deposit(t, "acct", "egress-2")
+        req = receiver.wait_for(1, path, WAIT_S)[0]
+        assert req["conn"].startswith("127.0.0.3:"), req["conn"]
+    finally:
+        s.stop_and_check()
