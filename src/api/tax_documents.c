@@ -1,5 +1,5 @@
 /* tax_documents: GET /v1/tax-documents?account_id=&tax_year= (scope
- * tax_documents), the retrievable tax forms of one account for one tax year
+ * tax-documents), the retrievable tax forms of one account for one tax year
  * (spec § Tax form status: Generated and Filed forms are retrievable, Deleted
  * ones are not), each with the content stored at its generation (a Filed
  * form's content never changes; forms/forms.h).
