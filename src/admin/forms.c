@@ -6,7 +6,8 @@
  * walks every account of the tenant in caller-id order: each account is its
  * own transaction, a Filed form is skipped and listed under "skipped" (one
  * filed form must not stop a tenant-wide run), and a database failure stops
- * the run with an error naming how many forms were written before it.
+ * the run with an error naming the account it stopped at (the accounts
+ * before it have their forms; running the command again finishes the job).
  * account_id in the output is the account's caller id (what the operator and
  * the tenant know it by); the events carry the service uuid as the spec
  * says. */
