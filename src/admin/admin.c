@@ -12,6 +12,7 @@
 #include <jansson.h>
 
 #include "admin/cli.h"
+#include "admin/forms.h"
 #include "admin/subscriptions.h"
 #include "app/service.h"
 #include "core/ids.h"
@@ -289,6 +290,11 @@ static const command_t COMMANDS[] = {
      " [--since T]"},
     {"subscription", "replay", admin_subscription_replay,
      "subscription replay --subscription ID (--event EVENT_ID | --failed [--since T])"},
+    {"forms", "generate", admin_forms_generate,
+     "forms generate --tenant ID --tax-year YYYY --form-type TYPE [--account ID]"},
+    {"forms", "file", admin_forms_file, "forms file --form ID"},
+    {"forms", "delete", admin_forms_delete, "forms delete --form ID"},
+    {"forms", "show", admin_forms_show, "forms show --form ID"},
 };
 
 static void print_usage(FILE *out)

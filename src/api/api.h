@@ -55,6 +55,8 @@ void api_withholding_austria(request_t *req);
 void api_reports_trigger(request_t *req);
 void api_reports_get(request_t *req);
 void api_reports_download(request_t *req);
+/* src/api/tax_documents.c */
+void api_tax_documents_list(request_t *req);
 /* src/api/testhooks.c (only routed with --test-hooks) */
 void api_test_clock(request_t *req);
 void api_test_pause(request_t *req);
@@ -80,5 +82,15 @@ json_t *api_time(int64_t ms);
 json_t *api_string_or_null(const char *s);
 /* The request's database connection, or NULL after answering 500. */
 store_conn_t *api_db(request_t *req);
+/* Query parameters of the read routes: each problem is added to issues
+ * (an array) in the validation shape, and api_query_ok answers 400 for a
+ * malformed query string or any issue (issues stolen) and returns false.
+ * api_query_text: a required non-empty string (NULL when it is not one;
+ * *malformed set when the query string cannot be decoded). api_query_year:
+ * text (NULL when absent) as a base-10 integer in [min, max]. */
+const char *api_query_text(request_t *req, const char *name, json_t *issues, bool *malformed);
+bool api_query_year(const char *text, const char *name, int min, int max, json_t *issues,
+                    int *year);
+bool api_query_ok(request_t *req, bool malformed, json_t *issues);
 
 #endif

@@ -5,6 +5,7 @@
  * conventions (times as RFC 3339 with milliseconds, absent optional values
  * as null). */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -129,4 +130,80 @@ store_conn_t *api_db(request_t *req)
     if (db == NULL)
         reply_store_failure(req, STORE_ERROR);
     return db;
+}
+
+/* ---- query parameters (shared by the read routes) ---------------------- */
+
+static void add_query_issue(json_t *issues, const char *code, const char *name,
+                            const char *message, json_t *extra)
+{
+    json_t *path = json_pack("[s]", name);
+    json_array_append_new(issues, v_issue(code, path, message, extra));
+    json_decref(path);
+}
+
+const char *api_query_text(request_t *req, const char *name, json_t *issues, bool *malformed)
+{
+    bool bad = false;
+    const char *value = request_query(req, name, &bad);
+    *malformed = *malformed || bad;
+    if (bad)
+        return NULL;
+    if (value == NULL)
+        add_query_issue(issues, "invalid_type", name,
+                        "Invalid input: expected string, received undefined",
+                        json_pack("{s:s}", "expected", "string"));
+    else if (value[0] == '\0')
+        add_query_issue(issues, "too_small", name,
+                        "Too small: expected string to have >=1 characters",
+                        json_pack("{s:s, s:i, s:b}", "origin", "string", "minimum", 1,
+                                  "inclusive", 1));
+    return value != NULL && value[0] != '\0' ? value : NULL;
+}
+
+bool api_query_year(const char *text, const char *name, int min, int max, json_t *issues,
+                    int *year)
+{
+    if (text == NULL) {
+        add_query_issue(issues, "invalid_type", name,
+                        "Invalid input: expected int, received undefined",
+                        json_pack("{s:s}", "expected", "int"));
+        return false;
+    }
+    char *end;
+    errno = 0;
+    long long n = strtoll(text, &end, 10);
+    if (text[0] < '0' || text[0] > '9' || *end != '\0' || errno != 0) {
+        add_query_issue(issues, "invalid_type", name, "Invalid input: expected int",
+                        json_pack("{s:s}", "expected", "int"));
+        return false;
+    }
+    if (n < min || n > max) {
+        bool big = n > max;
+        char message[64];
+        snprintf(message, sizeof message, "Too %s: expected number to be %s%d",
+                 big ? "big" : "small", big ? "<=" : ">=", big ? max : min);
+        add_query_issue(issues, big ? "too_big" : "too_small", name, message,
+                        json_pack("{s:s, s:i, s:b}", "origin", "number",
+                                  big ? "maximum" : "minimum", big ? max : min,
+                                  "inclusive", 1));
+        return false;
+    }
+    *year = (int)n;
+    return true;
+}
+
+bool api_query_ok(request_t *req, bool malformed, json_t *issues)
+{
+    if (malformed) {
+        json_decref(issues);
+        reply_error(req, 400, "The query string is not validly percent-encoded");
+        return false;
+    }
+    if (json_array_size(issues) > 0) {
+        reply_invalid(req, "Invalid query parameters", issues);
+        return false;
+    }
+    json_decref(issues);
+    return true;
 }

@@ -38,7 +38,6 @@
  * Order of checks: 400 (query), 404 (account or transaction), 409 / 400 for
  * the rules of the route, then the refresh (500 when a total leaves the
  * supported range, 500/504 when the store fails). */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,85 +56,6 @@
 #define KIND_TRANSFER "transfer"
 #define KIND_DISPOSAL "disposal"
 #define ASSET_CODE_MAX 33 /* asset codes are 1 to 32 bytes */
-
-/* ---- query parameters ------------------------------------------------ */
-
-static void add_query_issue(json_t *issues, const char *code, const char *name,
-                            const char *message, json_t *extra)
-{
-    json_t *path = json_pack("[s]", name);
-    json_array_append_new(issues, v_issue(code, path, message, extra));
-    json_decref(path);
-}
-
-/* A required string parameter; an issue when it is absent or empty. */
-static const char *required_text(request_t *req, const char *name, json_t *issues,
-                                 bool *malformed)
-{
-    bool bad = false;
-    const char *value = request_query(req, name, &bad);
-    *malformed = *malformed || bad;
-    if (bad)
-        return NULL;
-    if (value == NULL)
-        add_query_issue(issues, "invalid_type", name,
-                        "Invalid input: expected string, received undefined",
-                        json_pack("{s:s}", "expected", "string"));
-    else if (value[0] == '\0')
-        add_query_issue(issues, "too_small", name,
-                        "Too small: expected string to have >=1 characters",
-                        json_pack("{s:s, s:i, s:b}", "origin", "string", "minimum", 1,
-                                  "inclusive", 1));
-    return value != NULL && value[0] != '\0' ? value : NULL;
-}
-
-/* tax_year: a base-10 integer in [YEAR_MIN, YEAR_MAX]. */
-static bool parse_year(const char *text, const char *name, json_t *issues, int *year)
-{
-    if (text == NULL) {
-        add_query_issue(issues, "invalid_type", name,
-                        "Invalid input: expected int, received undefined",
-                        json_pack("{s:s}", "expected", "int"));
-        return false;
-    }
-    char *end;
-    errno = 0;
-    long long n = strtoll(text, &end, 10);
-    if (text[0] < '0' || text[0] > '9' || *end != '\0' || errno != 0) {
-        add_query_issue(issues, "invalid_type", name, "Invalid input: expected int",
-                        json_pack("{s:s}", "expected", "int"));
-        return false;
-    }
-    if (n < YEAR_MIN || n > YEAR_MAX) {
-        bool big = n > YEAR_MAX;
-        char message[64];
-        snprintf(message, sizeof message, "Too %s: expected number to be %s%d",
-                 big ? "big" : "small", big ? "<=" : ">=", big ? YEAR_MAX : YEAR_MIN);
-        add_query_issue(issues, big ? "too_big" : "too_small", name, message,
-                        json_pack("{s:s, s:i, s:b}", "origin", "number",
-                                  big ? "maximum" : "minimum", big ? YEAR_MAX : YEAR_MIN,
-                                  "inclusive", 1));
-        return false;
-    }
-    *year = (int)n;
-    return true;
-}
-
-/* Answers 400 for a malformed query string or collected issues (stolen). */
-static bool query_ok(request_t *req, bool malformed, json_t *issues)
-{
-    if (malformed) {
-        json_decref(issues);
-        reply_error(req, 400, "The query string is not validly percent-encoded");
-        return false;
-    }
-    if (json_array_size(issues) > 0) {
-        reply_invalid(req, "Invalid query parameters", issues);
-        return false;
-    }
-    json_decref(issues);
-    return true;
-}
 
 /* ---- the account and its refresh -------------------------------------- */
 
@@ -249,8 +169,8 @@ void api_inventory_summaries(request_t *req)
 {
     bool malformed = false;
     json_t *issues = json_array();
-    const char *account_id = required_text(req, "account_id", issues, &malformed);
-    if (!query_ok(req, malformed, issues))
+    const char *account_id = api_query_text(req, "account_id", issues, &malformed);
+    if (!api_query_ok(req, malformed, issues))
         return;
     store_conn_t *db = api_db(req);
     store_inv_account_t account;
@@ -333,9 +253,9 @@ void api_inventory_lots(request_t *req)
 {
     bool malformed = false;
     json_t *issues = json_array();
-    const char *account_id = required_text(req, "account_id", issues, &malformed);
-    const char *asset = required_text(req, "asset_code", issues, &malformed);
-    if (!query_ok(req, malformed, issues))
+    const char *account_id = api_query_text(req, "account_id", issues, &malformed);
+    const char *asset = api_query_text(req, "asset_code", issues, &malformed);
+    if (!api_query_ok(req, malformed, issues))
         return;
     store_conn_t *db = api_db(req);
     store_inv_account_t account;
@@ -651,12 +571,12 @@ void api_withholding_austria(request_t *req)
     bool malformed = false;
     int year = 0;
     json_t *issues = json_array();
-    const char *account_id = required_text(req, "account_id", issues, &malformed);
+    const char *account_id = api_query_text(req, "account_id", issues, &malformed);
     bool bad_year = false;
     const char *year_text = request_query(req, "tax_year", &bad_year);
     if (!bad_year && !malformed)
-        parse_year(year_text, "tax_year", issues, &year);
-    if (!query_ok(req, malformed || bad_year, issues))
+        api_query_year(year_text, "tax_year", YEAR_MIN, YEAR_MAX, issues, &year);
+    if (!api_query_ok(req, malformed || bad_year, issues))
         return;
     store_conn_t *db = api_db(req);
     store_inv_account_t account;

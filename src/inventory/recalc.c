@@ -7,8 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "inventory/engine.h"
-#include "store/transactions.h"
 
 static inv_method_t method_of(const char *name)
 {
@@ -54,12 +52,37 @@ static bool convert_line(const store_tx_line_t *in, inv_line_t *out)
            dec_parse(in->usd_rate, strlen(in->usd_rate), &out->usd_rate) == DEC_OK;
 }
 
-/* One stored transaction into the engine: lines grouped sent, received, fees. */
+bool inventory_tx_from_store(const char *id, int64_t datetime_ms, const char *type,
+                             const store_tx_line_t *lines, size_t count, inv_line_t *buf,
+                             inv_tx_t *out)
+{
+    memset(out, 0, sizeof *out);
+    out->datetime_ms = datetime_ms;
+    if (strlen(id) >= sizeof out->id || !type_of(type, &out->type))
+        return false;
+    strcpy(out->id, id);
+    size_t counts[3] = {0, 0, 0}, n = 0;
+    for (store_line_kind_t kind = STORE_LINE_SENT; kind <= STORE_LINE_FEE; kind++)
+        for (size_t i = 0; i < count; i++)
+            if (lines[i].kind == kind) {
+                if (!convert_line(&lines[i], &buf[n++]))
+                    return false;
+                counts[kind]++;
+            }
+    out->sent = buf;
+    out->sent_count = counts[0];
+    out->received = buf + counts[0];
+    out->received_count = counts[1];
+    out->fees = buf + counts[0] + counts[1];
+    out->fee_count = counts[2];
+    return true;
+}
+
+/* One stored transaction into the engine. */
 static int load_tx(const char *id, int64_t datetime_ms, const char *type,
                    const store_tx_line_t *lines, size_t count, void *ctx)
 {
     loader_t *l = ctx;
-    inv_tx_t tx = {.datetime_ms = datetime_ms};
     if (count > l->cap) {
         inv_line_t *grown = realloc(l->lines, count * sizeof *grown);
         if (grown == NULL)
@@ -67,24 +90,9 @@ static int load_tx(const char *id, int64_t datetime_ms, const char *type,
         l->lines = grown;
         l->cap = count;
     }
-    if (strlen(id) >= sizeof tx.id || !type_of(type, &tx.type))
-        return l->failed = true;
-    strcpy(tx.id, id);
-    size_t counts[3] = {0, 0, 0}, n = 0;
-    for (store_line_kind_t kind = STORE_LINE_SENT; kind <= STORE_LINE_FEE; kind++)
-        for (size_t i = 0; i < count; i++)
-            if (lines[i].kind == kind) {
-                if (!convert_line(&lines[i], &l->lines[n++]))
-                    return l->failed = true;
-                counts[kind]++;
-            }
-    tx.sent = l->lines;
-    tx.sent_count = counts[0];
-    tx.received = l->lines + counts[0];
-    tx.received_count = counts[1];
-    tx.fees = l->lines + counts[0] + counts[1];
-    tx.fee_count = counts[2];
-    if (inv_engine_add(l->engine, &tx) != 0)
+    inv_tx_t tx;
+    if (!inventory_tx_from_store(id, datetime_ms, type, lines, count, l->lines, &tx) ||
+        inv_engine_add(l->engine, &tx) != 0)
         return l->failed = true;
     return 0;
 }

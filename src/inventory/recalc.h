@@ -13,7 +13,9 @@
 #define TAXD_INVENTORY_RECALC_H
 
 #include "core/decimal.h"
+#include "inventory/engine.h"
 #include "store/inventory.h"
+#include "store/transactions.h"
 
 typedef struct recalc_result {
     store_status_t store;      /* STORE_OK unless the database failed */
@@ -24,5 +26,14 @@ typedef struct recalc_result {
 /* Recalculates the account when it is dirty (a clean account costs nothing).
  * On success the stored summaries, lots and reliefs are current. */
 recalc_result_t inventory_refresh(store_conn_t *conn, const store_inv_account_t *account);
+
+/* One stored transaction (store_tx_each_of_account's row) as the engine's
+ * inv_tx_t: the count lines are converted into buf (caller-owned, at least
+ * count entries), grouped sent, received, fees; *out points into buf and
+ * borrows id. False for a type, id or line that does not convert. Shared by
+ * the recalculation and the tax forms, so both read transactions alike. */
+bool inventory_tx_from_store(const char *id, int64_t datetime_ms, const char *type,
+                             const store_tx_line_t *lines, size_t count, inv_line_t *buf,
+                             inv_tx_t *out);
 
 #endif

@@ -366,7 +366,29 @@ static const char *const MIGRATIONS[] = {
     /* -- tax documentation (src/taxdocs/, store/taxdocs.c) */
     /* -- end tax documentation */
 
-    /* -- tax forms (src/forms/, store/forms.c) */
+    /* -- tax forms (src/forms/, store/forms.c). One live form per (account,
+     * form type, tax year): the partial unique index leaves Deleted forms out,
+     * so a deleted form stays as history and generating again inserts a new
+     * row with a new id. content is the form's JSON, written at generation
+     * and never changed once Filed. */
+    "CREATE TABLE tax_forms ("
+    "  id TEXT PRIMARY KEY,"
+    "  tenant_id TEXT NOT NULL REFERENCES tenants(id),"
+    "  account_uuid TEXT NOT NULL REFERENCES accounts(uuid),"
+    "  form_type TEXT NOT NULL,"
+    "  tax_year INTEGER NOT NULL,"
+    "  status TEXT NOT NULL CHECK (status IN ('Generated', 'Filed', 'Deleted')),"
+    "  content TEXT NOT NULL,"
+    "  created_at INTEGER NOT NULL,"
+    "  generated_at INTEGER NOT NULL,"
+    "  filed_at INTEGER,"
+    "  deleted_at INTEGER,"
+    "  updated_at INTEGER NOT NULL,"
+    "  CHECK ((status = 'Filed') = (filed_at IS NOT NULL)),"
+    "  CHECK ((status = 'Deleted') = (deleted_at IS NOT NULL))"
+    ") STRICT;"
+    "CREATE UNIQUE INDEX tax_forms_live ON tax_forms (account_uuid, tax_year, form_type)"
+    "  WHERE status <> 'Deleted';"
     /* -- end tax forms */
     "",
 };

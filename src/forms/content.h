@@ -1,0 +1,82 @@
+/* forms/content: what a tax form holds, computed without SQL from what the
+ * inventory engine produced (inventory/engine.h): the realised disposals of
+ * the tax year for GAIN_LOSS_SUMMARY, the year's transactions for
+ * TRANSACTION_SUMMARY. The caller feeds reliefs and transactions (any order)
+ * and renders once; every amount is an exact dec_t, rendered as a canonical
+ * decimal string.
+ *
+ * The tax year is [Jan 1 00:00:00.000 UTC, next Jan 1 00:00:00.000 UTC): a
+ * relief or transaction belongs to the year of its own datetime in UTC.
+ * Term is the engine's: long when the lot was relieved strictly after the
+ * first anniversary (same month, day and time, UTC) of its acquisition,
+ * short otherwise (held one year or less).
+ *
+ * Other form types (1099_DA, 1099_B, ..., the *_PDF types) are records whose
+ * document body is produced outside taxd: their content states that. */
+#ifndef TAXD_FORMS_CONTENT_H
+#define TAXD_FORMS_CONTENT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "inventory/engine.h"
+
+#define FORMS_YEAR_MIN 2000
+#define FORMS_YEAR_MAX 2100
+
+typedef enum forms_type {
+    FORMS_1099_DA = 0,
+    FORMS_1099_B,
+    FORMS_1099_DIV,
+    FORMS_1099_INT,
+    FORMS_1099_K,
+    FORMS_1099_MISC,
+    FORMS_1099_NEC,
+    FORMS_1099_R,
+    FORMS_1042_S,
+    FORMS_5498,
+    FORMS_DAC7,
+    FORMS_RMD_STATEMENT,
+    FORMS_GAIN_LOSS_SUMMARY,
+    FORMS_GAIN_LOSS_SUMMARY_PDF,
+    FORMS_TRANSACTION_SUMMARY,
+    FORMS_TRANSACTION_SUMMARY_PDF,
+    FORMS_TYPE_COUNT,
+} forms_type_t;
+
+/* The spec's spelling ("1099_DA"); NULL out of range. */
+const char *forms_type_name(forms_type_t type);
+bool forms_type_parse(const char *name, forms_type_t *out);
+/* Every name, comma-separated (for error messages). Static. */
+const char *forms_type_list(void);
+
+/* [*from_ms, *to_ms) of the tax year in UTC. */
+void forms_year_bounds(int year, int64_t *from_ms, int64_t *to_ms);
+
+typedef struct forms_content forms_content_t;
+
+/* An empty accumulator for a form of `type` and `year`; NULL when out of
+ * memory. Free with forms_content_free. */
+forms_content_t *forms_content_new(forms_type_t type, int year);
+void forms_content_free(forms_content_t *content);
+
+/* Feeds one relief (GAIN_LOSS_SUMMARY): only disposals dated in the year
+ * count; transfers and carry-overs realise nothing and are ignored. The
+ * relief's strings are copied. Returns DEC_OK, or the arithmetic failure (a
+ * sum beyond the decimals' range) or DEC_RANGE when out of memory. */
+dec_status_t forms_content_add_relief(forms_content_t *content, const inv_relief_t *relief);
+
+/* Feeds one transaction (TRANSACTION_SUMMARY): only those dated in the year
+ * count. Its USD value is that of its principal side, when every line of
+ * that side has one (USD itself, or amount x USD rate): received lines for
+ * deposit and income, sent lines for withdraw and expense, and for a trade
+ * the sent lines, else the received lines. Fees are not part of it. */
+dec_status_t forms_content_add_tx(forms_content_t *content, const inv_tx_t *tx);
+
+/* The content as a JSON object (new reference, caller owns), or NULL when
+ * out of memory. */
+json_t *forms_content_render(const forms_content_t *content);
+
+#endif
