@@ -282,17 +282,37 @@ def test_owner_patch_statuses_and_no_event_without_tin_change(srv, events_receiv
     assert len(inbox.events()) == 4
 
 
-def test_owner_tin_removed_retires_its_pending_check(srv):
-    """A check whose TIN was removed before it ran must not speak: it ends
-    STALE. (A server without workers keeps the check pending.)"""
-    t = srv.new_tenant("owner-remove")
-    o = create_owner(t, owner_body("r-1"))
-    # the module server runs workers, so finish order decides nothing here:
-    # the removal must leave no unfinished check and never a newer result.
-    patch_owner(t, "r-1", {"tin": "123-45-6789", "tin_type": "SSN"})
-    patch_owner(t, "r-1", {"tin": None})
-    poll(lambda: all(s != "PENDING" for (s,) in owner_checks(srv, o["uuid"])), WAIT_S,
-         what="the owner's check finished or retired")
+def test_superseded_and_removed_tins_never_speak(tmp_path, taxd_bin, events_receiver,  # noqa: F811
+                                                 match_file):
+    """Only the latest check of an owner is delivered: while no worker runs,
+    one owner's TIN is changed (the first check is superseded) and another's
+    is removed (its check retired); the worker started afterwards emits one
+    event, for the changed TIN's latest value, and nothing for the other."""
+    a = Server(tmp_path / "srv", args=("--no-workers",)).start()
+    try:
+        t = a.new_tenant("stale")
+        inbox = EventInbox(a, events_receiver, t, "ACCOUNT_OWNER_TIN_VALIDATION")
+        changed = create_owner(t, owner_body("changed", tin="234-56-7890", tin_type="SSN"))
+        patch_owner(t, "changed", {"tin": "123-45-6789"})
+        removed = create_owner(t, owner_body("removed", tin="123-45-6789", tin_type="SSN"))
+        patch_owner(t, "removed", {"tin": None, "tin_type": None})
+        assert owner_checks(a, changed["uuid"]) == [("STALE",), ("PENDING",)]
+        assert owner_checks(a, removed["uuid"]) == [("STALE",)]
+    finally:
+        a.stop_and_check()
+    b = Server(tmp_path / "srv", args=("--webhook-ca-file", str(events_receiver.ca_pem),
+                                       "--tin-match-file", str(match_file))).start()
+    try:
+        t.server, t._token = b, None
+        e = owner_event(inbox)
+        assert (e["account_owner_id"], e["status"]) == (changed["uuid"], "VALID")
+        # a marker event proves the queue was drained past the retired checks
+        create_owner(t, owner_body("marker", tin="234-56-7890", tin_type="SSN"))
+        assert owner_event(inbox)["account_owner_external_id"] == "marker"
+        assert len(inbox.events()) == 2
+        assert owner_checks(b, removed["uuid"]) == [("STALE",)]
+    finally:
+        b.stop_and_check()
 
 
 # ------------------------------------------------------- other processes
