@@ -60,7 +60,7 @@ static const option_def_t OPTIONS[] = {
      "TIN_TYPE,TIN,NAME list the TIN checks match against (default: none, all MISMATCH)"},
     {"--tin-check-lease-ms", "TAXD_TIN_CHECK_LEASE_MS", OPT_MS, OFF(tin_check_lease_ms),
      86400000, "lease of a claimed TIN check; another worker takes it after expiry"},
-    {"--tin-check-test-pause-ms", "TAXD_TIN_CHECK_TEST_PAUSE_MS", OPT_MS,
+    {"--tin-test-pause-ms", "TAXD_TIN_TEST_PAUSE_MS", OPT_MS,
      OFF(tin_check_test_pause_ms), 600000,
      "with --test-hooks only: hold each claimed TIN check this long (kill tests)"},
     {"--test-hooks", "TAXD_TEST_HOOKS", OPT_BOOL, OFF(test_hooks), 0,

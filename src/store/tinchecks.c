@@ -35,6 +35,9 @@ static const store_sql_t Q_CHECK_CLAIM = {
     " SELECT id FROM tin_checks WHERE validated_at IS NULL"
     " AND (lease_until IS NULL OR lease_until <= ?3) ORDER BY created_at LIMIT 1)"
     " RETURNING " CHECK_COLUMNS};
+static const store_sql_t Q_CHECK_ANY = {
+    "tin_check_any", "SELECT 1 FROM tin_checks WHERE validated_at IS NULL"
+                     " AND (lease_until IS NULL OR lease_until <= ?1) LIMIT 1"};
 static const store_sql_t Q_CHECK_FINISH = {
     "tin_check_finish",
     "UPDATE tin_checks SET status = ?3, validated_at = ?4, claimed_by = NULL,"
@@ -160,9 +163,30 @@ static store_status_t claim_tx(store_conn_t *conn, const void *arg)
     return one_check(conn, &Q_CHECK_CLAIM, stmt, a->out);
 }
 
+/* A read first: an idle engine must not take the write lock every poll. */
+static store_status_t any_work(store_conn_t *conn, int64_t lease_now)
+{
+    sqlite3_stmt *stmt;
+    store_status_t st = conn_enter(conn);
+    if (st == STORE_OK)
+        st = conn_prepare(conn, &Q_CHECK_ANY, &stmt);
+    if (st != STORE_OK)
+        return st;
+    if (!bind_int(stmt, 1, lease_now))
+        return conn_bind_failed(conn, &Q_CHECK_ANY, stmt);
+    int rc = sqlite3_step(stmt);
+    st = rc == SQLITE_ROW ? STORE_OK : rc == SQLITE_DONE ? STORE_NOT_FOUND
+                                                         : conn_fail(conn, &Q_CHECK_ANY, rc);
+    stmt_done(stmt);
+    return st;
+}
+
 store_status_t store_tin_check_claim(store_conn_t *conn, const char *claim, int64_t lease_now,
                                      int64_t lease_until, store_tin_check_t *out)
 {
+    store_status_t st = any_work(conn, lease_now);
+    if (st != STORE_OK)
+        return st;
     claim_args_t args = {claim, lease_now, lease_until, out};
     return conn_write(conn, claim_tx, &args);
 }

@@ -1,6 +1,6 @@
 /* tincheck/runner: see runner.h. One step = one check:
  *   1. claim the oldest pending check whose lease is absent or over;
- *   2. (--test-hooks with --tin-check-test-pause-ms only) hold it, so a test
+ *   2. (--test-hooks with --tin-test-pause-ms only) hold it, so a test
  *      can kill the process while a check is claimed;
  *   3. open the sealed TIN (tenant id and check id as associated data),
  *      apply the rules, then the matcher; wipe the clear TIN;

@@ -14,7 +14,7 @@ import uuid
 
 import pytest
 
-from conftest import STOP_TIMEOUT_S, Server, poll
+from conftest import STOP_TIMEOUT_S, Server, poll, run_taxd
 from eventsupport import (EventInbox, assert_iso_datetime, assert_uuid4, events_receiver,  # noqa: F401
                           WAIT_S)
 
@@ -353,7 +353,7 @@ def test_kill9_while_checking_still_yields_the_event(tmp_path, taxd_bin, events_
     lease ends, the next process takes the check and the event arrives."""
     common = ("--webhook-ca-file", str(events_receiver.ca_pem), "--tin-match-file",
               str(match_file), "--tin-check-lease-ms", "1000")
-    a = Server(tmp_path / "srv", args=("--test-hooks", "--tin-check-test-pause-ms", "600000",
+    a = Server(tmp_path / "srv", args=("--test-hooks", "--tin-test-pause-ms", "600000",
                                        *common)).start()
     try:
         t = a.new_tenant("kill9")
@@ -370,6 +370,20 @@ def test_kill9_while_checking_still_yields_the_event(tmp_path, taxd_bin, events_
         assert (e["validation_id"], e["status"]) == (d["validation_id"], "VALID")
     finally:
         b.stop_and_check()
+
+
+def test_malformed_match_file_stops_the_start_without_quoting_it(tmp_path, taxd_bin):
+    bad = tmp_path / "tins.csv"
+    bad.write_text("# ok\nSSN,123-45-6789,Jane\nSSN,666-45-6789,Jane\n")
+    for command in ("serve", "worker"):
+        p = run_taxd([command, "--listen", "127.0.0.1:0", "--db", str(tmp_path / "taxd.db"),
+                      "--tin-match-file", str(bad)])
+        assert p.returncode != 0
+        assert "line 3: the TIN does not pass" in p.stderr, p.stderr
+        assert "666-45" not in p.stderr and "123-45" not in p.stderr
+    p = run_taxd(["serve", "--db", str(tmp_path / "taxd.db"), "--tin-match-file",
+                  str(tmp_path / "missing.csv")])
+    assert p.returncode != 0 and "cannot be opened" in p.stderr, p.stderr
 
 
 # ------------------------------------------------------------------ logs
