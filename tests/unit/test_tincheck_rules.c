@@ -121,7 +121,7 @@ static void test_ein(void **state)
                                 84, 85, 86, 87, 88, 90, 91, 92, 93, 94, 95, 98, 99};
     size_t next = 0;
     for (int p = 0; p < 100; p++) {
-        char tin[16], normal[TINCHECK_NORMAL_MAX];
+        char tin[24], normal[TINCHECK_NORMAL_MAX];
         snprintf(tin, sizeof tin, "%02d-3456789", p);
         bool expected = next < sizeof valid / sizeof valid[0] && valid[next] == p;
         next += expected;
