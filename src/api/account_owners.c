@@ -28,7 +28,11 @@
  * the tenant): two concurrent PATCHes of one owner resolve as last writer
  * wins for the whole record, which keeps the store interface to one update
  * statement. An update never reseals an unchanged TIN: its associated data
- * (tenant, uuid) does not change. */
+ * (tenant, uuid) does not change.
+ *
+ * TIN checks (api/owner_tin.h): a create with a TIN, or a PATCH changing the
+ * TIN, its type or the name, queues the owner's TIN check in the owner's
+ * write transaction; removing the TIN retires a pending one. */
 #include <string.h>
 
 #include "api/api.h"

@@ -155,7 +155,7 @@ static store_status_t record_owner(store_conn_t *conn, const record_t *r, const 
 
 static store_status_t record_tx(store_conn_t *conn, const void *arg)
 {
-    record_t *r = (record_t *)arg;
+    record_t *r = (record_t *)arg; /* record() owns it, writable: subject_gone */
     char date[CLOCK_RFC3339_LEN];
     clock_format_rfc3339(r->validated_at, date);
     switch (r->check->kind) {
