@@ -28,10 +28,15 @@
  * the tenant): two concurrent PATCHes of one owner resolve as last writer
  * wins for the whole record, which keeps the store interface to one update
  * statement. An update never reseals an unchanged TIN: its associated data
- * (tenant, uuid) does not change. */
+ * (tenant, uuid) does not change.
+ *
+ * TIN checks (api/owner_tin.h): a create with a TIN, or a PATCH changing the
+ * TIN, its type or the name, queues the owner's TIN check in the owner's
+ * write transaction; removing the TIN retires a pending one. */
 #include <string.h>
 
 #include "api/api.h"
+#include "api/owner_tin.h"
 #include "app/service.h"
 #include "core/clock.h"
 #include "core/ids.h"
@@ -401,7 +406,7 @@ void api_owners_create(request_t *req)
     store_conn_t *db = api_db(req);
     if (db == NULL)
         return;
-    store_status_t rc = store_owner_create(db, tenant_id, &owner);
+    store_status_t rc = owner_tin_write(req, &owner, NULL); /* queues its TIN check */
     if (rc == STORE_CONFLICT) {
         reply_error(req, 409, "Account owner with id '%s' already exists", owner.id);
         return;
@@ -488,6 +493,26 @@ static void check_identity(json_t *issues, const json_t *body, const char *key,
     add_issue(issues, (const char *const[]){key, NULL}, "custom", message, NULL);
 }
 
+/* Seals the patch's TIN and writes the owner; the snapshot taken before the
+ * merge tells owner_tin_write whether the TIN check must run again. */
+static store_status_t update_with_check(request_t *req, const json_t *body, store_owner_t *owner)
+{
+    const char *tenant_id = req->claims.tenant_id;
+    owner_tin_t before;
+    store_owner_t stored;
+    store_status_t rc = store_owner_get(api_db(req), tenant_id, owner->id, &stored);
+    if (rc == STORE_OK && owner_tin_snapshot(req, &stored, &before) != 0)
+        rc = STORE_ERROR;
+    if (rc == STORE_OK && seal_tin(req->svc, tenant_id, body, owner) != 0)
+        rc = STORE_ERROR;
+    if (rc == STORE_OK) {
+        owner->updated_at = clock_now_ms(&req->svc->clock);
+        rc = owner_tin_write(req, owner, &before);
+    }
+    owner_tin_wipe(&before);
+    return rc;
+}
+
 void api_owners_update(request_t *req)
 {
     const char *id = request_param(req, "accountOwnerId");
@@ -526,12 +551,7 @@ void api_owners_update(request_t *req)
     check_record(issues, body, &owner);
     if (reply_if_invalid(req, issues))
         return;
-    if (seal_tin(req->svc, tenant_id, body, &owner) != 0) {
-        reply_store_failure(req, STORE_ERROR);
-        return;
-    }
-    owner.updated_at = clock_now_ms(&req->svc->clock);
-    rc = store_owner_update(db, tenant_id, &owner);
+    rc = update_with_check(req, body, &owner);
     if (rc == STORE_NOT_FOUND) {
         reply_not_found(req, id); /* it was there a moment ago: report what is true now */
         return;

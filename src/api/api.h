@@ -55,6 +55,9 @@ void api_withholding_austria(request_t *req);
 void api_reports_trigger(request_t *req);
 void api_reports_get(request_t *req);
 void api_reports_download(request_t *req);
+/* src/api/tin_validations.c */
+void api_tin_validations_create(request_t *req);
+void api_tin_validations_get(request_t *req);
 /* src/api/tax_documents.c */
 void api_tax_documents_list(request_t *req);
 /* src/api/testhooks.c (only routed with --test-hooks) */

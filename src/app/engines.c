@@ -5,6 +5,7 @@
 
 #include "reports/janitor.h"
 #include "reports/runner.h"
+#include "tincheck/runner.h"
 #include "webhooks/engine.h"
 
 static int64_t webhooks_step(service_t *svc, unsigned thread_index)
@@ -18,6 +19,9 @@ workers_t *engines_start(service_t *svc, char **err)
         .store = svc->store, .clock = &svc->clock, .db_path = svc->cfg.db_path,
         .ca_file = svc->cfg.webhook_ca_file, .egress_address = svc->cfg.webhook_egress_address,
         .instance_id = svc->instance_id, .threads = 1};
+    svc->tinchecks = tincheck_runner_new(&svc->cfg, err);
+    if (svc->tinchecks == NULL)
+        return NULL;
     svc->webhooks = webhook_engine_new(&hooks, err);
     if (svc->webhooks == NULL)
         return NULL;
@@ -25,6 +29,7 @@ workers_t *engines_start(service_t *svc, char **err)
         {"reports", report_runner_step, svc->cfg.report_workers},
         {"janitor", report_janitor_step, 1},
         {"webhooks", webhooks_step, 1},
+        {"tincheck", tincheck_runner_step, 1},
     };
     workers_t *w = workers_start(svc, engines, sizeof engines / sizeof engines[0], err);
     svc->workers = w;

@@ -55,6 +55,14 @@ static const option_def_t OPTIONS[] = {
     {"--webhook-egress-address", "TAXD_WEBHOOK_EGRESS_ADDRESS", OPT_PATH,
      OFF(webhook_egress_address), sizeof(((taxd_config_t *)0)->webhook_egress_address),
      "default source address of webhook deliveries"},
+    {"--tin-match-file", "TAXD_TIN_MATCH_FILE", OPT_PATH, OFF(tin_match_file),
+     sizeof(((taxd_config_t *)0)->tin_match_file),
+     "TIN_TYPE,TIN,NAME list the TIN checks match against (default: none, all MISMATCH)"},
+    {"--tin-check-lease-ms", "TAXD_TIN_CHECK_LEASE_MS", OPT_MS, OFF(tin_check_lease_ms),
+     86400000, "lease of a claimed TIN check; another worker takes it after expiry"},
+    {"--tin-test-pause-ms", "TAXD_TIN_TEST_PAUSE_MS", OPT_MS,
+     OFF(tin_check_test_pause_ms), 600000,
+     "with --test-hooks only: hold each claimed TIN check this long (kill tests)"},
     {"--test-hooks", "TAXD_TEST_HOOKS", OPT_BOOL, OFF(test_hooks), 0,
      "enable test-only routes and clock offset (never in production)"},
 };
@@ -77,6 +85,7 @@ static void config_defaults(taxd_config_t *cfg)
     cfg->report_workers = 2;
     cfg->report_lease_ms = 60000;
     cfg->report_max_leases = 3;
+    cfg->tin_check_lease_ms = 60000;
     cfg->default_rate = 100;
     cfg->default_burst = 1000;
 }

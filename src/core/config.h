@@ -32,6 +32,9 @@ typedef struct taxd_config {
     unsigned report_max_leases; /* expired leases before a report is failed */
     char webhook_ca_file[4096]; /* trust only this CA bundle for deliveries ("" = system) */
     char webhook_egress_address[64]; /* default source address of deliveries ("" = any) */
+    char tin_match_file[4096];  /* the list matcher's TIN,name list ("" = none) */
+    int64_t tin_check_lease_ms; /* a claimed TIN check's lease */
+    int64_t tin_check_test_pause_ms; /* test hooks only: hold each claimed check this long */
 } taxd_config_t;
 
 /* Fills cfg with defaults, then TAXD_* environment variables. Returns 0, or

@@ -361,6 +361,9 @@ static const char *const MIGRATIONS[] = {
     "  lease_until INTEGER"
     ") STRICT;"
     "CREATE INDEX tin_checks_pending ON tin_checks (created_at) WHERE validated_at IS NULL;"
+    /* a new check of a subject supersedes its unfinished ones */
+    "CREATE INDEX tin_checks_subject ON tin_checks (tenant_id, kind, subject_id)"
+    " WHERE validated_at IS NULL;"
     /* -- end TIN checks */
 
     /* -- tax documentation (src/taxdocs/, store/taxdocs.c) */

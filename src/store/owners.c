@@ -157,6 +157,15 @@ static store_status_t owner_create_tx(store_conn_t *conn, const void *arg)
     return conn_run(conn, &Q_OWNER_INSERT, stmt);
 }
 
+store_status_t store_owner_create_in_tx(store_conn_t *conn, const char *tenant_id,
+                                        const store_owner_t *owner)
+{
+    if (!text_fits(tenant_id, STORE_UUID_LEN) || !owner_fits(owner))
+        return store_bad_argument("owner_create");
+    owner_write_args_t args = {tenant_id, owner};
+    return owner_create_tx(conn, &args);
+}
+
 store_status_t store_owner_create(store_conn_t *conn, const char *tenant_id,
                                   const store_owner_t *owner)
 {
@@ -179,6 +188,15 @@ static store_status_t owner_update_tx(store_conn_t *conn, const void *arg)
     if (status == STORE_OK && sqlite3_changes(conn->db) == 0)
         return STORE_NOT_FOUND; /* rolled back by conn_write: nothing was written anyway */
     return status;
+}
+
+store_status_t store_owner_update_in_tx(store_conn_t *conn, const char *tenant_id,
+                                        const store_owner_t *owner)
+{
+    if (!text_fits(tenant_id, STORE_UUID_LEN) || !owner_fits(owner))
+        return store_bad_argument("owner_update");
+    owner_write_args_t args = {tenant_id, owner};
+    return owner_update_tx(conn, &args);
 }
 
 store_status_t store_owner_update(store_conn_t *conn, const char *tenant_id,

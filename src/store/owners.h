@@ -55,6 +55,14 @@ typedef struct store_owner {
 store_status_t store_owner_create(store_conn_t *conn, const char *tenant_id,
                                   const store_owner_t *owner);
 
+/* store_owner_create and store_owner_update as steps of a larger write
+ * (store_write), so the owner and what it causes (its TIN check) commit
+ * together. Same results. */
+store_status_t store_owner_create_in_tx(store_conn_t *conn, const char *tenant_id,
+                                        const store_owner_t *owner);
+store_status_t store_owner_update_in_tx(store_conn_t *conn, const char *tenant_id,
+                                        const store_owner_t *owner);
+
 /* The tenant's owner with caller id `id` into *out; STORE_NOT_FOUND when the
  * tenant has none (another tenant's owner with that id is not found either). */
 store_status_t store_owner_get(store_conn_t *conn, const char *tenant_id, const char *id,
