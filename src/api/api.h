@@ -55,6 +55,9 @@ void api_withholding_austria(request_t *req);
 void api_reports_trigger(request_t *req);
 void api_reports_get(request_t *req);
 void api_reports_download(request_t *req);
+/* src/api/tax_documentation.c */
+void api_tax_documentation_submit(request_t *req);
+void api_tax_documentation_get(request_t *req);
 /* src/api/testhooks.c (only routed with --test-hooks) */
 void api_test_clock(request_t *req);
 void api_test_pause(request_t *req);

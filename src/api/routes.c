@@ -49,6 +49,10 @@ static const route_t ROUTES[] = {
     /* no token: the signed link is the credential */
     {"GET", "/v1/reports/inventory-summary/{reportId}/download", 0, 0,
      (void *)api_reports_download, 0},
+    {"POST", "/v1/account-owners/{accountOwnerId}/tax-documentation", SCOPE_TAX_DOCUMENTS, 0,
+     (void *)api_tax_documentation_submit, 0},
+    {"GET", "/v1/account-owners/{accountOwnerId}/tax-documentation", SCOPE_TAX_DOCUMENTS, 0,
+     (void *)api_tax_documentation_get, 0},
     /* test hooks */
     {"POST", "/_test/clock", 0, 0, (void *)api_test_clock, 0},
     {"GET", "/_test/pause", 0, 0, (void *)api_test_pause, 0},
