@@ -374,7 +374,7 @@ static const vat_rule_t VAT_RULES[] = {
     {"DK", "dddddddd"},
     {"EE", "ddddddddd"},
     {"EL", "ddddddddd"},
-    {"ES", "adddddddda"},
+    {"ES", "addddddda"},
     {"FI", "dddddddd"},
     {"FR", "aaddddddddd"},
     {"HR", "ddddddddddd"},
