@@ -64,10 +64,14 @@ void api_tax_documentation_submit(request_t *req)
         return;
     }
     service_wake_workers(req->svc); /* the status event, and a W-9's TIN check */
-    reply_data(req, 201,
-               json_pack("{s:s, s:s, s:s, s:o}", "tax_documentation_id", doc_id,
-                         "account_owner_id", id, "document_type", taxdocs_type_name(type),
-                         "created_at", api_time(now)));
+    json_t *data = json_pack("{s:s, s:s, s:s, s:o}", "tax_documentation_id", doc_id,
+                             "account_owner_id", id, "document_type", taxdocs_type_name(type),
+                             "created_at", api_time(now));
+    if (data == NULL) {
+        reply_store_failure(req, STORE_ERROR); /* saved; a 5xx says the outcome is unknown */
+        return;
+    }
+    reply_data(req, 201, data);
 }
 
 void api_tax_documentation_get(request_t *req)

@@ -304,15 +304,33 @@ static void check_residences(json_t *issues, const json_t *body)
     }
 }
 
-static void check_addresses(json_t *issues, const json_t *body)
+/* Whether key is a field of the type's schema: unknown fields are ignored,
+ * so the rules below must not judge a field the type does not have. */
+static bool in_schema(taxdocs_type_t type, const char *key)
+{
+    for (const v_field *f = SCHEMAS[type].fields; f->name != NULL; f++)
+        if (strcmp(f->name, key) == 0)
+            return true;
+    return false;
+}
+
+static void check_addresses(json_t *issues, taxdocs_type_t type, const json_t *body)
 {
     static const char *const KEYS[] = {"address", "permanent_residence_address",
                                        "mailing_address", NULL};
     for (const char *const *k = KEYS; *k != NULL; k++) {
         const json_t *a = json_object_get(body, *k);
-        if (json_is_object(a))
+        if (in_schema(type, *k) && json_is_object(a))
             check_country(issues, a, "country_code", path_of(*k, "country_code"));
     }
+}
+
+static void check_top_countries(json_t *issues, taxdocs_type_t type, const json_t *body)
+{
+    static const char *const KEYS[] = {"country_of_citizenship", "country_of_organization", NULL};
+    for (const char *const *k = KEYS; *k != NULL; k++)
+        if (in_schema(type, *k))
+            check_country(issues, body, *k, path_of(*k, NULL));
 }
 
 size_t taxdocs_check(const json_t *body, int64_t now, json_t *issues, taxdocs_type_t *type)
@@ -327,11 +345,10 @@ size_t taxdocs_check(const json_t *body, int64_t now, json_t *issues, taxdocs_ty
     char today[TAXDOCS_DATE_LEN];
     today_of(now, today);
     check_not_future(issues, body, "signature_date", today);
-    check_not_future(issues, body, "date_of_birth", today);
-    check_addresses(issues, body);
-    check_country(issues, body, "country_of_citizenship", path_of("country_of_citizenship", NULL));
-    check_country(issues, body, "country_of_organization",
-                  path_of("country_of_organization", NULL));
+    if (in_schema(*type, "date_of_birth"))
+        check_not_future(issues, body, "date_of_birth", today);
+    check_addresses(issues, *type, body);
+    check_top_countries(issues, *type, body);
     if (*type == TAXDOCS_W9)
         check_w9_tin(issues, body);
     if (is_w8(*type))
@@ -665,17 +682,22 @@ int taxdocs_apply_tin_result(taxdocs_state_t *st, const char *status, int64_t va
     const char *issue_type = strcmp(status, "MISMATCH") == 0         ? "TIN_MISMATCH"
                              : strcmp(status, "INVALID_FORMAT") == 0 ? "TIN_INVALID_FORMAT"
                                                                      : NULL;
-    if (issue_type == NULL)
-        return 0;
     json_t *issues = json_loads(st->issues, 0, NULL);
     if (!json_is_array(issues)) {
         json_decref(issues);
         return -1;
     }
-    add_soft(issues, issue_type, validated_at, "tin",
-             strcmp(status, "MISMATCH") == 0
-                 ? "The name and TIN do not match the tax authority's records"
-                 : "The TIN is not a valid number of its type");
+    /* The latest result speaks for the TIN: an earlier result's issue goes. */
+    for (size_t i = json_array_size(issues); i-- > 0;) {
+        const char *t = json_string_value(json_object_get(json_array_get(issues, i), "issue_type"));
+        if (t != NULL && strncmp(t, "TIN_", 4) == 0)
+            json_array_remove(issues, i);
+    }
+    if (issue_type != NULL)
+        add_soft(issues, issue_type, validated_at, "tin",
+                 strcmp(status, "MISMATCH") == 0
+                     ? "The name and TIN do not match the tax authority's records"
+                     : "The TIN is not a valid number of its type");
     int rc = settle(st, issues);
     json_decref(issues);
     return rc;

@@ -76,7 +76,8 @@ int taxdocs_assess(taxdocs_type_t type, const json_t *body, int64_t now, taxdocs
 /* A W-9's TIN result (PENDING, VALID, INVALID_FORMAT, MISMATCH, or any other
  * string, kept opaque): sets tin_status and tin_validated_at; INVALID_FORMAT
  * and MISMATCH add an issue (TIN_INVALID_FORMAT, TIN_MISMATCH) created at
- * validated_at, so the W-9 needs resubmission. Returns 0, or -1 when st is
+ * validated_at, so the W-9 needs resubmission; the latest result replaces
+ * an earlier result's issue. Returns 0, or -1 when st is
  * not a W-9 or the issues do not fit. */
 int taxdocs_apply_tin_result(taxdocs_state_t *st, const char *status, int64_t validated_at);
 

@@ -156,6 +156,10 @@ static void test_w9_invalid(void **state)
     expect_paths(with(W9, "address", "{\"line1\":\"x\",\"city\":\"y\",\"country_code\":\"us\"}"),
                  "[[\"address\",\"country_code\"]]");
     expect_paths(with(W9, "entity_classification", NULL), "[[\"entity_classification\"]]");
+    /* fields a W-9 does not have are ignored, whatever they hold */
+    expect_paths(with(W9, "country_of_citizenship", "\"xx\""), "[]");
+    expect_paths(with(W9, "date_of_birth", "\"2999-01-01\""), "[]");
+    expect_paths(with(W9, "mailing_address", "{\"country_code\":\"us\"}"), "[]");
 }
 
 static void test_w8_invalid(void **state)
@@ -387,9 +391,21 @@ static void test_tin_results(void **state)
     assert_true(st.needs_resubmission);
     assert_string_equal(st.tax_documentation_status, "INVALID");
     assert_string_equal(st.data_collection_status, "COMPLETE");
-    assess(W9, NULL, &st);
-    assert_int_equal(taxdocs_apply_tin_result(&st, "INVALID_FORMAT", NOW), 0);
+    /* a later result replaces the earlier one's issue */
+    assert_int_equal(taxdocs_apply_tin_result(&st, "INVALID_FORMAT", NOW + 7000), 0);
     expect_issue_types(&st, "TIN_INVALID_FORMAT");
+    assert_int_equal(taxdocs_apply_tin_result(&st, "VALID", NOW + 8000), 0);
+    assert_string_equal(st.issues, "[]");
+    assert_false(st.needs_resubmission);
+    assert_string_equal(st.tax_documentation_status, "VALID");
+    /* issues of the submission itself stay */
+    json_t *uncertified = with(W9, "certified", "false");
+    assess(NULL, uncertified, &st);
+    assert_int_equal(taxdocs_apply_tin_result(&st, "MISMATCH", NOW), 0);
+    expect_issue_types(&st, "MISSING_CERTIFICATION,TIN_MISMATCH");
+    assert_int_equal(taxdocs_apply_tin_result(&st, "VALID", NOW), 0);
+    expect_issue_types(&st, "MISSING_CERTIFICATION");
+    assert_true(st.needs_resubmission);
     /* an opaque status is kept (cut to the column) */
     assess(W9, NULL, &st);
     assert_int_equal(taxdocs_apply_tin_result(&st, "SOME_FUTURE_STATUS_THAT_IS_RATHER_LONG", NOW), 0);
