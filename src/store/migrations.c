@@ -363,7 +363,8 @@ static const char *const MIGRATIONS[] = {
     "CREATE INDEX tin_checks_pending ON tin_checks (created_at) WHERE validated_at IS NULL;"
     /* -- end TIN checks */
 
-    /* -- tax documentation (src/taxdocs/, store/taxdocs.c): every submission
+    /* -- tax documentation (src/taxdocs/, store/taxdocs.c) */
+    /* Every submission
      * is kept in tax_documents (the document itself sealed as a whole, the
      * W-9 TIN sealed on its own, and the derived state in columns);
      * tax_documentation_current names each owner's current submission per
