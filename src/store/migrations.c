@@ -364,11 +364,11 @@ static const char *const MIGRATIONS[] = {
     /* -- end TIN checks */
 
     /* -- tax documentation (src/taxdocs/, store/taxdocs.c) */
-    /* Every submission
-     * is kept in tax_documents (the document itself sealed as a whole, the
-     * W-9 TIN sealed on its own, and the derived state in columns);
-     * tax_documentation_current names each owner's current submission per
-     * object, so "the latest" is one row, not a max over ties in time. */
+    /* Every submission is kept in tax_documents (the document itself sealed
+     * as a whole, the W-9 TIN sealed on its own, the derived state in
+     * columns); tax_documentation_current names each owner's current
+     * submission per object, so "the latest" is one row, not a max over ties
+     * in time. */
     "CREATE TABLE tax_documents ("
     "  id TEXT PRIMARY KEY,"
     "  tenant_id TEXT NOT NULL REFERENCES tenants(id),"
