@@ -58,6 +58,9 @@ void api_reports_download(request_t *req);
 /* src/api/tin_validations.c */
 void api_tin_validations_create(request_t *req);
 void api_tin_validations_get(request_t *req);
+/* src/api/tax_documentation.c */
+void api_tax_documentation_submit(request_t *req);
+void api_tax_documentation_get(request_t *req);
 /* src/api/tax_documents.c */
 void api_tax_documents_list(request_t *req);
 /* src/api/testhooks.c (only routed with --test-hooks) */

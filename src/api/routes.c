@@ -49,10 +49,13 @@ static const route_t ROUTES[] = {
     /* no token: the signed link is the credential */
     {"GET", "/v1/reports/inventory-summary/{reportId}/download", 0, 0,
      (void *)api_reports_download, 0},
-    /* TIN validation (issue 7) */
     {"POST", "/v1/tin-validations", SCOPE_TAX_DOCUMENTS, 0, (void *)api_tin_validations_create, 0},
     {"GET", "/v1/tin-validations/{validationId}", SCOPE_TAX_DOCUMENTS, 0,
      (void *)api_tin_validations_get, 0},
+    {"POST", "/v1/account-owners/{accountOwnerId}/tax-documentation", SCOPE_TAX_DOCUMENTS, 0,
+     (void *)api_tax_documentation_submit, 0},
+    {"GET", "/v1/account-owners/{accountOwnerId}/tax-documentation", SCOPE_TAX_DOCUMENTS, 0,
+     (void *)api_tax_documentation_get, 0},
     {"GET", "/v1/tax-documents", SCOPE_TAX_DOCUMENTS, 0, (void *)api_tax_documents_list, 0},
     /* test hooks */
     {"POST", "/_test/clock", 0, 0, (void *)api_test_clock, 0},

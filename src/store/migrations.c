@@ -367,6 +367,40 @@ static const char *const MIGRATIONS[] = {
     /* -- end TIN checks */
 
     /* -- tax documentation (src/taxdocs/, store/taxdocs.c) */
+    /* Every submission is kept in tax_documents (the document itself sealed
+     * as a whole, the W-9 TIN sealed on its own, the derived state in
+     * columns); tax_documentation_current names each owner's current
+     * submission per object, so "the latest" is one row, not a max over ties
+     * in time. */
+    "CREATE TABLE tax_documents ("
+    "  id TEXT PRIMARY KEY,"
+    "  tenant_id TEXT NOT NULL REFERENCES tenants(id),"
+    "  owner_uuid TEXT NOT NULL REFERENCES account_owners(uuid),"
+    "  document_type TEXT NOT NULL CHECK (document_type IN"
+    "    ('W-9', 'W-8BEN', 'W-8BEN-E', 'DPS', 'SELF_CERTIFICATION')),"
+    "  document_sealed BLOB NOT NULL,"
+    "  tin_sealed BLOB,"
+    "  data_collection_status TEXT NOT NULL,"
+    "  needs_resubmission INTEGER NOT NULL CHECK (needs_resubmission IN (0, 1)),"
+    "  tax_documentation_status TEXT,"
+    "  issues TEXT,"
+    "  tin_status TEXT,"
+    "  tin_validated_at INTEGER,"
+    "  expiration_date TEXT,"
+    "  treaty_claim_status TEXT,"
+    "  vat_status TEXT,"
+    "  vat_validated_at INTEGER,"
+    "  created_at INTEGER NOT NULL"
+    ") STRICT;"
+    "CREATE INDEX tax_documents_owner ON tax_documents (owner_uuid);"
+    "CREATE TABLE tax_documentation_current ("
+    "  owner_uuid TEXT NOT NULL REFERENCES account_owners(uuid),"
+    "  object TEXT NOT NULL CHECK (object IN"
+    "    ('w_form_questionnaire', 'dps_questionnaire', 'self_certification')),"
+    "  document_id TEXT NOT NULL REFERENCES tax_documents(id),"
+    "  PRIMARY KEY (owner_uuid, object)"
+    ") STRICT, WITHOUT ROWID;"
+    "CREATE INDEX tax_documentation_current_document ON tax_documentation_current (document_id);"
     /* -- end tax documentation */
 
     /* -- tax forms (src/forms/, store/forms.c). One live form per (account,

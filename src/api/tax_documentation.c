@@ -1,0 +1,91 @@
+/* tax_documentation: an account owner's tax documentation.
+ *
+ *   POST /v1/account-owners/{accountOwnerId}/tax-documentation   submit a document -> 201
+ *   GET  /v1/account-owners/{accountOwnerId}/tax-documentation   the owner's current state
+ *
+ * The owner is looked up by the caller's id within the token's tenant, so
+ * another tenant's owner is not found, with the same body as an unknown one.
+ * The body is checked before the owner is looked up (taxdocs/model.h says
+ * what is a 400 and what is only an issue), so a malformed body is a 400
+ * whatever the owner. The W-9's TIN is never answered, logged or quoted in
+ * an error: the model's messages name fields, never values. */
+#include "api/api.h"
+#include "app/service.h"
+#include "core/clock.h"
+#include "store/owners.h"
+#include "taxdocs/model.h"
+#include "taxdocs/submit.h"
+
+static void reply_owner_not_found(request_t *req, const char *id)
+{
+    reply_error(req, 404, "Account owner with id '%s' not found", id);
+}
+
+/* The owner's uuid, or false after answering 404 / 5xx. */
+static bool owner_uuid_of(request_t *req, store_conn_t *db, const char *id,
+                          char uuid[STORE_UUID_LEN])
+{
+    store_status_t rc = store_owner_uuid(db, req->claims.tenant_id, id, uuid);
+    if (rc == STORE_NOT_FOUND)
+        reply_owner_not_found(req, id);
+    else if (rc != STORE_OK)
+        reply_store_failure(req, rc);
+    return rc == STORE_OK;
+}
+
+void api_tax_documentation_submit(request_t *req)
+{
+    const char *id = request_param(req, "accountOwnerId");
+    json_t *body = request_json(req, false);
+    if (body == NULL)
+        return;
+    int64_t now = clock_now_ms(&req->svc->clock);
+    json_t *issues = json_array();
+    taxdocs_type_t type = TAXDOCS_W9;
+    if (taxdocs_check(body, now, issues, &type) > 0) {
+        reply_invalid(req, "Invalid tax documentation", issues);
+        return;
+    }
+    json_decref(issues);
+    store_conn_t *db = api_db(req);
+    char owner_uuid[STORE_UUID_LEN];
+    if (db == NULL || !owner_uuid_of(req, db, id, owner_uuid))
+        return;
+    taxdocs_submission_t s = {req->svc->tin_key, req->claims.tenant_id, owner_uuid, type, body,
+                              now};
+    char doc_id[STORE_UUID_LEN];
+    store_status_t rc = taxdocs_submit(db, &s, doc_id);
+    if (rc == STORE_NOT_FOUND) {
+        reply_owner_not_found(req, id);
+        return;
+    }
+    if (rc != STORE_OK) {
+        reply_store_failure(req, rc);
+        return;
+    }
+    service_wake_workers(req->svc); /* the status event, and a W-9's TIN check */
+    json_t *data = json_pack("{s:s, s:s, s:s, s:o}", "tax_documentation_id", doc_id,
+                             "account_owner_id", id, "document_type", taxdocs_type_name(type),
+                             "created_at", api_time(now));
+    if (data == NULL) {
+        reply_store_failure(req, STORE_ERROR); /* saved; a 5xx says the outcome is unknown */
+        return;
+    }
+    reply_data(req, 201, data);
+}
+
+void api_tax_documentation_get(request_t *req)
+{
+    const char *id = request_param(req, "accountOwnerId");
+    store_conn_t *db = api_db(req);
+    char owner_uuid[STORE_UUID_LEN];
+    if (db == NULL || !owner_uuid_of(req, db, id, owner_uuid))
+        return;
+    json_t *state = NULL;
+    store_status_t rc = taxdocs_status_get(db, req->claims.tenant_id, owner_uuid, &state);
+    if (rc != STORE_OK) {
+        reply_store_failure(req, rc);
+        return;
+    }
+    reply_data(req, 200, state);
+}

@@ -1,0 +1,200 @@
+/* store/taxdocs: see taxdocs.h.
+ *
+ * A submission's derived state lives in columns (not as a JSON blob of the
+ * answered object) so that a TIN result updates exactly the fields it
+ * changes and the answered shape is built in one place, taxdocs/model.c.
+ * Fields that do not belong to a type are NULL in the table and "" / 0 in
+ * the struct (nullif on the way in, coalesce on the way out). "Current" is
+ * an upserted row per (owner, object): the latest submission wins even when
+ * two share a millisecond. */
+#include "store/taxdocs.h"
+
+#include <string.h>
+
+#include "store/internal.h"
+
+#define TAXDOC_COLUMNS                                                                      \
+    "d.id, d.owner_uuid, d.document_type, d.data_collection_status, d.needs_resubmission,"  \
+    " coalesce(d.tax_documentation_status, ''), coalesce(d.issues, ''),"                     \
+    " coalesce(d.tin_status, ''), coalesce(d.tin_validated_at, 0),"                          \
+    " coalesce(d.expiration_date, ''), coalesce(d.treaty_claim_status, ''),"                 \
+    " coalesce(d.vat_status, ''), coalesce(d.vat_validated_at, 0), d.created_at"
+#define TAXDOC_NCOLS 14
+
+static const store_sql_t Q_TAXDOC_INSERT = {"taxdoc_insert",
+    "INSERT INTO tax_documents (id, tenant_id, owner_uuid, document_type, document_sealed,"
+    " tin_sealed, data_collection_status, needs_resubmission, tax_documentation_status, issues,"
+    " tin_status, tin_validated_at, expiration_date, treaty_claim_status, vat_status,"
+    " vat_validated_at, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, nullif(?9, ''),"
+    " nullif(?10, ''), nullif(?11, ''), nullif(?12, 0), nullif(?13, ''), nullif(?14, ''),"
+    " nullif(?15, ''), nullif(?16, 0), ?17)"};
+static const store_sql_t Q_TAXDOC_MAKE_CURRENT = {"taxdoc_make_current",
+    "INSERT INTO tax_documentation_current (owner_uuid, object, document_id) VALUES (?1, ?2, ?3)"
+    " ON CONFLICT (owner_uuid, object) DO UPDATE SET document_id = excluded.document_id"};
+static const store_sql_t Q_TAXDOC_CURRENT = {"taxdoc_current",
+    "SELECT " TAXDOC_COLUMNS ", c.object FROM tax_documentation_current c"
+    " JOIN tax_documents d ON d.id = c.document_id"
+    " WHERE c.owner_uuid = ?1 AND d.tenant_id = ?2"};
+static const store_sql_t Q_TAXDOC_GET = {"taxdoc_get",
+    "SELECT " TAXDOC_COLUMNS ", EXISTS (SELECT 1 FROM tax_documentation_current c"
+    " WHERE c.document_id = d.id), o.id FROM tax_documents d"
+    " JOIN account_owners o ON o.uuid = d.owner_uuid WHERE d.id = ?1 AND d.tenant_id = ?2"};
+static const store_sql_t Q_TAXDOC_TIN_RESULT = {"taxdoc_tin_result",
+    "UPDATE tax_documents SET tin_status = ?3, tin_validated_at = ?4, issues = ?5,"
+    " needs_resubmission = ?6, tax_documentation_status = ?7"
+    " WHERE id = ?1 AND tenant_id = ?2 AND document_type = 'W-9'"};
+
+/* ---- writes */
+
+static bool bind_blob_or_null(sqlite3_stmt *stmt, int index, const uint8_t *data, size_t len)
+{
+    if (data == NULL || len == 0)
+        return sqlite3_bind_null(stmt, index) == SQLITE_OK;
+    return sqlite3_bind_blob(stmt, index, data, (int)len, SQLITE_STATIC) == SQLITE_OK;
+}
+
+static bool taxdoc_bind(sqlite3_stmt *stmt, const store_taxdoc_new_t *n)
+{
+    const store_taxdoc_t *d = n->doc;
+    const taxdocs_state_t *s = &d->state;
+    return bind_text(stmt, 2, n->tenant_id) && bind_text(stmt, 3, d->owner_uuid) &&
+           bind_text(stmt, 4, taxdocs_type_name(s->type)) &&
+           bind_blob_or_null(stmt, 5, n->document_sealed, n->document_sealed_len) &&
+           bind_blob_or_null(stmt, 6, n->tin_sealed, n->tin_sealed_len) &&
+           bind_text(stmt, 7, s->data_collection_status) &&
+           bind_int(stmt, 8, s->needs_resubmission) &&
+           bind_text(stmt, 9, s->tax_documentation_status) &&
+           bind_text(stmt, 10, s->type == TAXDOCS_DPS ? "" : s->issues) &&
+           bind_text(stmt, 11, s->tin_status) && bind_int(stmt, 12, s->tin_validated_at) &&
+           bind_text(stmt, 13, s->expiration_date) &&
+           bind_text(stmt, 14, s->treaty_claim_status) && bind_text(stmt, 15, s->vat_status) &&
+           bind_int(stmt, 16, s->vat_validated_at) && bind_int(stmt, 17, d->created_at);
+}
+
+store_status_t store_taxdoc_insert_in_tx(store_conn_t *conn, const store_taxdoc_new_t *n)
+{
+    const store_taxdoc_t *d = n->doc;
+    if (!text_fits(d->id, sizeof d->id) || !text_fits(d->owner_uuid, sizeof d->owner_uuid) ||
+        n->document_sealed == NULL || n->document_sealed_len == 0)
+        return store_bad_argument("taxdoc_insert");
+    sqlite3_stmt *stmt;
+    store_status_t st = conn_prepare_key(conn, &Q_TAXDOC_INSERT, d->id, &stmt);
+    if (st != STORE_OK)
+        return st;
+    if ((st = run_bound(conn, &Q_TAXDOC_INSERT, stmt, taxdoc_bind(stmt, n))) != STORE_OK)
+        return st;
+    st = conn_prepare_key(conn, &Q_TAXDOC_MAKE_CURRENT, d->owner_uuid, &stmt);
+    if (st != STORE_OK)
+        return st;
+    bool bound = bind_text(stmt, 2, taxdocs_object_name(taxdocs_object_of(d->state.type))) &&
+                 bind_text(stmt, 3, d->id);
+    return run_bound(conn, &Q_TAXDOC_MAKE_CURRENT, stmt, bound);
+}
+
+store_status_t store_taxdoc_set_tin_result_in_tx(store_conn_t *conn, const char *tenant_id,
+                                                 const store_taxdoc_t *doc)
+{
+    const taxdocs_state_t *s = &doc->state;
+    sqlite3_stmt *stmt;
+    store_status_t st = conn_prepare_key(conn, &Q_TAXDOC_TIN_RESULT, doc->id, &stmt);
+    if (st != STORE_OK)
+        return st;
+    bool bound = bind_text(stmt, 2, tenant_id) && bind_text(stmt, 3, s->tin_status) &&
+                 bind_int(stmt, 4, s->tin_validated_at) && bind_text(stmt, 5, s->issues) &&
+                 bind_int(stmt, 6, s->needs_resubmission) &&
+                 bind_text(stmt, 7, s->tax_documentation_status);
+    if ((st = run_bound(conn, &Q_TAXDOC_TIN_RESULT, stmt, bound)) != STORE_OK)
+        return st;
+    return sqlite3_changes(conn->db) == 1 ? STORE_OK : STORE_NOT_FOUND;
+}
+
+/* ---- reads */
+
+static store_status_t taxdoc_from_row(const store_sql_t *q, sqlite3_stmt *stmt,
+                                      store_taxdoc_t *out)
+{
+    memset(out, 0, sizeof *out);
+    taxdocs_state_t *s = &out->state;
+    char type[24];
+    if (!column_copy(stmt, 0, out->id, sizeof out->id) ||
+        !column_copy(stmt, 1, out->owner_uuid, sizeof out->owner_uuid) ||
+        !column_copy(stmt, 2, type, sizeof type) || !taxdocs_type_parse(type, &s->type) ||
+        !column_copy(stmt, 3, s->data_collection_status, sizeof s->data_collection_status) ||
+        !column_copy(stmt, 5, s->tax_documentation_status, sizeof s->tax_documentation_status) ||
+        !column_copy(stmt, 6, s->issues, sizeof s->issues) ||
+        !column_copy(stmt, 7, s->tin_status, sizeof s->tin_status) ||
+        !column_copy(stmt, 9, s->expiration_date, sizeof s->expiration_date) ||
+        !column_copy(stmt, 10, s->treaty_claim_status, sizeof s->treaty_claim_status) ||
+        !column_copy(stmt, 11, s->vat_status, sizeof s->vat_status))
+        return store_bad_row(q);
+    s->needs_resubmission = sqlite3_column_int64(stmt, 4) != 0;
+    s->tin_validated_at = sqlite3_column_int64(stmt, 8);
+    s->vat_validated_at = sqlite3_column_int64(stmt, 12);
+    out->created_at = sqlite3_column_int64(stmt, 13);
+    return STORE_OK;
+}
+
+store_status_t store_taxdoc_current_in_tx(store_conn_t *conn, const char *tenant_id,
+                                          const char *owner_uuid,
+                                          store_taxdoc_t out[TAXDOCS_OBJECT_COUNT],
+                                          bool present[TAXDOCS_OBJECT_COUNT])
+{
+    for (int i = 0; i < TAXDOCS_OBJECT_COUNT; i++)
+        present[i] = false;
+    sqlite3_stmt *stmt;
+    store_status_t st = conn_prepare_key(conn, &Q_TAXDOC_CURRENT, owner_uuid, &stmt);
+    if (st != STORE_OK)
+        return st;
+    if (!bind_text(stmt, 2, tenant_id))
+        return conn_bind_failed(conn, &Q_TAXDOC_CURRENT, stmt);
+    int rc;
+    while (st == STORE_OK && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+        char object[32];
+        taxdocs_object_t o;
+        if (!column_copy(stmt, TAXDOC_NCOLS, object, sizeof object) ||
+            !taxdocs_object_parse(object, &o) || present[o])
+            st = store_bad_row(&Q_TAXDOC_CURRENT);
+        else if ((st = taxdoc_from_row(&Q_TAXDOC_CURRENT, stmt, &out[o])) == STORE_OK)
+            present[o] = true;
+    }
+    if (st == STORE_OK && rc != SQLITE_DONE)
+        st = conn_fail(conn, &Q_TAXDOC_CURRENT, rc);
+    stmt_done(stmt);
+    return st;
+}
+
+store_status_t store_taxdoc_current(store_conn_t *conn, const char *tenant_id,
+                                    const char *owner_uuid,
+                                    store_taxdoc_t out[TAXDOCS_OBJECT_COUNT],
+                                    bool present[TAXDOCS_OBJECT_COUNT])
+{
+    store_status_t st = conn_enter(conn);
+    if (st != STORE_OK)
+        return st;
+    return store_taxdoc_current_in_tx(conn, tenant_id, owner_uuid, out, present);
+}
+
+store_status_t store_taxdoc_get_in_tx(store_conn_t *conn, const char *tenant_id, const char *id,
+                                      store_taxdoc_t *out, bool *is_current,
+                                      char owner_id[STORE_ID_MAX])
+{
+    sqlite3_stmt *stmt;
+    store_status_t st = conn_prepare_key(conn, &Q_TAXDOC_GET, id, &stmt);
+    if (st != STORE_OK)
+        return st;
+    if (!bind_text(stmt, 2, tenant_id))
+        return conn_bind_failed(conn, &Q_TAXDOC_GET, stmt);
+    int rc = sqlite3_step(stmt);
+    if (rc == SQLITE_ROW) {
+        st = taxdoc_from_row(&Q_TAXDOC_GET, stmt, out);
+        *is_current = sqlite3_column_int64(stmt, TAXDOC_NCOLS) != 0;
+        if (st == STORE_OK && !column_copy(stmt, TAXDOC_NCOLS + 1, owner_id, STORE_ID_MAX))
+            st = store_bad_row(&Q_TAXDOC_GET);
+    } else if (rc == SQLITE_DONE) {
+        st = STORE_NOT_FOUND;
+    } else {
+        st = conn_fail(conn, &Q_TAXDOC_GET, rc);
+    }
+    stmt_done(stmt);
+    return st;
+}

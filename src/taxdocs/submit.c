@@ -1,0 +1,199 @@
+/* taxdocs/submit: see submit.h.
+ *
+ * Sealing. A W-9's TIN is sealed twice with tin_seal: once for the
+ * submission (associated data: tenant id + tax_documentation_id), kept with
+ * it, and once for its TIN check (tenant id + the check's id), as the TIN
+ * engine opens it. The rest of the document may hold TINs too (foreign TINs,
+ * TINs per jurisdiction), so it is stored sealed as a whole (AES-256-GCM
+ * under the same key, associated data "taxdoc:<tenant>:<id>"): every
+ * submission is kept, none of it readable from the database file alone.
+ *
+ * Every accepted submission changes the owner's state (a new current
+ * submission, issues created at its time), so every one emits a status
+ * event, also when it repeats the previous one field for field. */
+#include "taxdocs/submit.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/ids.h"
+#include "core/log.h"
+#include "core/tin.h"
+#include "store/events.h"
+#include "store/taxdocs.h"
+#include "store/tinchecks.h"
+
+/* ---- the owner's state */
+
+static store_status_t status_json_in_tx(store_conn_t *conn, const char *tenant_id,
+                                        const char *owner_uuid, bool in_tx, json_t **out)
+{
+    store_taxdoc_t *docs = calloc(TAXDOCS_OBJECT_COUNT, sizeof *docs);
+    if (docs == NULL)
+        return STORE_ERROR;
+    bool present[TAXDOCS_OBJECT_COUNT];
+    store_status_t st = in_tx ? store_taxdoc_current_in_tx(conn, tenant_id, owner_uuid, docs,
+                                                           present)
+                              : store_taxdoc_current(conn, tenant_id, owner_uuid, docs, present);
+    if (st == STORE_OK) {
+        const taxdocs_state_t *objects[TAXDOCS_OBJECT_COUNT];
+        for (int i = 0; i < TAXDOCS_OBJECT_COUNT; i++)
+            objects[i] = present[i] ? &docs[i].state : NULL;
+        *out = taxdocs_status_json(owner_uuid, objects);
+        if (*out == NULL)
+            st = STORE_ERROR;
+    }
+    free(docs);
+    return st;
+}
+
+store_status_t taxdocs_status_get(store_conn_t *conn, const char *tenant_id,
+                                  const char *owner_uuid, json_t **out)
+{
+    return status_json_in_tx(conn, tenant_id, owner_uuid, false, out);
+}
+
+/* Appends event `type` with payload (not stolen). */
+static store_status_t append_event(store_conn_t *conn, const char *tenant_id, const char *type,
+                                   const json_t *payload, int64_t now)
+{
+    char event_id[IDS_UUID_LEN];
+    if (ids_uuid_v4(event_id) != 0)
+        return STORE_ERROR;
+    char *text = json_dumps(payload, JSON_COMPACT);
+    if (text == NULL)
+        return STORE_ERROR;
+    store_status_t st = store_event_append_in_tx(conn, tenant_id, event_id, type, text, now);
+    free(text);
+    return st;
+}
+
+store_status_t taxdocs_status_event_in_tx(store_conn_t *conn, const char *tenant_id,
+                                          const char *owner_uuid, int64_t now)
+{
+    json_t *status = NULL;
+    store_status_t st = status_json_in_tx(conn, tenant_id, owner_uuid, true, &status);
+    if (st == STORE_OK)
+        st = append_event(conn, tenant_id, "ACCOUNT_OWNER_TAX_DOCUMENTATION_STATUS", status, now);
+    json_decref(status);
+    return st;
+}
+
+/* ---- a submission */
+
+typedef struct submit_tx {
+    const taxdocs_submission_t *s;
+    store_taxdoc_new_t row;
+    store_tin_check_new_t check; /* W-9 only (check.id != NULL) */
+} submit_tx_t;
+
+static store_status_t submit_in_tx(store_conn_t *conn, const void *arg)
+{
+    const submit_tx_t *t = arg;
+    store_status_t st = store_taxdoc_insert_in_tx(conn, &t->row);
+    if (st == STORE_OK && t->check.id != NULL)
+        st = store_tin_check_enqueue_in_tx(conn, &t->check);
+    if (st == STORE_OK)
+        st = taxdocs_status_event_in_tx(conn, t->s->tenant_id, t->s->owner_uuid, t->s->now);
+    return st;
+}
+
+/* The document as kept: the body without the W-9's TIN (sealed apart),
+ * compact JSON sealed under the TIN key. *sealed is malloc'd (caller frees). */
+static int seal_document(const taxdocs_submission_t *s, const char *id, uint8_t **sealed,
+                         size_t *sealed_len)
+{
+    json_t *copy = json_deep_copy(s->body);
+    if (copy == NULL)
+        return -1;
+    if (s->type == TAXDOCS_W9)
+        json_object_del(copy, "tin");
+    char *plain = json_dumps(copy, JSON_COMPACT);
+    json_decref(copy);
+    char aad[96];
+    snprintf(aad, sizeof aad, "taxdoc:%s:%s", s->tenant_id, id);
+    size_t len = plain != NULL ? strlen(plain) : 0;
+    *sealed = plain != NULL ? malloc(len + CRYPTO_AEAD_OVERHEAD) : NULL;
+    int rc = -1;
+    if (*sealed != NULL)
+        rc = crypto_aead_seal(s->tin_key, aad, strlen(aad), plain, len, *sealed);
+    if (plain != NULL) {
+        explicit_bzero(plain, len);
+        free(plain);
+    }
+    *sealed_len = len + CRYPTO_AEAD_OVERHEAD;
+    return rc;
+}
+
+typedef struct w9_seals {
+    uint8_t doc_tin[TIN_SEALED_MAX];
+    size_t doc_tin_len;
+    uint8_t check_tin[TIN_SEALED_MAX];
+    size_t check_tin_len;
+    char check_id[IDS_UUID_LEN];
+} w9_seals_t;
+
+/* Seals the W-9's TIN for the submission and for its check, and fills the
+ * check. The clear TIN never leaves the body. */
+static int prepare_w9(const taxdocs_submission_t *s, const char *id, w9_seals_t *w,
+                      submit_tx_t *t)
+{
+    const char *tin = json_string_value(json_object_get(s->body, "tin"));
+    if (tin == NULL || ids_uuid_v4(w->check_id) != 0 ||
+        tin_seal(s->tin_key, s->tenant_id, id, tin, w->doc_tin, &w->doc_tin_len) != 0 ||
+        tin_seal(s->tin_key, s->tenant_id, w->check_id, tin, w->check_tin, &w->check_tin_len) !=
+            0)
+        return -1;
+    t->row.tin_sealed = w->doc_tin;
+    t->row.tin_sealed_len = w->doc_tin_len;
+    t->check = (store_tin_check_new_t){
+        .id = w->check_id,
+        .tenant_id = s->tenant_id,
+        .kind = STORE_TIN_CHECK_TAX_DOCUMENTATION,
+        .subject_id = id,
+        .owner_uuid = s->owner_uuid,
+        .name = json_string_value(json_object_get(s->body, "name")),
+        .tin_sealed = w->check_tin,
+        .tin_sealed_len = w->check_tin_len,
+        .tin_type = json_string_value(json_object_get(s->body, "tin_type")),
+        .now = s->now,
+    };
+    return t->check.name != NULL && t->check.tin_type != NULL ? 0 : -1;
+}
+
+/* Assesses and seals into doc / t; the caller writes them. */
+static int prepare(const taxdocs_submission_t *s, store_taxdoc_t *doc, w9_seals_t *w9,
+                   submit_tx_t *t, uint8_t **sealed)
+{
+    if (ids_uuid_v4(doc->id) != 0 || taxdocs_assess(s->type, s->body, s->now, &doc->state) != 0)
+        return -1;
+    snprintf(doc->owner_uuid, sizeof doc->owner_uuid, "%s", s->owner_uuid);
+    doc->created_at = s->now;
+    t->s = s;
+    t->row.tenant_id = s->tenant_id;
+    t->row.doc = doc;
+    if (seal_document(s, doc->id, sealed, &t->row.document_sealed_len) != 0)
+        return -1;
+    t->row.document_sealed = *sealed;
+    return s->type == TAXDOCS_W9 ? prepare_w9(s, doc->id, w9, t) : 0;
+}
+
+store_status_t taxdocs_submit(store_conn_t *conn, const taxdocs_submission_t *s,
+                              char id[STORE_UUID_LEN])
+{
+    store_taxdoc_t *doc = calloc(1, sizeof *doc);
+    w9_seals_t *w9 = calloc(1, sizeof *w9);
+    submit_tx_t t = {0};
+    uint8_t *sealed = NULL;
+    store_status_t st = STORE_ERROR;
+    if (doc == NULL || w9 == NULL || prepare(s, doc, w9, &t, &sealed) != 0)
+        log_event(LOG_ERROR, "tax documentation: could not assess or seal a submission",
+                  json_pack("{s:s}", "document_type", taxdocs_type_name(s->type)));
+    else if ((st = store_write(conn, submit_in_tx, &t)) == STORE_OK)
+        memcpy(id, doc->id, STORE_UUID_LEN);
+    free(sealed);
+    free(w9);
+    free(doc);
+    return st;
+}
