@@ -1,6 +1,7 @@
 /* api/owner_tin: what an account owner's write does for its TIN check
- * (issue 7 item 2), kept out of account_owners.c so the owner handlers only
- * take a snapshot before a change and call one write function.
+ * (spec § Events: ACCOUNT_OWNER_TIN_VALIDATION), kept out of
+ * account_owners.c so the owner handlers only take a snapshot before a
+ * change and call one write function.
  *
  * A check is queued, in the same transaction as the owner's row, when the
  * owner is created with a TIN, or when an update changes the TIN text, its

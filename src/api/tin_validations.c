@@ -1,4 +1,4 @@
-/* tin_validations: real-time TIN matching (issue 7 item 1).
+/* tin_validations: real-time TIN matching (spec § Events: RTTM_TIN_VALIDATION).
  *
  *   POST /v1/tin-validations                  queue a check: 202 {"data": validation}
  *   GET  /v1/tin-validations/{validationId}   the check as it is now: 200 {"data": validation}

@@ -2,7 +2,7 @@
 /v1/tax-documents, and the FORM_STATUS_UPDATE event.
 
 Rules checked, in the words of spec.md (§ Tax form status, § Event catalog)
-and of issue 7 item 4:
+and of the tax forms issue:
   - "(none) -> Generated -> Filed (contents unchanged) or Deleted; a Filed
     form cannot be deleted; Filed and Deleted are final; generating again
     after a deletion makes a new form" (a new form_id); generating over a

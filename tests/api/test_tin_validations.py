@@ -1,6 +1,6 @@
-"""TIN validation (issue 7 items 1 and 2): POST/GET /v1/tin-validations, the
-TIN check engine, RTTM_TIN_VALIDATION and ACCOUNT_OWNER_TIN_VALIDATION as a
-real subscribed HTTPS receiver gets them (spec § Events → Event catalog).
+"""TIN validation: POST/GET /v1/tin-validations, the TIN check engine, and
+RTTM_TIN_VALIDATION and ACCOUNT_OWNER_TIN_VALIDATION as a real subscribed
+HTTPS receiver gets them (spec § Events → Event catalog).
 
 The server of this module matches against a list file (--tin-match-file):
 the statuses VALID, INVALID_FORMAT, MISMATCH and FOREIGN are each reached by
