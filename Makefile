@@ -12,6 +12,7 @@ SRC      = $(shell find src -name '*.c' | sort)
 LIB_SRC  = $(filter-out src/main.c,$(SRC))
 HDR      = $(shell find src -name '*.h')
 UNIT_SRC = $(wildcard tests/unit/test_*.c)
+UNIT_SUPPORT = $(wildcard tests/unit/support/*.c)
 
 OBJ       = $(SRC:%.c=build/obj/%.o)
 LIB_OBJ   = $(LIB_SRC:%.c=build/obj/%.o)
@@ -44,15 +45,16 @@ build/asan/taxd: $(ASAN_OBJ)
 	@echo "  LINK    $@"
 	@$(CC) $(ASAN) -o $@ $^ $(LIBS)
 
-build/tests/%: tests/unit/%.c $(LIB_OBJ)
+# Unit tests link the library objects and the shared test support (tests/unit/support/).
+build/tests/%: tests/unit/%.c $(UNIT_SUPPORT) $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	@echo "  LINK    $@"
-	@$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $^ $(LIBS) -lcmocka
+	@$(CC) $(CFLAGS_COMMON) $(CFLAGS) -Itests/unit/support -o $@ $^ $(LIBS) -lcmocka
 
-build/asan/tests/%: tests/unit/%.c $(ASAN_LIB)
+build/asan/tests/%: tests/unit/%.c $(UNIT_SUPPORT) $(ASAN_LIB)
 	@mkdir -p $(dir $@)
 	@echo "  LINK    $@"
-	@$(CC) $(CFLAGS_COMMON) -O1 $(ASAN) -o $@ $^ $(LIBS) -lcmocka
+	@$(CC) $(CFLAGS_COMMON) -O1 $(ASAN) -Itests/unit/support -o $@ $^ $(LIBS) -lcmocka
 
 asan: build/asan/taxd
 

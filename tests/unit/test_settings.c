@@ -13,6 +13,8 @@
 
 #include "app/settings.h"
 
+#include "scratch_store.h"
+
 #define TENANT "00000000-0000-4000-8000-000000000001"
 
 typedef struct fixture {
@@ -24,12 +26,8 @@ typedef struct fixture {
 static int setup(void **state)
 {
     fixture_t *fx = calloc(1, sizeof *fx);
-    snprintf(fx->dir, sizeof fx->dir, "/tmp/taxd-settings-XXXXXX");
-    assert_non_null(mkdtemp(fx->dir));
-    char path[128];
-    snprintf(path, sizeof path, "%s/t.db", fx->dir);
-    char *err = NULL;
-    fx->store = store_open(path, &err);
+    char path[160];
+    fx->store = scratch_store_open(fx->dir, sizeof fx->dir, path, sizeof path, "t.db");
     assert_non_null(fx->store);
     fx->conn = store_acquire(fx->store);
     store_tenant_t t = {.id = TENANT, .name = "t", .created_at = 1};
@@ -45,10 +43,7 @@ static int teardown(void **state)
 {
     fixture_t *fx = *state;
     store_release(fx->store, fx->conn);
-    store_close(fx->store);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", fx->dir);
-    assert_int_equal(system(cmd), 0);
+    scratch_store_close(fx->store, fx->dir);
     free(fx);
     return 0;
 }

@@ -19,7 +19,6 @@
 
 #include <cmocka.h>
 
-#include <ftw.h>
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -33,6 +32,8 @@
 #include "core/clock.h"
 #include "store/migrations.h"
 #include "store/store.h"
+
+#include "scratch_store.h"
 
 /* The seed of a test tenant: its default filer uuid, and a USD uuid derived
  * from it (the last digit group differs). */
@@ -55,13 +56,6 @@ typedef struct fixture {
 
 /* ---- helpers */
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
 
 static void fake_uuid(unsigned n, char out[STORE_UUID_LEN])
 {
@@ -136,17 +130,9 @@ static int fixture_setup(void **state)
     fixture_t *fx = calloc(1, sizeof *fx);
     if (fx == NULL)
         return -1;
-    snprintf(fx->dir, sizeof fx->dir, "/tmp/taxd-store-XXXXXX");
-    if (mkdtemp(fx->dir) == NULL)
+    fx->store = SCRATCH_STORE_OPEN(fx, "data/db/taxd.db");
+    if (fx->store == NULL)
         return -1;
-    snprintf(fx->path, sizeof fx->path, "%s/data/db/taxd.db", fx->dir);
-    char *err = NULL;
-    fx->store = store_open(fx->path, &err);
-    if (fx->store == NULL) {
-        fprintf(stderr, "store_open: %s\n", err != NULL ? err : "?");
-        free(err);
-        return -1;
-    }
     fx->conn = store_acquire(fx->store);
     *state = fx;
     return fx->conn != NULL ? 0 : -1;
@@ -157,8 +143,7 @@ static int fixture_teardown(void **state)
     fixture_t *fx = *state;
     if (fx->conn != NULL)
         store_release(fx->store, fx->conn);
-    store_close(fx->store);
-    nftw(fx->dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    scratch_store_close(fx->store, fx->dir);
     free(fx);
     return 0;
 }

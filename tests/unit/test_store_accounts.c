@@ -16,15 +16,15 @@
 
 #include <cmocka.h>
 
-#include <ftw.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "store/accounts.h"
 #include "store/store.h"
+
+#include "scratch_store.h"
 
 #define TENANT_A "00000000-0000-4000-8000-00000000000a"
 #define TENANT_B "00000000-0000-4000-8000-00000000000b"
@@ -58,17 +58,9 @@ static int setup(void **state)
     fixture_t *fx = calloc(1, sizeof *fx);
     if (fx == NULL)
         return -1;
-    snprintf(fx->dir, sizeof fx->dir, "/tmp/taxd-accounts-XXXXXX");
-    if (mkdtemp(fx->dir) == NULL)
+    fx->store = SCRATCH_STORE_OPEN(fx, "taxd.db");
+    if (fx->store == NULL)
         return -1;
-    snprintf(fx->path, sizeof fx->path, "%s/taxd.db", fx->dir);
-    char *err = NULL;
-    fx->store = store_open(fx->path, &err);
-    if (fx->store == NULL) {
-        fprintf(stderr, "store_open: %s\n", err != NULL ? err : "?");
-        free(err);
-        return -1;
-    }
     fx->conn = store_acquire(fx->store);
     if (fx->conn == NULL)
         return -1;
@@ -81,21 +73,13 @@ static int setup(void **state)
     return 0;
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
 
 static int teardown(void **state)
 {
     fixture_t *fx = *state;
     sqlite3_close(fx->raw);
     store_release(fx->store, fx->conn);
-    store_close(fx->store);
-    nftw(fx->dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    scratch_store_close(fx->store, fx->dir);
     free(fx);
     return 0;
 }

@@ -20,6 +20,8 @@
 #include "store/internal.h"
 #include "store/store.h"
 
+#include "scratch_store.h"
+
 #define TENANT_A "00000000-0000-4000-8000-00000000000a"
 #define TENANT_B "00000000-0000-4000-8000-00000000000b"
 #define USD_A "00000000-0000-4000-8000-0000000000a2"
@@ -53,11 +55,7 @@ static int setup(void **state)
 {
     fixture_t *fx = calloc(1, sizeof *fx);
     assert_non_null(fx);
-    snprintf(fx->dir, sizeof fx->dir, "/tmp/taxd-assets-XXXXXX");
-    assert_non_null(mkdtemp(fx->dir));
-    snprintf(fx->path, sizeof fx->path, "%s/t.db", fx->dir);
-    char *err = NULL;
-    fx->store = store_open(fx->path, &err);
+    fx->store = SCRATCH_STORE_OPEN(fx, "t.db");
     assert_non_null(fx->store);
     fx->conn = store_acquire(fx->store);
     assert_non_null(fx->conn);
@@ -71,10 +69,7 @@ static int teardown(void **state)
 {
     fixture_t *fx = *state;
     store_release(fx->store, fx->conn);
-    store_close(fx->store);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", fx->dir);
-    assert_int_equal(system(cmd), 0);
+    scratch_store_close(fx->store, fx->dir);
     free(fx);
     return 0;
 }

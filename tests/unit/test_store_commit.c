@@ -24,6 +24,8 @@
 #include "store/internal.h"
 #include "store/store.h"
 
+#include "scratch_store.h"
+
 static const store_sql_t Q_PUT = {"test_put", "INSERT INTO scratch (k) VALUES (?1)"};
 
 typedef struct fixture {
@@ -94,16 +96,8 @@ static int64_t rows_with(fixture_t *fx, const char *key)
 static int setup(void **state)
 {
     fixture_t *fx = calloc(1, sizeof *fx);
-    snprintf(fx->dir, sizeof fx->dir, "/tmp/taxd-commit-XXXXXX");
-    if (fx == NULL || mkdtemp(fx->dir) == NULL)
+    if (fx == NULL || (fx->store = SCRATCH_STORE_OPEN(fx, "taxd.db")) == NULL)
         return -1;
-    snprintf(fx->path, sizeof fx->path, "%s/taxd.db", fx->dir);
-    char *err = NULL;
-    fx->store = store_open(fx->path, &err);
-    if (fx->store == NULL) {
-        fprintf(stderr, "store_open: %s\n", err);
-        return -1;
-    }
     if (sqlite3_open(fx->path, &fx->other) != SQLITE_OK ||
         sqlite3_exec(fx->other, "CREATE TABLE scratch (k TEXT PRIMARY KEY) STRICT", NULL, NULL,
                      NULL) != SQLITE_OK)
@@ -117,11 +111,7 @@ static int teardown(void **state)
 {
     fixture_t *fx = *state;
     sqlite3_close(fx->other);
-    store_close(fx->store);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", fx->dir);
-    if (system(cmd) != 0)
-        return -1;
+    scratch_store_close(fx->store, fx->dir);
     free(fx);
     return 0;
 }

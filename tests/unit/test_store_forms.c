@@ -16,16 +16,16 @@
 
 #include <cmocka.h>
 
-#include <ftw.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "forms/forms.h"
 #include "store/accounts.h"
 #include "store/store.h"
+
+#include "scratch_store.h"
 
 #define TENANT "00000000-0000-4000-8000-00000000000a"
 #define ACCOUNT_UUID "00000000-0000-4000-9000-000000000001"
@@ -43,16 +43,9 @@ typedef struct fixture {
 static int setup(void **state)
 {
     fixture_t *fx = calloc(1, sizeof *fx);
-    snprintf(fx->dir, sizeof fx->dir, "/tmp/taxd-forms-XXXXXX");
-    if (mkdtemp(fx->dir) == NULL)
+    fx->store = SCRATCH_STORE_OPEN(fx, "taxd.db");
+    if (fx->store == NULL || (fx->conn = store_acquire(fx->store)) == NULL)
         return -1;
-    snprintf(fx->path, sizeof fx->path, "%s/taxd.db", fx->dir);
-    char *err = NULL;
-    fx->store = store_open(fx->path, &err);
-    if (fx->store == NULL || (fx->conn = store_acquire(fx->store)) == NULL) {
-        free(err);
-        return -1;
-    }
     store_tenant_t t = {.id = TENANT, .name = "t", .created_at = T0};
     store_tenant_seed_t seed = {.default_filer_uuid = "00000000-0000-4000-8000-0000000f000a",
                                 .usd_asset_uuid = "00000000-0000-4000-8000-0000000e000a"};
@@ -76,21 +69,13 @@ static int setup(void **state)
     return 0;
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
 
 static int teardown(void **state)
 {
     fixture_t *fx = *state;
     sqlite3_close(fx->raw);
     store_release(fx->store, fx->conn);
-    store_close(fx->store);
-    nftw(fx->dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    scratch_store_close(fx->store, fx->dir);
     free(fx);
     return 0;
 }

@@ -10,15 +10,15 @@
 
 #include <cmocka.h>
 
-#include <ftw.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "store/owners.h"
 #include "store/store.h"
+
+#include "scratch_store.h"
 
 typedef struct fixture {
     char dir[64];
@@ -31,13 +31,6 @@ typedef struct fixture {
 
 /* ---- helpers */
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
 
 static void fake_uuid(unsigned n, char out[STORE_UUID_LEN])
 {
@@ -156,17 +149,9 @@ static int fixture_setup(void **state)
     fixture_t *fx = calloc(1, sizeof *fx);
     if (fx == NULL)
         return -1;
-    snprintf(fx->dir, sizeof fx->dir, "/tmp/taxd-owners-XXXXXX");
-    if (mkdtemp(fx->dir) == NULL)
+    fx->store = SCRATCH_STORE_OPEN(fx, "taxd.db");
+    if (fx->store == NULL)
         return -1;
-    snprintf(fx->path, sizeof fx->path, "%s/taxd.db", fx->dir);
-    char *err = NULL;
-    fx->store = store_open(fx->path, &err);
-    if (fx->store == NULL) {
-        fprintf(stderr, "store_open: %s\n", err != NULL ? err : "?");
-        free(err);
-        return -1;
-    }
     fx->conn = store_acquire(fx->store);
     *state = fx;
     if (fx->conn == NULL)
@@ -181,8 +166,7 @@ static int fixture_teardown(void **state)
     fixture_t *fx = *state;
     if (fx->conn != NULL)
         store_release(fx->store, fx->conn);
-    store_close(fx->store);
-    nftw(fx->dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    scratch_store_close(fx->store, fx->dir);
     free(fx);
     return 0;
 }

@@ -10,14 +10,14 @@
 
 #include <cmocka.h>
 
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "store/store.h"
 #include "store/tinchecks.h"
+
+#include "scratch_store.h"
 
 typedef struct fixture {
     char dir[64];
@@ -27,12 +27,6 @@ typedef struct fixture {
     char tenant[STORE_UUID_LEN];
 } fixture_t;
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st, (void)flag, (void)ftw;
-    return remove(path);
-}
-
 static void fake_uuid(unsigned n, char out[STORE_UUID_LEN])
 {
     snprintf(out, STORE_UUID_LEN, "00000000-0000-4000-8000-%012u", n);
@@ -41,11 +35,7 @@ static void fake_uuid(unsigned n, char out[STORE_UUID_LEN])
 static int setup(void **state)
 {
     fixture_t *f = calloc(1, sizeof *f);
-    snprintf(f->dir, sizeof f->dir, "/tmp/taxd-tinchecks-XXXXXX");
-    assert_non_null(mkdtemp(f->dir));
-    snprintf(f->path, sizeof f->path, "%s/taxd.db", f->dir);
-    char *err = NULL;
-    f->store = store_open(f->path, &err);
+    f->store = SCRATCH_STORE_OPEN(f, "taxd.db");
     assert_non_null(f->store);
     f->conn = store_acquire(f->store);
     store_tenant_t tenant = {.created_at = 1700000000000};
@@ -64,8 +54,7 @@ static int teardown(void **state)
 {
     fixture_t *f = *state;
     store_release(f->store, f->conn);
-    store_close(f->store);
-    nftw(f->dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+    scratch_store_close(f->store, f->dir);
     free(f);
     return 0;
 }

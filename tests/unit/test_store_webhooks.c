@@ -11,15 +11,15 @@
 
 #include <cmocka.h>
 
-#include <ftw.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "store/store.h"
 #include "store/webhooks.h"
+
+#include "scratch_store.h"
 
 #define TENANT "00000000-0000-4000-8000-0000000000a1"
 #define OTHER "00000000-0000-4000-8000-0000000000a2"
@@ -31,14 +31,6 @@ typedef struct fixture {
     store_conn_t *conn;
     sqlite3 *raw;
 } fixture_t;
-
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
 
 static void create_tenant(fixture_t *f, const char *id, char suffix)
 {
@@ -56,12 +48,7 @@ static void create_tenant(fixture_t *f, const char *id, char suffix)
 static int setup(void **state)
 {
     fixture_t *f = calloc(1, sizeof *f);
-    snprintf(f->dir, sizeof f->dir, "/tmp/taxd-swh-XXXXXX");
-    if (f == NULL || mkdtemp(f->dir) == NULL)
-        return -1;
-    snprintf(f->path, sizeof f->path, "%s/taxd.db", f->dir);
-    char *err = NULL;
-    if ((f->store = store_open(f->path, &err)) == NULL)
+    if (f == NULL || (f->store = SCRATCH_STORE_OPEN(f, "taxd.db")) == NULL)
         return -1;
     f->conn = store_acquire(f->store);
     create_tenant(f, TENANT, '1');
@@ -78,8 +65,7 @@ static int teardown(void **state)
     fixture_t *f = *state;
     sqlite3_close(f->raw);
     store_release(f->store, f->conn);
-    store_close(f->store);
-    nftw(f->dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+    scratch_store_close(f->store, f->dir);
     free(f);
     return 0;
 }

@@ -12,13 +12,11 @@
 
 #include <cmocka.h>
 
-#include <ftw.h>
 #include <jansson.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "core/tin.h"
 #include "store/owners.h"
@@ -26,6 +24,8 @@
 #include "taxdocs/model.h"
 #include "taxdocs/submit.h"
 #include "taxdocs/tin_result.h"
+
+#include "scratch_store.h"
 
 #define NOW 1779408000000LL /* 2026-05-22T00:00:00Z */
 
@@ -503,28 +503,15 @@ typedef struct fixture {
     uint8_t key[CRYPTO_AEAD_KEY_LEN];
 } fixture_t;
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st, (void)flag, (void)ftw;
-    return remove(path);
-}
-
 static int fixture_setup(void **state)
 {
     fixture_t *fx = calloc(1, sizeof *fx);
     if (fx == NULL)
         return -1;
     *state = fx;
-    snprintf(fx->dir, sizeof fx->dir, "/tmp/taxd-taxdocs-XXXXXX");
-    if (mkdtemp(fx->dir) == NULL)
+    fx->store = SCRATCH_STORE_OPEN(fx, "taxd.db");
+    if (fx->store == NULL)
         return -1;
-    snprintf(fx->path, sizeof fx->path, "%s/taxd.db", fx->dir);
-    char *err = NULL;
-    fx->store = store_open(fx->path, &err);
-    if (fx->store == NULL) {
-        free(err);
-        return -1;
-    }
     fx->conn = store_acquire(fx->store);
     if (fx->conn == NULL)
         return -1;
@@ -554,8 +541,7 @@ static int fixture_teardown(void **state)
     if (fx->conn != NULL)
         store_release(fx->store, fx->conn);
     if (fx->store != NULL)
-        store_close(fx->store);
-    nftw(fx->dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+        scratch_store_close(fx->store, fx->dir);
     free(fx);
     return 0;
 }
