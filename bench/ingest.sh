@@ -7,12 +7,12 @@
 # server's peak memory (VmHWM), against two references measured in the same
 # run:
 #   - the store's ceiling: the same transactions written straight through
-#     store_tx_upsert (bench/store_ingest.c, linked with taxd's objects), one
-#     commit per transaction as taxd makes them, BENCH_STORE_THREADS writers,
+#     store_tx_upsert (bench/store_ingest.c, linked with taxd's objects), through
+#     the same group commit as taxd, BENCH_STORE_THREADS writers,
 #     alternating with taxd in BENCH_ROUNDS rounds (the machine's load drifts);
 #   - the bare database: the very rows taxd wrote, re-inserted into a copy of
 #     the starting database by Python's sqlite3 with the same statements, one
-#     transaction per 1,000 transactions (what group commit could reach);
+#     transaction per 1,000 transactions (one writer, no per-request work);
 #   - the HTTP floor: nginx answering the same POSTs with `return 200`, from
 #     its own prefix, loaded by the same client.
 # Part "one-account": BENCH_ONE_ACCOUNT_TX transactions of one account loaded
@@ -236,22 +236,23 @@ asset for USD with a USD rate, 1 in 4 sell) over $ACCOUNTS accounts x 5 assets, 
 order, \`POST /v1/transactions/external-id\` from $CLIENTS concurrent keep-alive clients, one
 request in flight each (\`bench/ingest_load.c\`, a C client: wrk runs for a duration rather than a
 count of distinct ids, and a Python client cannot load taxd on two cores). taxd with its defaults
-(16 threads, SQLite WAL, synchronous=FULL: one commit and fsync per transaction). taxd and the
+(16 threads, SQLite WAL, synchronous=FULL, group commit: \`src/store/commit.c\`). taxd and the
 store ceiling alternate in $ROUNDS rounds of $chunk transactions (a shared machine drifts);
 the figures are totals over the rounds.
 
 | writer | transactions/s | vs taxd | notes |
 |---|---|---|---|
 | taxd over HTTP | **$h_tps** | 1.00 | p50 $p50 ms, p99 $p99 ms (medians of the rounds); 2xx $h_2xx, non-2xx $h_bad |
-| store ceiling: \`store_tx_upsert\` straight, $STORE_THREADS threads | $s_tps | $(calc "$s_tps/$h_tps" .2f) | the same transactions, one commit each, no HTTP, no JSON (\`bench/store_ingest.c\`) |
-| bare database: Python sqlite3, 1,000 per commit | $b_tps | $(calc "$b_tps/$h_tps" .2f) | the rows taxd wrote, same tables and indexes: what group commit could reach |
+| store ceiling: \`store_tx_upsert\` straight, $STORE_THREADS threads | $s_tps | $(calc "$s_tps/$h_tps" .2f) | the same transactions through the same group commit, no HTTP, no JSON (\`bench/store_ingest.c\`) |
+| bare database: Python sqlite3, 1,000 per commit | $b_tps | $(calc "$b_tps/$h_tps" .2f) | the rows taxd wrote, same tables and indexes, one writer, no per-request work |
 | HTTP floor: nginx \`return 200\` | $n_tps | $(calc "$n_tps/$h_tps" .2f) | the same POSTs and client, $(nproc) workers |
 
 taxd / store ceiling: **$(calc "$h_tps/$s_tps" .2f)**; taxd / bare database: $(calc "$h_tps/$b_tps" .3f).
-Each write is its own \`BEGIN IMMEDIATE\` ... \`COMMIT\` with an fsync, so taxd and the store ceiling are
-bound by commits, and waiting writers sleep in SQLite's busy handler (1 ms doubling to 20 ms): that is
-the gap between p50 and p99. The bare database shows what one writer committing batches (group commit,
-GUIDE.md section 7) could reach.
+Writes that arrive while a commit is in progress queue and are then committed together, each in its
+own savepoint, so the 16 clients share fsyncs; the store ceiling runs the same writes through the same
+path. Both are bound by the single SQLite writer (every upsert also updates the account's watermark,
+its outbox event and the asset links). The bare database is one writer re-inserting the finished rows
+1,000 per commit with no validation, lookups or events: a bound no request-at-a-time writer reaches.
 Peak memory of taxd (VmHWM): **$(calc "$hwm/1024" .1f) MiB** after the load ($(calc "$hwm_idle/1024" .1f) MiB
 before it; VmRSS at the end $(calc "$rss/1024" .1f) MiB).
 Reproduce: \`make bench-ingest\` (\`BENCH_TX\`, \`BENCH_ACCOUNTS\`, \`BENCH_CLIENTS\`,

@@ -6,7 +6,7 @@
  *     writes the transactions of ingest_gen.h straight through
  *     store_tx_upsert, as the API handler would after validation: the same
  *     canonical body, lines, asset links, dirty watermark and outbox event,
- *     one write transaction (one commit, one fsync) per transaction, as taxd
+ *     one write per transaction through the store's group commit, as taxd
  *     commits them. K threads each hold their own pooled connection and
  *     take the next index from a shared counter. Prints one JSON line.
  *
