@@ -1,8 +1,8 @@
 /* store/commit: group commit. Writers of one process that arrive while a
  * write transaction is being made queue behind it; the first of them then
  * leads: it takes every queued write, runs each in its own SAVEPOINT inside
- * one BEGIN IMMEDIATE ... COMMIT on its own connection, and hands every
- * writer its status. One fsync then acknowledges a whole batch, where
+ * one BEGIN IMMEDIATE ... COMMIT on the queue's writer connection, and
+ * hands every writer its status. One fsync then acknowledges a whole batch, where
  * writers each committing alone would take turns on SQLite's lock, each
  * paying an fsync and sleeping in the busy handler between attempts.
  *
@@ -16,7 +16,7 @@
  *    the latest deadline of its writes;
  *  - an error that ends the whole SQLite transaction (an interrupt, an I/O
  *    error) fails every write of the batch that had not failed on its own.
- * A batch of one runs exactly as before: BEGIN, body, COMMIT.
+ * A batch of one runs without savepoints: BEGIN, body, COMMIT.
  *
  * Leadership passes to the head of the queue after each batch, so a leader
  * answers its own caller after one batch instead of serving everyone. Other
@@ -48,17 +48,20 @@ typedef struct commit_job {
 } commit_job_t;
 
 struct commit_queue {
+    store_t *store;
+    store_conn_t *writer;   /* opened by the first leader; used by one leader at a time */
     pthread_mutex_t lock;
     pthread_cond_t changed; /* CLOCK_MONOTONIC, for the deadline waits */
     commit_job_t *head, *tail;
     bool leading;           /* a batch is running or leadership is being handed over */
 };
 
-commit_queue_t *commit_queue_new(void)
+commit_queue_t *commit_queue_new(store_t *store)
 {
     commit_queue_t *q = calloc(1, sizeof *q);
     if (q == NULL)
         return NULL;
+    q->store = store;
     pthread_condattr_t attr;
     bool ok = pthread_condattr_init(&attr) == 0;
     ok = ok && pthread_condattr_setclock(&attr, CLOCK_MONOTONIC) == 0 &&
@@ -75,6 +78,7 @@ void commit_queue_free(commit_queue_t *q)
 {
     if (q == NULL)
         return;
+    conn_close_writer(q->writer);
     pthread_cond_destroy(&q->changed);
     pthread_mutex_destroy(&q->lock);
     free(q);
@@ -217,15 +221,25 @@ static void run_many(store_conn_t *conn, commit_job_t *batch)
     }
 }
 
+/* The connection batches run on: the queue's writer, whose page cache stays
+ * warm from batch to batch (a pooled connection's is dropped whenever
+ * another connection has written), or the leader's own if it cannot open. */
+static store_conn_t *batch_conn(commit_queue_t *q, store_conn_t *leader)
+{
+    if (q->writer == NULL)
+        q->writer = conn_open_writer(q->store);
+    return q->writer != NULL ? q->writer : leader;
+}
+
 static void run_batch(store_conn_t *conn, commit_job_t *batch)
 {
-    if (batch->next == NULL) {
-        batch->status = conn_write_alone(conn, batch->body, batch->arg);
-        return;
-    }
     int64_t own = conn->deadline_ms;
     store_set_deadline(conn, batch_deadline(batch));
-    run_many(conn, batch);
+    if (batch->next == NULL)
+        batch->status = past(batch->deadline_ms) ? STORE_TIMEOUT
+                                                 : conn_write_alone(conn, batch->body, batch->arg);
+    else
+        run_many(conn, batch);
     store_set_deadline(conn, own);
 }
 
@@ -250,7 +264,7 @@ store_status_t commit_queue_run(commit_queue_t *q, store_conn_t *conn, tx_body_t
     commit_job_t *batch = take_all(q);
     pthread_mutex_unlock(&q->lock);
 
-    run_batch(conn, batch);
+    run_batch(batch_conn(q, conn), batch);
 
     pthread_mutex_lock(&q->lock);
     for (commit_job_t *j = batch, *next; j != NULL; j = next) {

@@ -61,12 +61,17 @@ typedef store_status_t (*tx_body_t)(store_conn_t *conn, const void *arg);
 store_status_t conn_write(store_conn_t *conn, tx_body_t body, const void *arg);
 /* conn_write's transaction on conn itself, without group commit. */
 store_status_t conn_write_alone(store_conn_t *conn, tx_body_t body, const void *arg);
+/* The group commit's writer connection: opened like a pooled one, with a
+ * 64 MiB page cache, owned by the caller. NULL (logged) on failure. */
+store_conn_t *conn_open_writer(store_t *store);
+void conn_close_writer(store_conn_t *conn);
 /* Rolls back the open transaction, if SQLite has not already ended it. */
 void conn_rollback(store_conn_t *conn);
 
-/* Group commit (commit.c): one queue per store. */
+/* Group commit (commit.c): one queue per store, with a writer connection of
+ * its own (outside the pool, a larger page cache) that runs every batch. */
 typedef struct commit_queue commit_queue_t;
-commit_queue_t *commit_queue_new(void);
+commit_queue_t *commit_queue_new(store_t *store);
 void commit_queue_free(commit_queue_t *q);
 /* Runs body in a batch with the writes queued meanwhile (see commit.c). */
 store_status_t commit_queue_run(commit_queue_t *q, store_conn_t *conn, tx_body_t body,

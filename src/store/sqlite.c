@@ -584,7 +584,7 @@ static store_t *store_new(const char *path, char **err)
         store_set_err(err, "out of memory");
         return NULL;
     }
-    if ((store->commits = commit_queue_new()) == NULL) {
+    if ((store->commits = commit_queue_new(store)) == NULL) {
         free(store->path);
         free(store);
         store_set_err(err, "cannot create the commit queue");
@@ -670,6 +670,27 @@ store_conn_t *store_acquire(store_t *store)
     store->out--;
     pthread_mutex_unlock(&store->lock);
     return NULL;
+}
+
+store_conn_t *conn_open_writer(store_t *store)
+{
+    char *err = NULL;
+    store_conn_t *conn = conn_open(store->path, &err);
+    if (conn == NULL || !conn_pragma(conn, "PRAGMA cache_size = -65536", &err) ||
+        !conn_pragma(conn, "PRAGMA wal_autocheckpoint = 8192", &err)) {
+        log_event(LOG_ERROR, "store: cannot open the writer connection",
+                  json_pack("{s:s}", "error", err != NULL ? err : "unknown"));
+        free(err);
+        conn_close(conn);
+        return NULL;
+    }
+    conn->fault = &store->fault;
+    return conn; /* commits stays NULL: the writer commits alone */
+}
+
+void conn_close_writer(store_conn_t *conn)
+{
+    conn_close(conn);
 }
 
 void store_set_fault(store_t *store, bool failing)
