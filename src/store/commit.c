@@ -226,6 +226,11 @@ static void run_many(store_conn_t *conn, commit_job_t *batch)
  * another connection has written), or the leader's own if it cannot open. */
 static store_conn_t *batch_conn(commit_queue_t *q, store_conn_t *leader)
 {
+    if (q->writer != NULL && !sqlite3_get_autocommit(q->writer->db)) {
+        /* a failed ROLLBACK left it in a transaction: it must not serve again */
+        conn_close_writer(q->writer);
+        q->writer = NULL;
+    }
     if (q->writer == NULL)
         q->writer = conn_open_writer(q->store);
     return q->writer != NULL ? q->writer : leader;
