@@ -192,7 +192,8 @@ const inv_summary_t *inv_summary_of(const inv_engine_t *engine, const char *asse
 size_t inv_relief_count(const inv_engine_t *engine);
 const inv_relief_t *inv_relief(const inv_engine_t *engine, size_t index);
 
-/* True when some relief had a shortfall (relieved more than was held). */
+/* True when some relief of this run had a shortfall (relieved more than was
+ * held); a resumed run knows only its own reliefs. */
 bool inv_engine_had_shortfall(const inv_engine_t *engine);
 
 #endif

@@ -112,8 +112,7 @@ typedef struct seed_lot {
     bool has_basis;
     dec_t quantity, cost;              /* at the watermark */
     dec_t orig_quantity, orig_cost;
-    char stored_quantity[DEC_TEXT_MAX];   /* as stored after the last save */
-    char stored_cost[DEC_TEXT_MAX];       /* "" when no basis */
+    dec_t stored_quantity, stored_cost;  /* as stored after the last save */
 } seed_lot_t;
 
 typedef struct seed_asset {
@@ -239,16 +238,13 @@ static int take_open_lot(const store_inv_lot_t *row, void *ctx)
                       .has_basis = row->cost != NULL};
     bool ok = copy_code(l->asset, row->asset) && parse(row->quantity, &l->quantity) &&
               parse(row->orig_quantity, &l->orig_quantity) &&
-              strlen(row->quantity) < DEC_TEXT_MAX &&
               (row->orig_cost != NULL) == l->has_basis &&
               (!l->has_basis || (parse(row->cost, &l->cost) &&
-                                 parse(row->orig_cost, &l->orig_cost) &&
-                                 strlen(row->cost) < DEC_TEXT_MAX));
+                                 parse(row->orig_cost, &l->orig_cost)));
     if (!ok || (l->tx_id = strdup(row->transaction_id)) == NULL)
         return j->untrusted = true;
-    strcpy(l->stored_quantity, row->quantity);
-    if (l->has_basis)
-        strcpy(l->stored_cost, row->cost);
+    l->stored_quantity = l->quantity;
+    l->stored_cost = l->cost;
     j->lot_count++;
     return 0;
 }
@@ -429,30 +425,25 @@ static void rows_free(rows_t *r)
 
 /* A lot acquired before the watermark is written only when its holding
  * changed; the ones acquired from it on are all written (they were deleted). */
-static bool lot_unchanged(job_t *j, const char *asset, const inv_lot_t *lot,
-                          const char *quantity, const char *cost)
+static bool lot_unchanged(job_t *j, const char *asset, const inv_lot_t *lot)
 {
     if (lot->acquired_ms >= j->from_ms)
         return false;
     const seed_lot_t *s = seed_lot_of(j, asset, (int64_t)lot->seq);
-    return s != NULL && strcmp(s->stored_quantity, quantity) == 0 &&
-           strcmp(s->stored_cost, cost ? cost : "") == 0;
+    return s != NULL && dec_cmp(s->stored_quantity, lot->quantity) == 0 &&
+           (!lot->has_basis || dec_cmp(s->stored_cost, lot->cost) == 0);
 }
 
 static void rows_fill_lots(rows_t *r, job_t *j, const inv_summary_t *s)
 {
     for (size_t k = 0; k < s->ledger_count; k++) {
         const inv_lot_t *lot = &s->ledger[k];
-        size_t mark = r->text_used;
-        const char *quantity = fmt(r, lot->quantity);
-        const char *cost = lot->has_basis ? fmt(r, lot->cost) : NULL;
-        if (lot_unchanged(j, s->asset, lot, quantity, cost)) {
-            r->text_used = mark;
+        if (lot_unchanged(j, s->asset, lot))
             continue;
-        }
         r->lots[r->lot_count++] = (store_inv_lot_t){
             .asset = s->asset, .seq = (int64_t)lot->seq, .transaction_id = lot->tx_id,
-            .acquired_at = lot->acquired_ms, .quantity = quantity, .cost = cost,
+            .acquired_at = lot->acquired_ms, .quantity = fmt(r, lot->quantity),
+            .cost = lot->has_basis ? fmt(r, lot->cost) : NULL,
             .orig_quantity = fmt(r, lot->orig_quantity),
             .orig_cost = lot->has_basis ? fmt(r, lot->orig_cost) : NULL};
     }

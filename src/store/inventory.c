@@ -44,7 +44,9 @@ static const store_sql_t Q_CLEAN = {
 static const store_sql_t Q_ASSETS_BEFORE = {
     "inv_assets_before",
     "SELECT s.asset_code, s.since, s.total_cost, s.quantity_with_basis,"
-    " coalesce((SELECT min(l.seq) FROM inventory_lots l WHERE l.account_uuid = ?1"
+    /* by acquired_at: only the lots from ?2 on are visited, not the asset's history */
+    " coalesce((SELECT min(l.seq) FROM inventory_lots l INDEXED BY inventory_lots_acquired"
+    "           WHERE l.account_uuid = ?1"
     "           AND l.asset_code = s.asset_code AND l.acquired_at >= ?2),"
     "          (SELECT max(l.seq) + 1 FROM inventory_lots l WHERE l.account_uuid = ?1"
     "           AND l.asset_code = s.asset_code), 0)"
@@ -56,8 +58,10 @@ static const store_sql_t Q_ASSETS_BEFORE = {
 static const store_sql_t Q_LOTS_OPEN_AT = {
     "inv_lots_open_at",
     LOT_COLUMNS " WHERE account_uuid = ?1 AND quantity <> '0' AND acquired_at < ?2"
+    /* +acquired_at: found through the few reliefs from ?2 on, by primary key,
+     * not by walking every lot acquired before ?2 */
     " UNION ALL " LOT_COLUMNS " WHERE account_uuid = ?1 AND quantity = '0'"
-    " AND acquired_at < ?2 AND (asset_code, seq) IN (SELECT asset_code, lot_seq"
+    " AND +acquired_at < ?2 AND (asset_code, seq) IN (SELECT asset_code, lot_seq"
     "  FROM inventory_reliefs WHERE account_uuid = ?1 AND datetime >= ?2"
     "  AND lot_seq IS NOT NULL)"
     " ORDER BY 1, 2"};

@@ -443,9 +443,7 @@ static const char *const MIGRATIONS[] = {
     "ALTER TABLE inventory_lots ADD COLUMN orig_cost TEXT;"
     "ALTER TABLE inventory_reliefs ADD COLUMN lot_seq INTEGER;"
     "ALTER TABLE inventory_summaries ADD COLUMN since INTEGER;"
-    "CREATE INDEX inventory_lots_acquired ON inventory_lots (account_uuid, asset_code, acquired_at);"
-    "CREATE INDEX inventory_lots_held ON inventory_lots (account_uuid, asset_code, seq)"
-    "  WHERE quantity <> '0';"
+    "CREATE INDEX inventory_lots_acquired ON inventory_lots (account_uuid, acquired_at);"
     "CREATE INDEX inventory_reliefs_datetime ON inventory_reliefs (account_uuid, datetime);",
 };
 
