@@ -412,6 +412,57 @@ static void test_stale_save_refused(void **state)
     fixture_free(fx);
 }
 
+/* Rows that cannot seed a run (written before the ledger: no acquisition
+ * values, no relieved-out lots) make the refresh start from the first
+ * transaction, and the result is still the full run's. */
+static void damaged_ledger(const char *damage)
+{
+    fixture_t *fx = fixture_new("FIFO");
+    rng_t r = {7};
+    gen_tx_t txs[MAX_TX];
+    memset(txs, 0, sizeof txs);
+    int64_t latest = T0;
+    for (unsigned i = 0; i < 30; i++) {
+        gen_tx_t *t = &txs[i];
+        snprintf(t->id, sizeof t->id, "t%02u", i);
+        gen_content(fx, &r, t, latest);
+        if (t->datetime_ms > latest)
+            latest = t->datetime_ms;
+        write_tx(fx, &fx->a, t, i + 1);
+        write_tx(fx, &fx->b, t, i + 1);
+    }
+    check_same(fx, 0);
+    exec_raw(fx->a.raw, damage);
+    gen_tx_t *t = &txs[30];
+    snprintf(t->id, sizeof t->id, "t30");
+    gen_content(fx, &r, t, latest);
+    t->datetime_ms = T0 + 6 * DAY_MS; /* in the middle: earlier lots must be rebuilt */
+    write_tx(fx, &fx->a, t, 31);
+    write_tx(fx, &fx->b, t, 31);
+    bool dirty;
+    int64_t from;
+    refresh(&fx->a, &dirty, &from);
+    exec_raw(fx->b.raw, "UPDATE accounts SET inventory_basis = NULL");
+    refresh(&fx->b, &dirty, &from);
+    char *a = dump(&fx->a), *b = dump(&fx->b);
+    assert_string_equal(a, b);
+    free(a);
+    free(b);
+    fixture_free(fx);
+}
+
+static void test_rows_without_acquisition_values(void **state)
+{
+    (void)state;
+    damaged_ledger("UPDATE inventory_lots SET orig_quantity = NULL, orig_cost = NULL");
+}
+
+static void test_rows_without_relieved_lots(void **state)
+{
+    (void)state;
+    damaged_ledger("DELETE FROM inventory_lots WHERE quantity = '0'");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -419,6 +470,8 @@ int main(void)
         cmocka_unit_test(test_hifo),
         cmocka_unit_test(test_austria),
         cmocka_unit_test(test_stale_save_refused),
+        cmocka_unit_test(test_rows_without_acquisition_values),
+        cmocka_unit_test(test_rows_without_relieved_lots),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
