@@ -13,6 +13,12 @@
  *    average cost.
  * So a whole run costs O(N log N): the sort, plus a heap operation per lot.
  *
+ * Seeding puts lots into the same arrays, in seq order, as acquisitions
+ * would have (a relieved-out lot left out changes nothing: every cursor and
+ * the heap skip empty lots, and HIFO's last tie-break compares seqs, whose
+ * order is the same); AUSTRIA lots keep their acquisition cost in lot->cost
+ * as acquire does, the pool carrying the held cost.
+ *
  * Proceeds and costs shared by several pieces or lines are split in
  * proportion, with the last share taking the remainder, so shares always add
  * up exactly to the whole. */
@@ -40,6 +46,7 @@ typedef struct lot {
     dec_t cost;
     dec_t unit_cost; /* HIFO order; fixed at acquisition */
     size_t seq;
+    dec_t orig_quantity, orig_cost;
 } lot_t;
 
 typedef struct asset_state {
@@ -52,7 +59,9 @@ typedef struct asset_state {
     size_t heap_len, heap_cap;
     dec_t pool_quantity;  /* AUSTRIA: quantity with basis */
     dec_t pool_cost;
-    inv_lot_t *out_lots;  /* after the run */
+    size_t next_seq;
+    int64_t since_ms;     /* first touched */
+    inv_lot_t *out_lots;  /* after the run: held lots, then the whole ledger */
     inv_summary_t summary;
 } asset_state_t;
 
@@ -66,6 +75,9 @@ struct inv_engine {
     size_t relief_count, relief_cap;
     bool shortfall;
     bool ran;
+    int64_t from_ms;       /* no transaction before this (INT64_MIN: none) */
+    char **owned;          /* seeded lots' transaction ids */
+    size_t owned_count, owned_cap;
     dec_status_t failure;  /* the first arithmetic failure */
     const char *failed_at; /* the transaction it happened in */
 };
@@ -179,8 +191,10 @@ static inv_term_t holding_term(int64_t acquired_ms, int64_t relieved_ms)
 inv_engine_t *inv_engine_new(inv_method_t method)
 {
     inv_engine_t *e = calloc(1, sizeof *e);
-    if (e != NULL)
+    if (e != NULL) {
         e->method = method;
+        e->from_ms = INT64_MIN;
+    }
     return e;
 }
 
@@ -197,6 +211,9 @@ void inv_engine_free(inv_engine_t *engine)
         free(engine->assets[i].heap);
         free(engine->assets[i].out_lots);
     }
+    for (size_t i = 0; i < engine->owned_count; i++)
+        free(engine->owned[i]);
+    free(engine->owned);
     free(engine->txs);
     free(engine->assets);
     free(engine->reliefs);
@@ -213,7 +230,8 @@ static bool lines_valid(const inv_line_t *lines, size_t n)
 
 int inv_engine_add(inv_engine_t *engine, const inv_tx_t *tx)
 {
-    if (engine->ran || !lines_valid(tx->sent, tx->sent_count) ||
+    if (engine->ran || tx->datetime_ms < engine->from_ms ||
+        !lines_valid(tx->sent, tx->sent_count) ||
         !lines_valid(tx->received, tx->received_count) || !lines_valid(tx->fees, tx->fee_count))
         return -1;
     tx_rec_t *grown = grow(engine->txs, &engine->tx_cap, engine->tx_count + 1, sizeof *grown);
@@ -244,18 +262,30 @@ int inv_engine_add(inv_engine_t *engine, const inv_tx_t *tx)
 
 /* ---- asset state ------------------------------------------------------ */
 
-static asset_state_t *asset_find(inv_engine_t *e, const char *code)
+static asset_state_t *asset_lookup(inv_engine_t *e, const char *code)
 {
     for (size_t i = 0; i < e->asset_count; i++)
         if (strcmp(e->assets[i].code, code) == 0)
             return &e->assets[i];
+    return NULL;
+}
+
+/* The asset's state, made when `when` first touches it. */
+static asset_state_t *asset_find(inv_engine_t *e, const char *code, int64_t when)
+{
+    asset_state_t *a = asset_lookup(e, code);
+    if (a != NULL)
+        return a;
+    if (strlen(code) >= sizeof a->code)
+        return NULL;
     asset_state_t *grown = grow(e->assets, &e->asset_cap, e->asset_count + 1, sizeof *grown);
     if (grown == NULL)
         return NULL;
     e->assets = grown;
-    asset_state_t *a = &e->assets[e->asset_count++];
+    a = &e->assets[e->asset_count++];
     memset(a, 0, sizeof *a);
     strcpy(a->code, code);
+    a->since_ms = when;
     return a;
 }
 
@@ -306,22 +336,19 @@ static void heap_down(asset_state_t *a, size_t i)
     }
 }
 
-static int acquire(inv_engine_t *e, const char *asset, const tx_rec_t *tx, dec_t quantity,
-                   bool has_basis, dec_t cost)
+/* Appends a lot to the asset's array (and HIFO's heap). */
+static int lot_append(inv_engine_t *e, asset_state_t *a, const lot_t *in)
 {
-    asset_state_t *a = asset_find(e, asset);
-    if (a == NULL)
-        return -1;
     lot_t *lots = grow(a->lots, &a->lot_cap, a->lot_count + 1, sizeof *lots);
     if (lots == NULL)
         return -1;
     a->lots = lots;
     size_t index = a->lot_count++;
     lot_t *lot = &a->lots[index];
-    *lot = (lot_t){.tx_id = tx->id, .acquired_ms = tx->datetime_ms, .quantity = quantity,
-                   .has_basis = has_basis, .cost = has_basis ? cost : dec_zero(), .seq = index};
-    if (has_basis && e->method == INV_HIFO) {
-        lot->unit_cost = share(e, cost, dec_from_int(1), quantity);
+    *lot = *in;
+    if (lot->has_basis && e->method == INV_HIFO) {
+        /* fixed at acquisition: from what the lot was acquired with */
+        lot->unit_cost = share(e, lot->orig_cost, dec_from_int(1), lot->orig_quantity);
         size_t *heap = grow(a->heap, &a->heap_cap, a->heap_len + 1, sizeof *heap);
         if (heap == NULL)
             return -1;
@@ -329,6 +356,21 @@ static int acquire(inv_engine_t *e, const char *asset, const tx_rec_t *tx, dec_t
         a->heap[a->heap_len++] = index;
         heap_up(a, a->heap_len - 1);
     }
+    return 0;
+}
+
+static int acquire(inv_engine_t *e, const char *asset, const tx_rec_t *tx, dec_t quantity,
+                   bool has_basis, dec_t cost)
+{
+    asset_state_t *a = asset_find(e, asset, tx->datetime_ms);
+    if (a == NULL)
+        return -1;
+    lot_t lot = {.tx_id = tx->id, .acquired_ms = tx->datetime_ms, .quantity = quantity,
+                 .has_basis = has_basis, .cost = has_basis ? cost : dec_zero(),
+                 .seq = a->next_seq++, .orig_quantity = quantity,
+                 .orig_cost = has_basis ? cost : dec_zero()};
+    if (lot_append(e, a, &lot) != 0)
+        return -1;
     if (has_basis && e->method == INV_AUSTRIA) {
         a->pool_quantity = add(e, a->pool_quantity, quantity);
         a->pool_cost = add(e, a->pool_cost, cost);
@@ -364,6 +406,7 @@ static int record_piece(inv_engine_t *e, relief_ctx_t *c, const lot_t *lot, dec_
     if (lot != NULL) {
         r.lot_tx_id = lot->tx_id;
         r.acquired_ms = lot->acquired_ms;
+        r.lot_seq = lot->seq;
         r.term = holding_term(lot->acquired_ms, c->tx->datetime_ms);
     }
     if (c->kind == INV_RELIEF_DISPOSAL && c->has_proceeds) {
@@ -435,7 +478,7 @@ static lot_t *hifo_top(asset_state_t *a)
 
 static int relieve(inv_engine_t *e, relief_ctx_t *c)
 {
-    asset_state_t *a = asset_find(e, c->asset);
+    asset_state_t *a = asset_find(e, c->asset, c->tx->datetime_ms);
     if (a == NULL)
         return -1;
     dec_t need = c->total;
@@ -637,22 +680,34 @@ static int compare_assets(const void *pa, const void *pb)
     return strcmp(((const asset_state_t *)pa)->code, ((const asset_state_t *)pb)->code);
 }
 
+/* A lot as the results show it: AUSTRIA lots hold their share of the pool. */
+static inv_lot_t lot_out(inv_engine_t *e, const asset_state_t *a, const lot_t *lot)
+{
+    inv_lot_t out = {.tx_id = lot->tx_id, .acquired_ms = lot->acquired_ms, .seq = lot->seq,
+                     .quantity = lot->quantity, .has_basis = lot->has_basis, .cost = lot->cost,
+                     .orig_quantity = lot->orig_quantity, .orig_cost = lot->orig_cost};
+    if (lot->has_basis && e->method == INV_AUSTRIA)
+        out.cost = dec_is_zero(lot->quantity)
+                       ? dec_zero()
+                       : share(e, a->pool_cost, lot->quantity, a->pool_quantity);
+    return out;
+}
+
 static int summarise(inv_engine_t *e, asset_state_t *a)
 {
     inv_summary_t *s = &a->summary;
-    *s = (inv_summary_t){.asset = a->code};
-    a->out_lots = malloc((a->lot_count ? a->lot_count : 1) * sizeof *a->out_lots);
+    *s = (inv_summary_t){.asset = a->code, .since_ms = a->since_ms};
+    size_t n = a->lot_count ? a->lot_count : 1;
+    a->out_lots = malloc(2 * n * sizeof *a->out_lots);
     if (a->out_lots == NULL)
         return -1;
+    inv_lot_t *ledger = a->out_lots + n;
     for (size_t i = 0; i < a->lot_count; i++) {
         const lot_t *lot = &a->lots[i];
+        inv_lot_t out = lot_out(e, a, lot);
+        ledger[i] = out;
         if (dec_is_zero(lot->quantity))
             continue;
-        inv_lot_t out = {.tx_id = lot->tx_id, .acquired_ms = lot->acquired_ms,
-                         .quantity = lot->quantity, .has_basis = lot->has_basis,
-                         .cost = lot->cost};
-        if (lot->has_basis && e->method == INV_AUSTRIA)
-            out.cost = share(e, a->pool_cost, lot->quantity, a->pool_quantity);
         a->out_lots[s->lot_count++] = out;
         s->total_quantity = add(e, s->total_quantity, lot->quantity);
         if (lot->has_basis && e->method != INV_AUSTRIA) {
@@ -669,10 +724,69 @@ static int summarise(inv_engine_t *e, asset_state_t *a)
         s->quantity_with_basis = a->pool_quantity;
     }
     s->lots = a->out_lots;
+    s->ledger = ledger;
+    s->ledger_count = a->lot_count;
     s->has_average = !dec_is_zero(s->quantity_with_basis);
     if (s->has_average)
         s->average_unit_cost = share(e, s->total_cost, dec_from_int(1), s->quantity_with_basis);
     return 0;
+}
+
+/* ---- seeding ---------------------------------------------------------- */
+
+int inv_engine_start_at(inv_engine_t *engine, int64_t from_ms)
+{
+    if (engine->ran || engine->tx_count > 0)
+        return -1;
+    engine->from_ms = from_ms;
+    return 0;
+}
+
+int inv_engine_seed_asset(inv_engine_t *engine, const inv_seed_asset_t *seed)
+{
+    if (engine->ran || engine->tx_count > 0 || asset_lookup(engine, seed->asset) != NULL)
+        return -1;
+    asset_state_t *a = asset_find(engine, seed->asset, seed->since_ms);
+    if (a == NULL)
+        return -1;
+    a->next_seq = seed->next_seq;
+    if (engine->method == INV_AUSTRIA) {
+        a->pool_quantity = seed->pool_quantity;
+        a->pool_cost = seed->pool_cost;
+    }
+    return 0;
+}
+
+/* An engine-owned copy of a seeded lot's transaction id. */
+static const char *own(inv_engine_t *e, const char *text)
+{
+    char **grown = grow(e->owned, &e->owned_cap, e->owned_count + 1, sizeof *grown);
+    if (grown == NULL)
+        return NULL;
+    e->owned = grown;
+    char *copy = strdup(text);
+    if (copy != NULL)
+        e->owned[e->owned_count++] = copy;
+    return copy;
+}
+
+int inv_engine_seed_lot(inv_engine_t *engine, const char *asset, const inv_lot_t *in)
+{
+    asset_state_t *a = asset_lookup(engine, asset);
+    if (engine->ran || engine->tx_count > 0 || a == NULL || in->seq >= a->next_seq ||
+        (a->lot_count > 0 && a->lots[a->lot_count - 1].seq >= in->seq) ||
+        dec_cmp(in->quantity, dec_zero()) <= 0 || dec_cmp(in->orig_quantity, dec_zero()) <= 0)
+        return -1;
+    lot_t lot = {.acquired_ms = in->acquired_ms, .quantity = in->quantity,
+                 .has_basis = in->has_basis, .seq = in->seq, .orig_quantity = in->orig_quantity,
+                 .orig_cost = in->has_basis ? in->orig_cost : dec_zero()};
+    /* AUSTRIA keeps the acquisition cost on the lot (the pool holds the rest) */
+    if (in->has_basis)
+        lot.cost = engine->method == INV_AUSTRIA ? in->orig_cost : in->cost;
+    lot.tx_id = own(engine, in->tx_id);
+    if (lot.tx_id == NULL || lot_append(engine, a, &lot) != 0)
+        return -1;
+    return engine->failure == DEC_OK ? 0 : -1;
 }
 
 dec_status_t inv_engine_run(inv_engine_t *engine, const char **failed_tx)

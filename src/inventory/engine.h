@@ -41,7 +41,20 @@
  * (core/decimal.h); sums are exact.
  *
  * Shortfalls. Relieving more than is held relieves everything held and
- * records the missing quantity as relieved without basis, with a warning. */
+ * records the missing quantity as relieved without basis, with a warning.
+ *
+ * Resuming. A run need not start from the first transaction: an engine may
+ * be seeded (inv_engine_seed_*) with the state just before an instant
+ * from_ms (every asset touched so far, with its next lot seq and AUSTRIA
+ * pool; every lot that still holds something, with what it was acquired
+ * with) and then given only the transactions dated at or after from_ms.
+ * Processing depends on nothing else (relieved-out lots are skipped, lot
+ * order is seq order), so such a run computes, for every transaction from
+ * from_ms on, exactly what the whole run computes. Where that state comes
+ * from is the caller's business (recalc.c rebuilds it from the stored
+ * ledger); its results are the same numbers as a whole run's: reliefs from
+ * from_ms on, every asset's summary, and each asset's ledger of the lots the
+ * engine holds (the seeded and the new ones). */
 #ifndef TAXD_INVENTORY_ENGINE_H
 #define TAXD_INVENTORY_ENGINE_H
 
@@ -82,13 +95,16 @@ typedef struct inv_tx {
 
 typedef enum inv_term { INV_SHORT_TERM, INV_LONG_TERM } inv_term_t;
 
-/* A lot still held. */
+/* A lot: what it still holds, and what it was acquired with. */
 typedef struct inv_lot {
     const char *tx_id;     /* the acquiring transaction (owned by the engine) */
     int64_t acquired_ms;
-    dec_t quantity;
+    size_t seq;            /* acquisition index within the asset, from 0 over the whole history */
+    dec_t quantity;        /* held (zero once relieved out) */
     bool has_basis;
-    dec_t cost;            /* when has_basis */
+    dec_t cost;            /* held cost, when has_basis (AUSTRIA: its share of the pool) */
+    dec_t orig_quantity;   /* as acquired */
+    dec_t orig_cost;       /* as acquired, when has_basis */
 } inv_lot_t;
 
 /* Per asset, after the run. average_unit_cost = total_cost /
@@ -101,7 +117,10 @@ typedef struct inv_summary {
     bool has_average;
     dec_t average_unit_cost;
     size_t lot_count;
-    const inv_lot_t *lots; /* acquisition order */
+    const inv_lot_t *lots; /* the lots held, acquisition order */
+    int64_t since_ms;      /* the datetime the asset was first touched */
+    size_t ledger_count;
+    const inv_lot_t *ledger; /* every lot this run held, relieved out or not, in seq order */
 } inv_summary_t;
 
 typedef enum inv_relief_kind {
@@ -118,6 +137,7 @@ typedef struct inv_relief {
     int64_t datetime_ms;        /* of the relief */
     const char *lot_tx_id;      /* the acquiring transaction; NULL for a shortfall */
     int64_t acquired_ms;        /* 0 for a shortfall */
+    size_t lot_seq;             /* the lot's seq; 0 for a shortfall */
     dec_t quantity;
     bool has_basis;
     dec_t cost;
@@ -133,9 +153,30 @@ typedef struct inv_engine inv_engine_t;
 inv_engine_t *inv_engine_new(inv_method_t method);
 void inv_engine_free(inv_engine_t *engine);
 
-/* Copies tx and its lines. Returns 0, or -1 on allocation failure or a line
- * with a non-positive amount. */
+/* Copies tx and its lines. Returns 0, or -1 on allocation failure, a line
+ * with a non-positive amount, or a transaction dated before the start
+ * (inv_engine_start_at). */
 int inv_engine_add(inv_engine_t *engine, const inv_tx_t *tx);
+
+/* Seeding, before any inv_engine_add (see Resuming above). */
+typedef struct inv_seed_asset {
+    const char *asset;      /* copied */
+    int64_t since_ms;
+    size_t next_seq;        /* the seq the asset's next acquisition gets */
+    dec_t pool_quantity;    /* AUSTRIA: the pool just before from_ms */
+    dec_t pool_cost;
+} inv_seed_asset_t;
+
+/* Only transactions dated at or after from_ms may be added. Returns -1 when
+ * transactions were already added. */
+int inv_engine_start_at(inv_engine_t *engine, int64_t from_ms);
+/* Returns -1 on allocation failure or an asset seeded twice. */
+int inv_engine_seed_asset(inv_engine_t *engine, const inv_seed_asset_t *seed);
+/* A lot of a seeded asset holding quantity (> 0) and, under FIFO and HIFO,
+ * cost just before from_ms (under AUSTRIA cost is ignored: the pool holds
+ * it). Lots of an asset come in increasing seq below its next_seq; tx_id is
+ * copied. Returns -1 otherwise or on allocation failure. */
+int inv_engine_seed_lot(inv_engine_t *engine, const char *asset, const inv_lot_t *lot);
 
 /* Sorts and processes everything added. Returns DEC_OK, or the status of an
  * arithmetic failure (a total beyond 20 integer digits) with *failed_tx set
@@ -151,7 +192,8 @@ const inv_summary_t *inv_summary_of(const inv_engine_t *engine, const char *asse
 size_t inv_relief_count(const inv_engine_t *engine);
 const inv_relief_t *inv_relief(const inv_engine_t *engine, size_t index);
 
-/* True when some relief had a shortfall (relieved more than was held). */
+/* True when some relief of this run had a shortfall (relieved more than was
+ * held); a resumed run knows only its own reliefs. */
 bool inv_engine_had_shortfall(const inv_engine_t *engine);
 
 #endif

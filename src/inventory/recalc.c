@@ -1,8 +1,13 @@
-/* recalc: see recalc.h. Results are formatted into one arena of decimal
+/* recalc: see recalc.h for the design. Here: an attempt reads the account's
+ * mark, rebuilds the engine's state at the watermark from the stored ledger
+ * and loads the transactions from there on, all in one snapshot; runs the
+ * engine outside it; and saves the tail, which the store refuses when a
+ * write came in meanwhile. Results are formatted into one arena of decimal
  * strings, so the rows handed to the store borrow their text from a single
  * allocation freed after the save. */
 #include "inventory/recalc.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,6 +102,282 @@ static int load_tx(const char *id, int64_t datetime_ms, const char *type,
     return 0;
 }
 
+/* ---- the state at the watermark, from the stored ledger ---------------- */
+
+/* A lot acquired before the watermark that holds something there. */
+typedef struct seed_lot {
+    char asset[INV_CODE_MAX];
+    char *tx_id;
+    int64_t seq, acquired_ms;
+    bool has_basis;
+    dec_t quantity, cost;              /* at the watermark */
+    dec_t orig_quantity, orig_cost;
+    dec_t stored_quantity, stored_cost;  /* as stored after the last save */
+} seed_lot_t;
+
+typedef struct seed_asset {
+    char asset[INV_CODE_MAX];
+    int64_t since, next_seq;
+    dec_t pool_quantity, pool_cost;    /* after the last save, then at the watermark */
+} seed_asset_t;
+
+/* One attempt: its inputs (read in one snapshot), engine and outcome. */
+typedef struct job {
+    store_conn_t *conn;
+    const char *account_uuid;
+    bool force_full;        /* the ledger failed to seed a run: recompute in full */
+    store_inv_mark_t mark;
+    inv_method_t method;
+    int64_t from_ms;        /* INT64_MIN: a full run */
+    int64_t relief_base;
+    seed_asset_t *assets;
+    size_t asset_count, asset_cap;
+    seed_lot_t *lots;
+    size_t lot_count, lot_cap;
+    bool untrusted;         /* a stored row does not fit: seed nothing */
+    inv_engine_t *engine;
+    loader_t loader;
+    recalc_result_t result;
+    bool stale;             /* the save was refused: a write came in */
+} job_t;
+
+static void job_clear_seeds(job_t *j)
+{
+    for (size_t i = 0; i < j->lot_count; i++)
+        free(j->lots[i].tx_id);
+    free(j->lots);
+    free(j->assets);
+    j->lots = NULL;
+    j->assets = NULL;
+    j->lot_count = j->lot_cap = j->asset_count = j->asset_cap = 0;
+}
+
+static void job_free(job_t *j)
+{
+    job_clear_seeds(j);
+    inv_engine_free(j->engine);
+    free(j->loader.lines);
+    j->engine = NULL;
+    j->loader = (loader_t){0};
+}
+
+static bool parse(const char *text, dec_t *out)
+{
+    return text != NULL && dec_parse(text, strlen(text), out) == DEC_OK;
+}
+
+static bool copy_code(char out[INV_CODE_MAX], const char *code)
+{
+    size_t n = strlen(code);
+    if (n >= INV_CODE_MAX)
+        return false;
+    memcpy(out, code, n + 1);
+    return true;
+}
+
+static seed_asset_t *seed_asset_of(job_t *j, const char *asset)
+{
+    for (size_t i = 0; i < j->asset_count; i++)
+        if (strcmp(j->assets[i].asset, asset) == 0)
+            return &j->assets[i];
+    return NULL;
+}
+
+/* The lot (asset, seq): the rows come sorted by (asset, seq), bytewise. */
+static seed_lot_t *seed_lot_of(job_t *j, const char *asset, int64_t seq)
+{
+    size_t lo = 0, hi = j->lot_count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(j->lots[mid].asset, asset);
+        if (c == 0)
+            c = j->lots[mid].seq < seq ? -1 : j->lots[mid].seq > seq;
+        if (c == 0)
+            return &j->lots[mid];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+static int take_asset(const store_inv_asset_t *row, void *ctx)
+{
+    job_t *j = ctx;
+    if (j->asset_count == j->asset_cap) {
+        size_t cap = j->asset_cap * 2 + 8;
+        seed_asset_t *grown = realloc(j->assets, cap * sizeof *grown);
+        if (grown == NULL)
+            return j->untrusted = true;
+        j->assets = grown;
+        j->asset_cap = cap;
+    }
+    seed_asset_t *a = &j->assets[j->asset_count];
+    *a = (seed_asset_t){.since = row->since, .next_seq = row->next_lot_seq};
+    if (!copy_code(a->asset, row->asset) || !parse(row->quantity_with_basis, &a->pool_quantity) ||
+        !parse(row->total_cost, &a->pool_cost))
+        return j->untrusted = true;
+    j->asset_count++;
+    return 0;
+}
+
+static int take_open_lot(const store_inv_lot_t *row, void *ctx)
+{
+    job_t *j = ctx;
+    if (j->lot_count == j->lot_cap) {
+        size_t cap = j->lot_cap * 2 + 64;
+        seed_lot_t *grown = realloc(j->lots, cap * sizeof *grown);
+        if (grown == NULL)
+            return j->untrusted = true;
+        j->lots = grown;
+        j->lot_cap = cap;
+    }
+    seed_lot_t *l = &j->lots[j->lot_count];
+    *l = (seed_lot_t){.seq = row->seq, .acquired_ms = row->acquired_at,
+                      .has_basis = row->cost != NULL};
+    bool ok = copy_code(l->asset, row->asset) && parse(row->quantity, &l->quantity) &&
+              parse(row->orig_quantity, &l->orig_quantity) &&
+              (row->orig_cost != NULL) == l->has_basis &&
+              (!l->has_basis || (parse(row->cost, &l->cost) &&
+                                 parse(row->orig_cost, &l->orig_cost)));
+    if (!ok || (l->tx_id = strdup(row->transaction_id)) == NULL)
+        return j->untrusted = true;
+    l->stored_quantity = l->quantity;
+    l->stored_cost = l->cost;
+    j->lot_count++;
+    return 0;
+}
+
+/* A relief dated at or after the watermark: what it took goes back to its
+ * lot (when acquired before) and, with basis, to the AUSTRIA pool. */
+static int give_back(const store_inv_relief_t *row, void *ctx)
+{
+    job_t *j = ctx;
+    dec_t q, cost = dec_zero();
+    bool basis = row->cost != NULL;
+    if (!parse(row->quantity, &q) || (basis && !parse(row->cost, &cost)))
+        return j->untrusted = true;
+    if (row->lot_transaction_id != NULL && row->acquired_at < j->from_ms) {
+        seed_lot_t *l = row->lot_seq < 0 ? NULL : seed_lot_of(j, row->asset, row->lot_seq);
+        if (l == NULL || l->has_basis != basis || dec_add(l->quantity, q, &l->quantity) != DEC_OK)
+            return j->untrusted = true;
+        if (basis && j->method != INV_AUSTRIA && dec_add(l->cost, cost, &l->cost) != DEC_OK)
+            return j->untrusted = true;
+    }
+    seed_asset_t *a = seed_asset_of(j, row->asset);
+    if (j->method == INV_AUSTRIA && basis && a != NULL &&
+        (dec_add(a->pool_quantity, q, &a->pool_quantity) != DEC_OK ||
+         dec_add(a->pool_cost, cost, &a->pool_cost) != DEC_OK))
+        return j->untrusted = true;
+    return 0;
+}
+
+/* AUSTRIA: a lot acquired at or after the watermark leaves the pool. */
+static int take_back(const store_inv_lot_t *row, void *ctx)
+{
+    job_t *j = ctx;
+    seed_asset_t *a = seed_asset_of(j, row->asset);
+    dec_t q, cost;
+    if (row->orig_quantity == NULL)
+        return j->untrusted = true;
+    if (a == NULL || row->orig_cost == NULL)
+        return 0;
+    if (!parse(row->orig_quantity, &q) || !parse(row->orig_cost, &cost) ||
+        dec_sub(a->pool_quantity, q, &a->pool_quantity) != DEC_OK ||
+        dec_sub(a->pool_cost, cost, &a->pool_cost) != DEC_OK)
+        return j->untrusted = true;
+    return 0;
+}
+
+/* Reads the stored state at from_ms; sets untrusted when it cannot seed. */
+static store_status_t read_seeds(job_t *j)
+{
+    store_status_t st = store_inv_assets_before(j->conn, j->account_uuid, j->from_ms, take_asset, j);
+    if (st == STORE_OK && !j->untrusted)
+        st = store_inv_lots_open_at(j->conn, j->account_uuid, j->from_ms, take_open_lot, j);
+    if (st == STORE_OK && !j->untrusted)
+        st = store_inv_reliefs_between(j->conn, j->account_uuid, j->from_ms, INT64_MAX,
+                                       give_back, j);
+    if (st == STORE_OK && !j->untrusted && j->method == INV_AUSTRIA)
+        st = store_inv_lots_from(j->conn, j->account_uuid, j->from_ms, take_back, j);
+    if (st == STORE_OK && !j->untrusted)
+        st = store_inv_relief_base(j->conn, j->account_uuid, j->from_ms, &j->relief_base);
+    return st;
+}
+
+/* The seeds into the engine; false when the engine refuses one. */
+static bool plant_seeds(job_t *j)
+{
+    if (inv_engine_start_at(j->engine, j->from_ms) != 0)
+        return false;
+    for (size_t i = 0; i < j->asset_count; i++) {
+        const seed_asset_t *a = &j->assets[i];
+        inv_seed_asset_t seed = {.asset = a->asset, .since_ms = a->since,
+                                 .next_seq = (size_t)a->next_seq,
+                                 .pool_quantity = a->pool_quantity, .pool_cost = a->pool_cost};
+        if (a->next_seq < 0 || inv_engine_seed_asset(j->engine, &seed) != 0)
+            return false;
+    }
+    for (size_t i = 0; i < j->lot_count; i++) {
+        const seed_lot_t *l = &j->lots[i];
+        inv_lot_t lot = {.tx_id = l->tx_id, .acquired_ms = l->acquired_ms, .seq = (size_t)l->seq,
+                         .quantity = l->quantity, .has_basis = l->has_basis, .cost = l->cost,
+                         .orig_quantity = l->orig_quantity, .orig_cost = l->orig_cost};
+        if (l->seq < 0 || inv_engine_seed_lot(j->engine, l->asset, &lot) != 0)
+            return false;
+    }
+    return true;
+}
+
+/* Makes the engine, seeded at from_ms, and loads the transactions from
+ * there; false when the seeds do not fit (the caller starts over in full). */
+static store_status_t load_engine(job_t *j, bool *seeded)
+{
+    *seeded = true;
+    j->engine = inv_engine_new(j->method);
+    j->loader = (loader_t){.engine = j->engine};
+    if (j->engine == NULL)
+        return STORE_ERROR;
+    if (j->from_ms != INT64_MIN && !plant_seeds(j)) {
+        *seeded = false;
+        return STORE_OK;
+    }
+    store_status_t st = store_tx_each_of_account_from(j->conn, j->account_uuid, j->from_ms,
+                                                      load_tx, &j->loader);
+    if (st == STORE_OK && j->loader.failed)
+        st = STORE_ERROR;
+    return st;
+}
+
+/* Everything an attempt reads, in the caller's snapshot (store_read, or the
+ * write transaction of a locked attempt). */
+static store_status_t load(store_conn_t *conn, const void *arg)
+{
+    job_t *j = (job_t *)arg;
+    j->conn = conn; /* a locked attempt may run on another pooled connection */
+    store_status_t st = store_inv_mark(conn, j->account_uuid, &j->mark);
+    if (st != STORE_OK || !j->mark.dirty)
+        return st;
+    j->method = method_of(j->mark.method);
+    bool trusted = !j->force_full && strcmp(j->mark.basis, j->mark.method) == 0;
+    j->from_ms = trusted ? j->mark.dirty_from : INT64_MIN;
+    j->relief_base = 0;
+    if (j->from_ms != INT64_MIN && (st = read_seeds(j)) != STORE_OK)
+        return st;
+    bool seeded = false;
+    if (!j->untrusted && (st = load_engine(j, &seeded)) != STORE_OK)
+        return st;
+    if (j->untrusted || !seeded) { /* the ledger cannot seed a run: from the first transaction */
+        job_free(j);
+        j->untrusted = false;
+        j->from_ms = INT64_MIN;
+        j->relief_base = 0;
+        st = load_engine(j, &seeded);
+    }
+    return st;
+}
+
 /* ---- results into rows ------------------------------------------------ */
 
 typedef struct rows {
@@ -125,11 +406,11 @@ static bool rows_alloc(rows_t *r, const inv_engine_t *e)
 {
     size_t summaries = inv_summary_count(e), lots = 0, reliefs = inv_relief_count(e);
     for (size_t i = 0; i < summaries; i++)
-        lots += inv_summary(e, i)->lot_count;
+        lots += inv_summary(e, i)->ledger_count;
     r->summaries = calloc(summaries + 1, sizeof *r->summaries);
     r->lots = calloc(lots + 1, sizeof *r->lots);
     r->reliefs = calloc(reliefs + 1, sizeof *r->reliefs);
-    r->text_cap = summaries * 4 + lots * 2 + reliefs * 3 + 1;
+    r->text_cap = summaries * 4 + lots * 4 + reliefs * 3 + 1;
     r->text = calloc(r->text_cap, sizeof *r->text);
     return r->summaries && r->lots && r->reliefs && r->text;
 }
@@ -142,68 +423,135 @@ static void rows_free(rows_t *r)
     free(r->text);
 }
 
-static void rows_fill(rows_t *r, const inv_engine_t *e)
+/* A lot acquired before the watermark is written only when its holding
+ * changed; the ones acquired from it on are all written (they were deleted). */
+static bool lot_unchanged(job_t *j, const char *asset, const inv_lot_t *lot)
 {
+    if (lot->acquired_ms >= j->from_ms)
+        return false;
+    const seed_lot_t *s = seed_lot_of(j, asset, (int64_t)lot->seq);
+    return s != NULL && dec_cmp(s->stored_quantity, lot->quantity) == 0 &&
+           (!lot->has_basis || dec_cmp(s->stored_cost, lot->cost) == 0);
+}
+
+static void rows_fill_lots(rows_t *r, job_t *j, const inv_summary_t *s)
+{
+    for (size_t k = 0; k < s->ledger_count; k++) {
+        const inv_lot_t *lot = &s->ledger[k];
+        if (lot_unchanged(j, s->asset, lot))
+            continue;
+        r->lots[r->lot_count++] = (store_inv_lot_t){
+            .asset = s->asset, .seq = (int64_t)lot->seq, .transaction_id = lot->tx_id,
+            .acquired_at = lot->acquired_ms, .quantity = fmt(r, lot->quantity),
+            .cost = lot->has_basis ? fmt(r, lot->cost) : NULL,
+            .orig_quantity = fmt(r, lot->orig_quantity),
+            .orig_cost = lot->has_basis ? fmt(r, lot->orig_cost) : NULL};
+    }
+}
+
+static void rows_fill(rows_t *r, job_t *j)
+{
+    const inv_engine_t *e = j->engine;
     for (size_t i = 0; i < inv_summary_count(e); i++) {
         const inv_summary_t *s = inv_summary(e, i);
         r->summaries[r->summary_count++] = (store_inv_summary_t){
-            .asset = s->asset, .total_quantity = fmt(r, s->total_quantity),
-            .total_cost = fmt(r, s->total_cost),
+            .asset = s->asset, .since = s->since_ms,
+            .total_quantity = fmt(r, s->total_quantity), .total_cost = fmt(r, s->total_cost),
             .quantity_with_basis = fmt(r, s->quantity_with_basis),
             .average_unit_cost = s->has_average ? fmt(r, s->average_unit_cost) : NULL};
-        for (size_t k = 0; k < s->lot_count; k++) {
-            const inv_lot_t *lot = &s->lots[k];
-            r->lots[r->lot_count++] = (store_inv_lot_t){
-                .asset = s->asset, .seq = (int64_t)k, .transaction_id = lot->tx_id,
-                .acquired_at = lot->acquired_ms, .quantity = fmt(r, lot->quantity),
-                .cost = lot->has_basis ? fmt(r, lot->cost) : NULL};
-        }
+        rows_fill_lots(r, j, s);
     }
     for (size_t i = 0; i < inv_relief_count(e); i++) {
         const inv_relief_t *x = inv_relief(e, i);
         bool shortfall = x->lot_tx_id == NULL;
         r->reliefs[r->relief_count++] = (store_inv_relief_t){
-            .seq = (int64_t)i, .transaction_id = x->tx_id, .asset = x->asset,
+            .seq = j->relief_base + (int64_t)i, .transaction_id = x->tx_id, .asset = x->asset,
             .kind = kind_name(x->kind), .datetime = x->datetime_ms,
             .lot_transaction_id = x->lot_tx_id, .acquired_at = x->acquired_ms,
             .quantity = fmt(r, x->quantity), .cost = x->has_basis ? fmt(r, x->cost) : NULL,
             .proceeds = x->has_proceeds ? fmt(r, x->proceeds) : NULL,
-            .term = shortfall ? NULL : x->term == INV_LONG_TERM ? "long" : "short"};
+            .term = shortfall ? NULL : x->term == INV_LONG_TERM ? "long" : "short",
+            .lot_seq = shortfall ? -1 : (int64_t)x->lot_seq};
     }
 }
+
+/* ---- an attempt ------------------------------------------------------- */
+
+/* Runs the loaded engine; false (with the outcome in j->result) when there
+ * is nothing to save. */
+static bool compute(job_t *j)
+{
+    const char *failed_tx = NULL;
+    j->result.arithmetic = inv_engine_run(j->engine, &failed_tx);
+    if (j->result.arithmetic != DEC_OK && failed_tx != NULL)
+        snprintf(j->result.failed_tx, sizeof j->result.failed_tx, "%s", failed_tx);
+    return j->result.arithmetic == DEC_OK;
+}
+
+/* Saves the computed rows, in the caller's write transaction when in_tx. */
+static store_status_t save(job_t *j, bool in_tx)
+{
+    rows_t rows = {0};
+    store_status_t st = STORE_ERROR;
+    if (rows_alloc(&rows, j->engine)) {
+        rows_fill(&rows, j);
+        store_inv_save_t save = {
+            .account_uuid = j->account_uuid, .version = j->mark.version, .from_ms = j->from_ms,
+            .basis = j->mark.method, .summaries = rows.summaries,
+            .summary_count = rows.summary_count, .lots = rows.lots, .lot_count = rows.lot_count,
+            .reliefs = rows.reliefs, .relief_count = rows.relief_count};
+        st = in_tx ? store_inv_save_in_tx(j->conn, &save, &j->stale)
+                   : store_inv_save(j->conn, &save, &j->stale);
+    }
+    rows_free(&rows);
+    return st;
+}
+
+/* A locked attempt: read, compute and save inside one write transaction, so
+ * no write can come in between (the last resort against a busy account). */
+static store_status_t locked_attempt(store_conn_t *conn, const void *arg)
+{
+    job_t *j = (job_t *)arg;
+    store_status_t st = load(conn, j);
+    if (st != STORE_OK || !j->mark.dirty || !compute(j))
+        return st;
+    return save(j, true);
+}
+
+/* One attempt; sets j->stale when a write came in before its save. */
+static store_status_t attempt(job_t *j, bool locked)
+{
+    if (locked)
+        return store_write(j->conn, locked_attempt, j);
+    store_status_t st = store_read(j->conn, load, j);
+    if (st != STORE_OK || !j->mark.dirty || !compute(j))
+        return st;
+    return save(j, false);
+}
+
+enum { OPTIMISTIC_ATTEMPTS = 3 };
 
 recalc_result_t inventory_refresh(store_conn_t *conn, const store_inv_account_t *account)
 {
     recalc_result_t result = {.store = STORE_OK, .arithmetic = DEC_OK};
     if (!account->dirty)
         return result;
-    inv_engine_t *engine = inv_engine_new(method_of(account->method));
-    loader_t loader = {.engine = engine};
-    if (engine == NULL) {
-        result.store = STORE_ERROR;
+    bool force_full = false;
+    for (int n = 0; n <= OPTIMISTIC_ATTEMPTS; n++) {
+        job_t j = {.conn = conn, .account_uuid = account->uuid, .force_full = force_full,
+                   .result = {.store = STORE_OK, .arithmetic = DEC_OK}};
+        j.result.store = attempt(&j, n == OPTIMISTIC_ATTEMPTS);
+        bool resumed = j.from_ms != INT64_MIN && j.mark.dirty;
+        result = j.result;
+        job_free(&j);
+        if (j.stale && n < OPTIMISTIC_ATTEMPTS)
+            continue; /* a write came in: read again */
+        if (result.store != STORE_OK && !j.stale && resumed && !force_full) {
+            force_full = true; /* a resumed save failed: the ledger may be at fault */
+            n--;
+            continue;
+        }
         return result;
     }
-    result.store = store_tx_each_of_account(conn, account->uuid, load_tx, &loader);
-    if (result.store == STORE_OK && loader.failed)
-        result.store = STORE_ERROR;
-    const char *failed_tx = NULL;
-    if (result.store == STORE_OK)
-        result.arithmetic = inv_engine_run(engine, &failed_tx);
-    if (result.store == STORE_OK && result.arithmetic != DEC_OK && failed_tx != NULL)
-        snprintf(result.failed_tx, sizeof result.failed_tx, "%s", failed_tx);
-    if (result.store == STORE_OK && result.arithmetic == DEC_OK) {
-        rows_t rows = {0};
-        if (!rows_alloc(&rows, engine)) {
-            result.store = STORE_ERROR;
-        } else {
-            rows_fill(&rows, engine);
-            result.store = store_inv_save(conn, account->uuid, account->version, rows.summaries,
-                                          rows.summary_count, rows.lots, rows.lot_count,
-                                          rows.reliefs, rows.relief_count);
-        }
-        rows_free(&rows);
-    }
-    free(loader.lines);
-    inv_engine_free(engine);
     return result;
 }

@@ -5,10 +5,39 @@
  * with no reads in between costs one recalculation, O(N log N).
  *
  * This is the one place where the engine (which knows neither HTTP nor SQL)
- * meets the store: transactions in, results out. The engine recomputes the
- * account from its first transaction; the watermark says the results are
- * stale and where the affected range starts (the INVENTORY_UPDATE event
- * reports it), it does not yet let the run start there. */
+ * meets the store: transactions in, results out.
+ *
+ * From the watermark W. Nothing dated before W changed since the stored
+ * results were saved (every write lowers W to the earliest datetime it
+ * touched, old or new), so the engine's run up to the first transaction AT
+ * W (inclusive: ties at W are recomputed) is what was saved. The stored rows
+ * are a ledger from which the engine's state there is rebuilt exactly:
+ *  - each lot acquired before W that holds something at W: its stored
+ *    holding plus what every relief dated at or after W took from it (each
+ *    relief names its lot by seq); sums and differences of exact decimals
+ *    undo exactly what the run did;
+ *  - under AUSTRIA each pool: the stored totals, minus the lots acquired from
+ *    W on, plus the reliefs with basis from W on;
+ *  - per asset touched before W, the seq of its next lot; the seq of the
+ *    first relief from W on.
+ * The engine is seeded with that state and given only the transactions from
+ * W on; the save deletes the reliefs and lots from W on and writes the
+ * recomputed ones, the summaries, and the earlier lots whose holding
+ * changed; rows before W are not rewritten. The property test
+ * (tests/unit/test_recalc.c) checks the result against a run from the first
+ * transaction, row for row. The run starts from the first transaction
+ * instead whenever the rows cannot be trusted: a ledger written before
+ * migration v7 or under another method (accounts.inventory_basis), a row
+ * that does not parse or does not fit (a relief naming a lot that is not
+ * there, a lot that would hold nothing), or a resumed save that fails.
+ *
+ * Concurrency. An attempt reads the mark, the ledger and the transactions in
+ * one snapshot (store_read), computes outside it, and saves only if the
+ * account's inventory_version is still the one it read (else the store
+ * writes nothing). A refused attempt is retried; the last attempt reads,
+ * computes and saves inside one write transaction, so a busy account still
+ * gets a fresh answer. The stored rows are therefore always exactly the
+ * results of one version of the account's transactions. */
 #ifndef TAXD_INVENTORY_RECALC_H
 #define TAXD_INVENTORY_RECALC_H
 

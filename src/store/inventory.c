@@ -1,6 +1,7 @@
-/* store/inventory.c: see inventory.h. A save deletes the account's previous
- * results and inserts the new ones in one write transaction, so a reader
- * sees either the old inventory or the new one, never a mix. */
+/* store/inventory.c: see inventory.h. A save checks the account's version,
+ * deletes the tail of the previous results and writes the new rows in one
+ * write transaction, so a reader sees either the old inventory or the new
+ * one, never a mix, and a stale computation writes nothing. */
 #include "store/inventory.h"
 
 #include <string.h>
@@ -13,37 +14,75 @@ static const store_sql_t Q_ACCOUNT = {
                    " FROM accounts WHERE tenant_id = ?1 AND id = ?2"};
 static const store_sql_t Q_DIRTY = {
     "inv_dirty", "SELECT uuid FROM accounts WHERE tenant_id = ?1 AND dirty_from IS NOT NULL"};
+static const store_sql_t Q_MARK = {
+    "inv_mark", "SELECT dirty_from IS NOT NULL, coalesce(dirty_from, 0), inventory_version,"
+                " cost_basis_method, coalesce(inventory_basis, '') FROM accounts WHERE uuid = ?1"};
+static const store_sql_t Q_VERSION = {
+    "inv_version", "SELECT inventory_version FROM accounts WHERE uuid = ?1"};
 static const store_sql_t Q_DEL_SUMMARIES = {
     "inv_del_summaries", "DELETE FROM inventory_summaries WHERE account_uuid = ?1"};
 static const store_sql_t Q_DEL_LOTS = {
-    "inv_del_lots", "DELETE FROM inventory_lots WHERE account_uuid = ?1"};
+    "inv_del_lots", "DELETE FROM inventory_lots WHERE account_uuid = ?1 AND acquired_at >= ?2"};
 static const store_sql_t Q_DEL_RELIEFS = {
-    "inv_del_reliefs", "DELETE FROM inventory_reliefs WHERE account_uuid = ?1"};
+    "inv_del_reliefs", "DELETE FROM inventory_reliefs WHERE account_uuid = ?1 AND datetime >= ?2"};
 static const store_sql_t Q_INS_SUMMARY = {
     "inv_ins_summary", "INSERT INTO inventory_summaries (account_uuid, asset_code,"
-                       " total_quantity, total_cost, quantity_with_basis, average_unit_cost)"
-                       " VALUES (?1, ?2, ?3, ?4, ?5, ?6)"};
+                       " total_quantity, total_cost, quantity_with_basis, average_unit_cost,"
+                       " since) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"};
+/* REPLACE: an earlier lot whose holding changed is rewritten in place. */
 static const store_sql_t Q_INS_LOT = {
-    "inv_ins_lot", "INSERT INTO inventory_lots (account_uuid, asset_code, seq, transaction_id,"
-                   " acquired_at, quantity, cost) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"};
+    "inv_ins_lot", "INSERT OR REPLACE INTO inventory_lots (account_uuid, asset_code, seq,"
+                   " transaction_id, acquired_at, quantity, cost, orig_quantity, orig_cost)"
+                   " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"};
 static const store_sql_t Q_INS_RELIEF = {
     "inv_ins_relief",
     "INSERT INTO inventory_reliefs (account_uuid, seq, transaction_id, asset_code, kind,"
-    " datetime, lot_transaction_id, acquired_at, quantity, cost, proceeds, term)"
-    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"};
+    " datetime, lot_transaction_id, acquired_at, quantity, cost, proceeds, term, lot_seq)"
+    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"};
 static const store_sql_t Q_CLEAN = {
-    "inv_clean", "UPDATE accounts SET dirty_from = NULL"
-                 " WHERE uuid = ?1 AND inventory_version = ?2"};
+    "inv_clean", "UPDATE accounts SET dirty_from = NULL, inventory_basis = ?2 WHERE uuid = ?1"};
+static const store_sql_t Q_ASSETS_BEFORE = {
+    "inv_assets_before",
+    "SELECT s.asset_code, s.since, s.total_cost, s.quantity_with_basis,"
+    /* by acquired_at: only the lots from ?2 on are visited, not the asset's history */
+    " coalesce((SELECT min(l.seq) FROM inventory_lots l INDEXED BY inventory_lots_acquired"
+    "           WHERE l.account_uuid = ?1"
+    "           AND l.asset_code = s.asset_code AND l.acquired_at >= ?2),"
+    "          (SELECT max(l.seq) + 1 FROM inventory_lots l WHERE l.account_uuid = ?1"
+    "           AND l.asset_code = s.asset_code), 0)"
+    " FROM inventory_summaries s WHERE s.account_uuid = ?1 AND s.since < ?2"
+    " ORDER BY s.asset_code"};
+#define LOT_COLUMNS                                                                            \
+    "SELECT asset_code, seq, transaction_id, acquired_at, quantity, cost, orig_quantity,"      \
+    " orig_cost FROM inventory_lots"
+static const store_sql_t Q_LOTS_OPEN_AT = {
+    "inv_lots_open_at",
+    LOT_COLUMNS " WHERE account_uuid = ?1 AND quantity <> '0' AND acquired_at < ?2"
+    /* +acquired_at: found through the few reliefs from ?2 on, by primary key,
+     * not by walking every lot acquired before ?2 */
+    " UNION ALL " LOT_COLUMNS " WHERE account_uuid = ?1 AND quantity = '0'"
+    " AND +acquired_at < ?2 AND (asset_code, seq) IN (SELECT asset_code, lot_seq"
+    "  FROM inventory_reliefs WHERE account_uuid = ?1 AND datetime >= ?2"
+    "  AND lot_seq IS NOT NULL)"
+    " ORDER BY 1, 2"};
+static const store_sql_t Q_LOTS_FROM = {
+    "inv_lots_from", LOT_COLUMNS " WHERE account_uuid = ?1 AND acquired_at >= ?2 ORDER BY 1, 2"};
+static const store_sql_t Q_RELIEF_BASE = {
+    "inv_relief_base",
+    "SELECT coalesce((SELECT min(seq) FROM inventory_reliefs WHERE account_uuid = ?1"
+    "                 AND datetime >= ?2),"
+    "                (SELECT max(seq) + 1 FROM inventory_reliefs WHERE account_uuid = ?1), 0)"};
 static const store_sql_t Q_SUMMARIES = {
     "inv_summaries", "SELECT asset_code, total_quantity, total_cost, quantity_with_basis,"
-                     " average_unit_cost FROM inventory_summaries WHERE account_uuid = ?1"
-                     " ORDER BY asset_code"};
+                     " average_unit_cost, coalesce(since, 0) FROM inventory_summaries"
+                     " WHERE account_uuid = ?1 ORDER BY asset_code"};
 static const store_sql_t Q_LOTS = {
-    "inv_lots", "SELECT asset_code, seq, transaction_id, acquired_at, quantity, cost"
-                " FROM inventory_lots WHERE account_uuid = ?1 AND asset_code = ?2 ORDER BY seq"};
+    "inv_lots", LOT_COLUMNS " WHERE account_uuid = ?1 AND asset_code = ?2 AND quantity <> '0'"
+                " ORDER BY seq"};
 #define RELIEF_COLUMNS                                                                         \
     "SELECT seq, transaction_id, asset_code, kind, datetime, lot_transaction_id,"              \
-    " coalesce(acquired_at, 0), quantity, cost, proceeds, term FROM inventory_reliefs"
+    " coalesce(acquired_at, 0), quantity, cost, proceeds, term, coalesce(lot_seq, -1)"         \
+    " FROM inventory_reliefs"
 static const store_sql_t Q_RELIEFS_OF = {
     "inv_reliefs_of", RELIEF_COLUMNS " WHERE account_uuid = ?1 AND transaction_id = ?2"
                                      " ORDER BY seq"};
@@ -106,29 +145,19 @@ store_status_t store_inv_dirty_accounts(store_conn_t *conn, const char *tenant_i
 
 /* ---- save ------------------------------------------------------------- */
 
-typedef struct save_args {
-    const char *account_uuid;
-    int64_t version;
-    const store_inv_summary_t *summaries;
-    size_t summary_count;
-    const store_inv_lot_t *lots;
-    size_t lot_count;
-    const store_inv_relief_t *reliefs;
-    size_t relief_count;
-} save_args_t;
-
-static store_status_t delete_results(store_conn_t *conn, const char *account_uuid)
+static store_status_t delete_tail(store_conn_t *conn, const char *account_uuid, int64_t from_ms)
 {
-    const store_sql_t *qs[] = {&Q_DEL_SUMMARIES, &Q_DEL_LOTS, &Q_DEL_RELIEFS};
-    for (size_t i = 0; i < 3; i++) {
-        sqlite3_stmt *stmt;
-        store_status_t st = conn_prepare_key(conn, qs[i], account_uuid, &stmt);
+    sqlite3_stmt *stmt;
+    store_status_t st = conn_prepare_key(conn, &Q_DEL_SUMMARIES, account_uuid, &stmt);
+    if (st == STORE_OK)
+        st = conn_run(conn, &Q_DEL_SUMMARIES, stmt);
+    const store_sql_t *qs[] = {&Q_DEL_LOTS, &Q_DEL_RELIEFS};
+    for (size_t i = 0; st == STORE_OK && i < 2; i++) {
+        st = conn_prepare_key(conn, qs[i], account_uuid, &stmt);
         if (st == STORE_OK)
-            st = conn_run(conn, qs[i], stmt);
-        if (st != STORE_OK)
-            return st;
+            st = run_bound(conn, qs[i], stmt, bind_int(stmt, 2, from_ms));
     }
-    return STORE_OK;
+    return st;
 }
 
 static store_status_t insert_summary(store_conn_t *conn, const char *account,
@@ -140,7 +169,7 @@ static store_status_t insert_summary(store_conn_t *conn, const char *account,
         return st;
     if (!(bind_text(stmt, 2, r->asset) && bind_text(stmt, 3, r->total_quantity) &&
           bind_text(stmt, 4, r->total_cost) && bind_text(stmt, 5, r->quantity_with_basis) &&
-          bind_text_or_null(stmt, 6, r->average_unit_cost)))
+          bind_text_or_null(stmt, 6, r->average_unit_cost) && bind_int(stmt, 7, r->since)))
         return conn_bind_failed(conn, &Q_INS_SUMMARY, stmt);
     return conn_run(conn, &Q_INS_SUMMARY, stmt);
 }
@@ -153,7 +182,9 @@ static store_status_t insert_lot(store_conn_t *conn, const char *account, const 
         return st;
     if (!(bind_text(stmt, 2, r->asset) && bind_int(stmt, 3, r->seq) &&
           bind_text(stmt, 4, r->transaction_id) && bind_int(stmt, 5, r->acquired_at) &&
-          bind_text(stmt, 6, r->quantity) && bind_text_or_null(stmt, 7, r->cost)))
+          bind_text(stmt, 6, r->quantity) && bind_text_or_null(stmt, 7, r->cost) &&
+          bind_text_or_null(stmt, 8, r->orig_quantity) &&
+          bind_text_or_null(stmt, 9, r->orig_cost)))
         return conn_bind_failed(conn, &Q_INS_LOT, stmt);
     return conn_run(conn, &Q_INS_LOT, stmt);
 }
@@ -171,15 +202,35 @@ static store_status_t insert_relief(store_conn_t *conn, const char *account,
           bind_int(stmt, 6, r->datetime) && bind_text_or_null(stmt, 7, r->lot_transaction_id) &&
           (shortfall ? sqlite3_bind_null(stmt, 8) == SQLITE_OK : bind_int(stmt, 8, r->acquired_at)) &&
           bind_text(stmt, 9, r->quantity) && bind_text_or_null(stmt, 10, r->cost) &&
-          bind_text_or_null(stmt, 11, r->proceeds) && bind_text_or_null(stmt, 12, r->term)))
+          bind_text_or_null(stmt, 11, r->proceeds) && bind_text_or_null(stmt, 12, r->term) &&
+          (r->lot_seq < 0 ? sqlite3_bind_null(stmt, 13) == SQLITE_OK
+                          : bind_int(stmt, 13, r->lot_seq))))
         return conn_bind_failed(conn, &Q_INS_RELIEF, stmt);
     return conn_run(conn, &Q_INS_RELIEF, stmt);
 }
 
-static store_status_t save_tx(store_conn_t *conn, const void *arg)
+/* STORE_CONFLICT unless the account's inventory_version is still version. */
+static store_status_t check_version(store_conn_t *conn, const char *account_uuid, int64_t version)
 {
-    const save_args_t *a = arg;
-    store_status_t st = delete_results(conn, a->account_uuid);
+    sqlite3_stmt *stmt;
+    store_status_t st = conn_prepare_key(conn, &Q_VERSION, account_uuid, &stmt);
+    if (st != STORE_OK)
+        return st;
+    int rc = sqlite3_step(stmt);
+    if (rc == SQLITE_ROW)
+        st = sqlite3_column_int64(stmt, 0) == version ? STORE_OK : STORE_CONFLICT;
+    else
+        st = rc == SQLITE_DONE ? STORE_NOT_FOUND : conn_fail(conn, &Q_VERSION, rc);
+    stmt_done(stmt);
+    return st;
+}
+
+store_status_t store_inv_save_in_tx(store_conn_t *conn, const store_inv_save_t *a, bool *stale)
+{
+    store_status_t st = check_version(conn, a->account_uuid, a->version);
+    *stale = st == STORE_CONFLICT;
+    if (st == STORE_OK)
+        st = delete_tail(conn, a->account_uuid, a->from_ms);
     for (size_t i = 0; st == STORE_OK && i < a->summary_count; i++)
         st = insert_summary(conn, a->account_uuid, &a->summaries[i]);
     for (size_t i = 0; st == STORE_OK && i < a->lot_count; i++)
@@ -192,19 +243,70 @@ static store_status_t save_tx(store_conn_t *conn, const void *arg)
     st = conn_prepare_key(conn, &Q_CLEAN, a->account_uuid, &stmt);
     if (st != STORE_OK)
         return st;
-    if (!bind_int(stmt, 2, a->version))
-        return conn_bind_failed(conn, &Q_CLEAN, stmt);
-    return conn_run(conn, &Q_CLEAN, stmt);
+    return run_bound(conn, &Q_CLEAN, stmt, bind_text(stmt, 2, a->basis));
 }
 
-store_status_t store_inv_save(store_conn_t *conn, const char *account_uuid, int64_t version,
-                              const store_inv_summary_t *summaries, size_t summary_count,
-                              const store_inv_lot_t *lots, size_t lot_count,
-                              const store_inv_relief_t *reliefs, size_t relief_count)
+typedef struct save_call {
+    const store_inv_save_t *save;
+    bool *stale;
+} save_call_t;
+
+static store_status_t save_tx(store_conn_t *conn, const void *arg)
 {
-    save_args_t args = {account_uuid, version, summaries, summary_count,
-                        lots, lot_count, reliefs, relief_count};
-    return conn_write(conn, save_tx, &args);
+    const save_call_t *c = arg;
+    return store_inv_save_in_tx(conn, c->save, c->stale);
+}
+
+store_status_t store_inv_save(store_conn_t *conn, const store_inv_save_t *save, bool *stale)
+{
+    save_call_t call = {save, stale};
+    *stale = false;
+    return conn_write(conn, save_tx, &call);
+}
+
+/* ---- what a recalculation resumes from ---------------------------------- */
+
+store_status_t store_inv_mark(store_conn_t *conn, const char *account_uuid, store_inv_mark_t *out)
+{
+    sqlite3_stmt *stmt;
+    store_status_t st = conn_enter(conn);
+    if (st == STORE_OK)
+        st = conn_prepare_key(conn, &Q_MARK, account_uuid, &stmt);
+    if (st != STORE_OK)
+        return st;
+    int rc = sqlite3_step(stmt);
+    if (rc == SQLITE_ROW) {
+        out->dirty = sqlite3_column_int(stmt, 0) != 0;
+        out->dirty_from = sqlite3_column_int64(stmt, 1);
+        out->version = sqlite3_column_int64(stmt, 2);
+        if (!column_copy(stmt, 3, out->method, sizeof out->method) ||
+            !column_copy(stmt, 4, out->basis, sizeof out->basis))
+            st = store_bad_row(&Q_MARK);
+    } else {
+        st = rc == SQLITE_DONE ? STORE_NOT_FOUND : conn_fail(conn, &Q_MARK, rc);
+    }
+    stmt_done(stmt);
+    return st;
+}
+
+store_status_t store_inv_relief_base(store_conn_t *conn, const char *account_uuid,
+                                     int64_t from_ms, int64_t *base)
+{
+    sqlite3_stmt *stmt;
+    store_status_t st = conn_enter(conn);
+    if (st == STORE_OK)
+        st = conn_prepare_key(conn, &Q_RELIEF_BASE, account_uuid, &stmt);
+    if (st != STORE_OK)
+        return st;
+    if (!bind_int(stmt, 2, from_ms))
+        return conn_bind_failed(conn, &Q_RELIEF_BASE, stmt);
+    int rc = sqlite3_step(stmt);
+    if (rc == SQLITE_ROW)
+        *base = sqlite3_column_int64(stmt, 0);
+    else
+        st = conn_fail(conn, &Q_RELIEF_BASE, rc);
+    stmt_done(stmt);
+    return st;
 }
 
 /* ---- reads ------------------------------------------------------------ */
@@ -214,6 +316,7 @@ typedef struct sink {
     int (*summary)(const store_inv_summary_t *row, void *ctx);
     int (*lot)(const store_inv_lot_t *row, void *ctx);
     int (*relief)(const store_inv_relief_t *row, void *ctx);
+    int (*asset)(const store_inv_asset_t *row, void *ctx);
     void *ctx;
 } sink_t;
 
@@ -238,8 +341,10 @@ static store_status_t walk(store_conn_t *conn, const store_sql_t *q, sqlite3_stm
 
 static int summary_row(sqlite3_stmt *stmt, const sink_t *sink)
 {
-    store_inv_summary_t r = {col(stmt, 0), col(stmt, 1), col(stmt, 2), col(stmt, 3),
-                             col(stmt, 4)};
+    store_inv_summary_t r = {.asset = col(stmt, 0), .total_quantity = col(stmt, 1),
+                             .total_cost = col(stmt, 2), .quantity_with_basis = col(stmt, 3),
+                             .average_unit_cost = col(stmt, 4),
+                             .since = sqlite3_column_int64(stmt, 5)};
     if (!r.asset || !r.total_quantity || !r.total_cost || !r.quantity_with_basis)
         return -1;
     return sink->summary(&r, sink->ctx) != 0;
@@ -248,7 +353,8 @@ static int summary_row(sqlite3_stmt *stmt, const sink_t *sink)
 static int lot_row(sqlite3_stmt *stmt, const sink_t *sink)
 {
     store_inv_lot_t r = {col(stmt, 0), sqlite3_column_int64(stmt, 1), col(stmt, 2),
-                         sqlite3_column_int64(stmt, 3), col(stmt, 4), col(stmt, 5)};
+                         sqlite3_column_int64(stmt, 3), col(stmt, 4), col(stmt, 5),
+                         col(stmt, 6), col(stmt, 7)};
     if (!r.asset || !r.transaction_id || !r.quantity)
         return -1;
     return sink->lot(&r, sink->ctx) != 0;
@@ -259,10 +365,70 @@ static int relief_row(sqlite3_stmt *stmt, const sink_t *sink)
     store_inv_relief_t r = {sqlite3_column_int64(stmt, 0), col(stmt, 1), col(stmt, 2),
                             col(stmt, 3), sqlite3_column_int64(stmt, 4), col(stmt, 5),
                             sqlite3_column_int64(stmt, 6), col(stmt, 7), col(stmt, 8),
-                            col(stmt, 9), col(stmt, 10)};
+                            col(stmt, 9), col(stmt, 10), sqlite3_column_int64(stmt, 11)};
     if (!r.transaction_id || !r.asset || !r.kind || !r.quantity)
         return -1;
     return sink->relief(&r, sink->ctx) != 0;
+}
+
+static int asset_row(sqlite3_stmt *stmt, const sink_t *sink)
+{
+    store_inv_asset_t r = {col(stmt, 0), sqlite3_column_int64(stmt, 1), col(stmt, 2),
+                           col(stmt, 3), sqlite3_column_int64(stmt, 4)};
+    if (!r.asset || !r.total_cost || !r.quantity_with_basis)
+        return -1;
+    return sink->asset(&r, sink->ctx) != 0;
+}
+
+/* Prepares q keyed by the account with from_ms as ?2. */
+static store_status_t prepare_from(store_conn_t *conn, const store_sql_t *q,
+                                   const char *account_uuid, int64_t from_ms, sqlite3_stmt **stmt)
+{
+    store_status_t st = conn_enter(conn);
+    if (st == STORE_OK)
+        st = conn_prepare_key(conn, q, account_uuid, stmt);
+    if (st != STORE_OK)
+        return st;
+    if (!bind_int(*stmt, 2, from_ms))
+        return conn_bind_failed(conn, q, *stmt);
+    return STORE_OK;
+}
+
+store_status_t store_inv_assets_before(store_conn_t *conn, const char *account_uuid,
+                                       int64_t from_ms,
+                                       int (*each)(const store_inv_asset_t *row, void *ctx),
+                                       void *ctx)
+{
+    sqlite3_stmt *stmt;
+    store_status_t st = prepare_from(conn, &Q_ASSETS_BEFORE, account_uuid, from_ms, &stmt);
+    if (st != STORE_OK)
+        return st;
+    sink_t sink = {.asset = each, .ctx = ctx};
+    return walk(conn, &Q_ASSETS_BEFORE, stmt, asset_row, &sink);
+}
+
+store_status_t store_inv_lots_open_at(store_conn_t *conn, const char *account_uuid,
+                                      int64_t from_ms,
+                                      int (*each)(const store_inv_lot_t *row, void *ctx),
+                                      void *ctx)
+{
+    sqlite3_stmt *stmt;
+    store_status_t st = prepare_from(conn, &Q_LOTS_OPEN_AT, account_uuid, from_ms, &stmt);
+    if (st != STORE_OK)
+        return st;
+    sink_t sink = {.lot = each, .ctx = ctx};
+    return walk(conn, &Q_LOTS_OPEN_AT, stmt, lot_row, &sink);
+}
+
+store_status_t store_inv_lots_from(store_conn_t *conn, const char *account_uuid, int64_t from_ms,
+                                   int (*each)(const store_inv_lot_t *row, void *ctx), void *ctx)
+{
+    sqlite3_stmt *stmt;
+    store_status_t st = prepare_from(conn, &Q_LOTS_FROM, account_uuid, from_ms, &stmt);
+    if (st != STORE_OK)
+        return st;
+    sink_t sink = {.lot = each, .ctx = ctx};
+    return walk(conn, &Q_LOTS_FROM, stmt, lot_row, &sink);
 }
 
 store_status_t store_inv_summaries(store_conn_t *conn, const char *account_uuid,

@@ -428,6 +428,23 @@ static const char *const MIGRATIONS[] = {
     "  WHERE status <> 'Deleted';"
     /* -- end tax forms */
     "",
+
+    /* v7: the inventory as a ledger a recalculation can resume from its
+     * watermark (src/inventory/recalc.c). inventory_lots keeps every lot
+     * ever acquired in acquisition order (seq: its index within the asset;
+     * quantity '0' once fully relieved) with what it was acquired with
+     * (orig_*); a relief names the lot it took from (lot_seq); a summary
+     * says when its asset was first touched (since). accounts.inventory_basis
+     * is the method the stored rows were computed with: NULL (rows written
+     * before v7, or none) means they cannot seed a recalculation, which then
+     * starts from the account's first transaction. */
+    "ALTER TABLE accounts ADD COLUMN inventory_basis TEXT;"
+    "ALTER TABLE inventory_lots ADD COLUMN orig_quantity TEXT;"
+    "ALTER TABLE inventory_lots ADD COLUMN orig_cost TEXT;"
+    "ALTER TABLE inventory_reliefs ADD COLUMN lot_seq INTEGER;"
+    "ALTER TABLE inventory_summaries ADD COLUMN since INTEGER;"
+    "CREATE INDEX inventory_lots_acquired ON inventory_lots (account_uuid, acquired_at);"
+    "CREATE INDEX inventory_reliefs_datetime ON inventory_reliefs (account_uuid, datetime);",
 };
 
 #define MIGRATION_COUNT ((int)(sizeof MIGRATIONS / sizeof MIGRATIONS[0]))

@@ -68,6 +68,7 @@ enum {
 
 
 static const store_sql_t Q_BEGIN = {"begin", "BEGIN IMMEDIATE"};
+static const store_sql_t Q_BEGIN_READ = {"begin_read", "BEGIN DEFERRED"};
 static const store_sql_t Q_COMMIT = {"commit", "COMMIT"};
 static const store_sql_t Q_ROLLBACK = {"rollback", "ROLLBACK"};
 static const store_sql_t Q_SETTINGS_GET = {"settings_get", "SELECT version FROM settings WHERE singleton = 1"};
@@ -443,6 +444,21 @@ store_status_t conn_write(store_conn_t *conn, tx_body_t body, const void *arg)
 store_status_t store_write(store_conn_t *conn, store_write_fn fn, const void *arg)
 {
     return conn_write(conn, fn, arg);
+}
+
+store_status_t store_read(store_conn_t *conn, store_write_fn fn, const void *arg)
+{
+    store_status_t status = conn_enter(conn);
+    if (status != STORE_OK)
+        return status;
+    if (!sqlite3_get_autocommit(conn->db))
+        return store_bad_argument("nested read transaction");
+    /* BEGIN DEFERRED takes no lock; the first read fixes the snapshot */
+    if ((status = conn_exec(conn, &Q_BEGIN_READ)) != STORE_OK)
+        return status;
+    status = fn(conn, arg);
+    conn_rollback(conn); /* nothing was written: ending the snapshot is all it does */
+    return status;
 }
 
 store_status_t conn_bump_settings(store_conn_t *conn)

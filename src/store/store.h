@@ -66,6 +66,11 @@ void store_set_fault(store_t *store, bool failing);
 typedef store_status_t (*store_write_fn)(store_conn_t *conn, const void *arg);
 store_status_t store_write(store_conn_t *conn, store_write_fn fn, const void *arg);
 
+/* One read transaction on conn itself: every read fn makes through conn sees
+ * the same snapshot of the database (WAL), however many statements it takes
+ * and whatever is committed meanwhile. Returns fn's status. */
+store_status_t store_read(store_conn_t *conn, store_write_fn fn, const void *arg);
+
 /* A cheap read proving the database answers (GET /healthz). */
 store_status_t store_ping(store_conn_t *conn);
 

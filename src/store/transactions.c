@@ -70,7 +70,7 @@ static const store_sql_t Q_TX_OF_ACCOUNT = {
     "tx_of_account",
     "SELECT t.uuid, t.id, t.datetime, t.type, l.kind, l.asset_code, l.amount, l.usd_rate"
     " FROM transactions t JOIN transaction_lines l ON l.transaction_uuid = t.uuid"
-    " WHERE t.account_uuid = ?1 ORDER BY t.uuid, l.kind, l.idx"};
+    " WHERE t.account_uuid = ?1 AND t.datetime >= ?2 ORDER BY t.uuid, l.kind, l.idx"};
 
 /* ---- small helpers ---------------------------------------------------- */
 
@@ -479,12 +479,20 @@ static bool group_add_line(group_t *g, sqlite3_stmt *stmt)
 store_status_t store_tx_each_of_account(store_conn_t *conn, const char *account_uuid,
                                         store_tx_each_fn each, void *ctx)
 {
+    return store_tx_each_of_account_from(conn, account_uuid, INT64_MIN, each, ctx);
+}
+
+store_status_t store_tx_each_of_account_from(store_conn_t *conn, const char *account_uuid,
+                                             int64_t from_ms, store_tx_each_fn each, void *ctx)
+{
     sqlite3_stmt *stmt;
     store_status_t st = conn_enter(conn);
     if (st == STORE_OK)
         st = conn_prepare_key(conn, &Q_TX_OF_ACCOUNT, account_uuid, &stmt);
     if (st != STORE_OK)
         return st;
+    if (!bind_int(stmt, 2, from_ms))
+        return conn_bind_failed(conn, &Q_TX_OF_ACCOUNT, stmt);
     group_t g = {0};
     int rc, stop = 0;
     while (!stop && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {

@@ -85,5 +85,8 @@ typedef int (*store_tx_each_fn)(const char *id, int64_t datetime_ms, const char 
                                 const store_tx_line_t *lines, size_t line_count, void *ctx);
 store_status_t store_tx_each_of_account(store_conn_t *conn, const char *account_uuid,
                                         store_tx_each_fn each, void *ctx);
+/* The same for the transactions dated at or after from_ms only. */
+store_status_t store_tx_each_of_account_from(store_conn_t *conn, const char *account_uuid,
+                                             int64_t from_ms, store_tx_each_fn each, void *ctx);
 
 #endif
