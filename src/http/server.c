@@ -390,6 +390,23 @@ static void on_mhd_log(void *cls, const char *fmt, va_list ap)
     log_event(LOG_WARN, "libmicrohttpd", json_pack("{s:s}", "detail", buf));
 }
 
+/* libmicrohttpd 0.9.75 races itself in MHD_quiesce_daemon: a pool thread
+ * may take the listening socket out of its epoll set at the same moment (it
+ * tolerates ENOENT there), and quiesce, which does not, panics. The socket
+ * is out of the set either way, so that panic is logged and survived; every
+ * other panic aborts, as the library's default handler does. */
+static void on_mhd_panic(void *cls, const char *file, unsigned int line, const char *reason)
+{
+    (void)cls;
+    bool known_race = reason != NULL &&
+                      strstr(reason, "Failed to remove listen FD from epoll set") != NULL;
+    log_event(known_race ? LOG_WARN : LOG_ERROR, "libmicrohttpd panic",
+              json_pack("{s:s, s:i, s:s}", "file", file != NULL ? file : "?", "line", (int)line,
+                        "reason", reason != NULL ? reason : "?"));
+    if (!known_race)
+        abort();
+}
+
 /* ---- start and stop --------------------------------------------------- */
 
 static int resolve_listen(const taxd_config_t *cfg, struct sockaddr_storage *addr,
@@ -424,6 +441,7 @@ http_server_t *http_server_start(service_t *svc, char **err)
     if (server == NULL)
         return NULL;
     server->svc = svc;
+    MHD_set_panic_func(on_mhd_panic, NULL);
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC |
                      MHD_USE_ERROR_LOG | (ipv6 ? MHD_USE_IPv6 : 0);
     server->daemon = MHD_start_daemon(
