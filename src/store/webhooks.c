@@ -175,6 +175,13 @@ static const store_sql_t Q_OUTCOME = {
     "UPDATE deliveries SET state = ?4, last_status = ?5, last_error = ?6,"
     " next_attempt_at = ?7, delivered_at = ?8"
     " WHERE id = ?1 AND trace_id = ?2 AND attempts = ?3"};
+static const store_sql_t Q_OUTCOME_UNSENT = {
+    "wh_outcome_unsent",
+    "UPDATE deliveries SET state = ?4, attempts = attempts - 1,"
+    " first_attempt_at = CASE WHEN attempts = 1 THEN NULL ELSE first_attempt_at END,"
+    " window_ends_at = CASE WHEN attempts = 1 THEN NULL ELSE window_ends_at END,"
+    " last_error = coalesce(?5, last_error), next_attempt_at = ?6"
+    " WHERE id = ?1 AND trace_id = ?2 AND attempts = ?3"};
 static const store_sql_t Q_DEAUTHORIZE = {
     "wh_deauthorize",
     "UPDATE subscriptions SET state = 'deauthorized', deauthorized_at = ?2, updated_at = ?2,"
@@ -892,11 +899,27 @@ static store_status_t deauthorize(store_conn_t *conn, const char *sub_id, int64_
     return conn_run(conn, &Q_HOLD_PENDING, stmt);
 }
 
+/* An attempt begun but never sent: the begin is undone (store/webhooks.h). */
+static store_status_t record_unsent(store_conn_t *conn, const store_wh_outcome_t *o)
+{
+    sqlite3_stmt *stmt;
+    store_status_t st = conn_prepare_key(conn, &Q_OUTCOME_UNSENT, o->delivery_id, &stmt);
+    if (st != STORE_OK)
+        return st;
+    int64_t next = o->result == STORE_WH_RETRY ? o->next_attempt_at : o->at;
+    bool bound = bind_text(stmt, 2, o->trace_id) && bind_int(stmt, 3, o->attempts) &&
+                 bind_text(stmt, 4, result_state(o->result)) &&
+                 bind_text_or_null(stmt, 5, o->error) && bind_int(stmt, 6, next);
+    return run_bound(conn, &Q_OUTCOME_UNSENT, stmt, bound);
+}
+
 static store_status_t record_one(store_conn_t *conn, const store_wh_outcome_t *o)
 {
     store_status_t st;
     if (o->deauthorize && (st = deauthorize(conn, o->subscription_id, o->at)) != STORE_OK)
         return st;
+    if (o->unsent)
+        return record_unsent(conn, o);
     sqlite3_stmt *stmt;
     if ((st = conn_prepare_key(conn, &Q_OUTCOME, o->delivery_id, &stmt)) != STORE_OK)
         return st;
@@ -927,7 +950,7 @@ typedef struct attempts_out {
     size_t count, cap;
 } attempts_out_t;
 
-static void event_free(store_wh_event_t *e)
+void store_wh_event_free(store_wh_event_t *e)
 {
     free(e->payload);
     free(e->account_uuid);
@@ -940,7 +963,7 @@ static void event_free(store_wh_event_t *e)
 void store_wh_attempts_free(store_wh_attempt_t *attempts, size_t count)
 {
     for (size_t i = 0; attempts != NULL && i < count; i++)
-        event_free(&attempts[i].event);
+        store_wh_event_free(&attempts[i].event);
     free(attempts);
 }
 
@@ -1093,7 +1116,7 @@ static store_status_t next_due_of(store_conn_t *conn, const char *sub_id, int64_
 /* Drops attempt i of out (a delivery whose window closed), keeping order. */
 static void attempt_drop(attempts_out_t *out, size_t i)
 {
-    event_free(&out->rows[i].event);
+    store_wh_event_free(&out->rows[i].event);
     memmove(&out->rows[i], &out->rows[i + 1], (out->count - i - 1) * sizeof out->rows[i]);
     out->count--;
 }
@@ -1147,7 +1170,7 @@ static store_status_t step_tx(store_conn_t *conn, const void *arg)
 {
     const step_args_t *b = arg;
     for (size_t i = 0; i < b->out->count; i++)
-        event_free(&b->out->rows[i].event); /* a retried transaction starts over */
+        store_wh_event_free(&b->out->rows[i].event); /* a retried transaction starts over */
     b->out->count = 0;
     for (size_t i = 0; i < b->outcome_count; i++) {
         store_status_t st = record_one(conn, &b->outcomes[i]);

@@ -202,6 +202,9 @@ store_status_t store_wh_begin_attempts(store_conn_t *conn, const char *owner, in
                                        store_wh_begin_t *requests, size_t count,
                                        store_wh_attempt_t **out, size_t *out_count);
 void store_wh_attempts_free(store_wh_attempt_t *attempts, size_t count);
+/* Frees the strings of one attempt's event (the caller moved the attempt out
+ * of its array) and zeroes it. */
+void store_wh_event_free(store_wh_event_t *event);
 
 typedef enum store_wh_result {
     STORE_WH_DELIVERED = 0,
@@ -213,7 +216,11 @@ typedef enum store_wh_result {
 /* The outcome of one attempt. It applies only while the delivery still has
  * trace_id and attempts (an operator's replay meanwhile wins). deauthorize:
  * this answer (401, 403, 407) deauthorizes subscription_id and holds its
- * pending deliveries. */
+ * pending deliveries. unsent: the attempt was begun but its request was never
+ * sent (the dispatcher begins a batch ahead of sending it), so the begin is
+ * undone: attempts - 1 (a first attempt's window cleared), then the result
+ * (RETRY: pending again at next_attempt_at; HELD; FAILED) applies with the
+ * delivery's last status and error kept unless error is given. */
 typedef struct store_wh_outcome {
     const char *subscription_id, *delivery_id, *trace_id;
     int64_t attempts;
@@ -223,6 +230,7 @@ typedef struct store_wh_outcome {
     int64_t next_attempt_at;    /* STORE_WH_RETRY */
     int64_t at;                 /* when the attempt ended */
     bool deauthorize;
+    bool unsent;
 } store_wh_outcome_t;
 
 /* One write transaction for all outcomes. */

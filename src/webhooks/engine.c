@@ -46,6 +46,7 @@
 #include "webhooks/engine.h"
 
 #include <curl/curl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -70,6 +71,8 @@
 #define STORE_RETRY_MS 200      /* after a store failure */
 #define SUB_CONCURRENCY 64      /* attempts in flight per subscription */
 #define DISPATCHER_TRANSFERS 1024 /* attempts in flight per dispatcher */
+#define SUB_AHEAD 64            /* attempts begun ahead of sending, per subscription */
+#define DISPATCHER_AHEAD 1024   /* attempts begun ahead of sending, per dispatcher */
 #define BATCH_MAX 256           /* attempts begun per subscription per step */
 #define IN_FLIGHT_GUARD_MS 30000 /* past the timeout: a lost attempt is due again */
 #define SUB_KEEP_US 5000000LL   /* an idle subscription's bucket is kept this long */
@@ -94,6 +97,7 @@ typedef struct wsub {
     uint32_t rate, retries, window_s, timeout_s;
     webhook_bucket_t bucket;
     unsigned in_flight;
+    unsigned ready;            /* begun in the database, waiting to be sent */
     int64_t next_due;          /* wall ms; 0: look now */
     int64_t last_used_us;
 } wsub_t;
@@ -118,6 +122,31 @@ typedef struct pending_outcome {
     store_wh_outcome_t o;      /* its strings point into this struct when flushed */
 } pending_outcome_t;
 
+/* An attempt begun in the database that waits for its turn to be sent:
+ * the store thread begins the next batch while the current one is sent. */
+typedef struct ready {
+    wsub_t *sub;               /* never freed while ready > 0 */
+    store_wh_attempt_t a;      /* its event's strings are owned here */
+} ready_t;
+
+typedef enum job_state { JOB_IDLE, JOB_QUEUED, JOB_DONE } job_state_t;
+
+/* One step transaction for the dispatcher's store thread: outcomes to record,
+ * then attempts to begin. The dispatcher fills it while JOB_IDLE and reads
+ * it back at JOB_DONE; in between only the store thread touches it. */
+typedef struct store_job {
+    pending_outcome_t *outcomes; /* moved from the dispatcher; owned by the job */
+    size_t outcome_count, outcome_cap;
+    store_wh_outcome_t *list;  /* views into outcomes */
+    store_wh_begin_t *reqs;
+    wsub_t **subs;             /* reqs[i] is of subs[i]; none is freed while queued */
+    size_t count;
+    int64_t now;
+    store_status_t status;
+    store_wh_attempt_t *attempts;
+    size_t attempt_count;
+} store_job_t;
+
 typedef struct dispatcher {
     struct webhook_engine *engine;
     char owner[OWNER_MAX];
@@ -131,8 +160,19 @@ typedef struct dispatcher {
     int64_t next_claim_us;
     int64_t next_due_any;      /* wall ms of the earliest due delivery we may take; 0 none */
     int64_t wait_ms;           /* from the last start phase: when to look again */
+    int64_t ready_wait_ms;     /* from the last start of ready attempts */
     uint64_t seen_wakes;
     uint64_t rng;
+    ready_t *ready;            /* in the order they were begun */
+    size_t ready_count, ready_cap;
+    /* the store thread and its one job (job_state under job_lock) */
+    pthread_mutex_t job_lock;
+    pthread_cond_t job_cond;
+    bool sync_init, thread_started, store_stopping;
+    pthread_t store_thread;
+    job_state_t job_state;
+    store_job_t job;
+    int64_t next_job_us;       /* after a failed job: not before */
 } dispatcher_t;
 
 struct webhook_engine {
@@ -229,7 +269,8 @@ static void subs_evict(dispatcher_t *d)
     size_t kept = 0;
     for (size_t i = 0; i < d->sub_count; i++) {
         wsub_t *s = d->subs[i];
-        if (!s->leased && s->in_flight == 0 && now_us - s->last_used_us > SUB_KEEP_US)
+        if (!s->leased && s->in_flight == 0 && s->ready == 0 &&
+            now_us - s->last_used_us > SUB_KEEP_US)
             sub_free(s);
         else
             d->subs[kept++] = s;
@@ -366,7 +407,7 @@ static void claim_round(dispatcher_t *d, store_conn_t *conn)
     size_t idle_count = 0;
     for (size_t i = 0; i < d->sub_count; i++) {
         wsub_t *s = d->subs[i];
-        if (s->leased && s->in_flight == 0)
+        if (s->leased && s->in_flight == 0 && s->ready == 0)
             idle[idle_count++] = s->id;
     }
     int64_t wall = clock_now_ms(NULL); /* never the test offset: leases coordinate processes */
@@ -412,15 +453,15 @@ static pending_outcome_t *outcome_push(dispatcher_t *d)
     return p;
 }
 
-/* The pending outcomes as the store takes them (pointing into d->outcomes);
- * NULL when there are none or no memory. */
-static store_wh_outcome_t *outcomes_list(dispatcher_t *d)
+/* Pending outcomes as the store takes them (pointing into `pending`); NULL
+ * when there are none or no memory. */
+static store_wh_outcome_t *outcomes_list(pending_outcome_t *pending, size_t count)
 {
-    if (d->outcome_count == 0)
+    if (count == 0)
         return NULL;
-    store_wh_outcome_t *list = calloc(d->outcome_count, sizeof *list);
-    for (size_t i = 0; list != NULL && i < d->outcome_count; i++) {
-        pending_outcome_t *p = &d->outcomes[i];
+    store_wh_outcome_t *list = calloc(count, sizeof *list);
+    for (size_t i = 0; list != NULL && i < count; i++) {
+        pending_outcome_t *p = &pending[i];
         list[i] = p->o;
         list[i].subscription_id = p->sub_id;
         list[i].delivery_id = p->delivery_id;
@@ -444,7 +485,7 @@ static void outcomes_done(dispatcher_t *d, store_status_t st)
 
 static void outcomes_flush(dispatcher_t *d, store_conn_t *conn)
 {
-    store_wh_outcome_t *list = outcomes_list(d);
+    store_wh_outcome_t *list = outcomes_list(d->outcomes, d->outcome_count);
     if (list == NULL)
         return;
     outcomes_done(d, store_wh_record_outcomes(conn, list, d->outcome_count));
@@ -860,9 +901,8 @@ static void collect(dispatcher_t *d)
             finish_transfer(d, msg->easy_handle, msg->data.result);
 }
 
-static void transfers_poll(dispatcher_t *d)
+static void transfers_poll(dispatcher_t *d, int64_t wait)
 {
-    int64_t wait = d->wait_ms;
     if (wait > POLL_MAX_MS)
         wait = POLL_MAX_MS;
     if (wait < 0)
@@ -871,9 +911,116 @@ static void transfers_poll(dispatcher_t *d)
     collect(d);
 }
 
+/* ---- attempts begun ahead of sending */
+
+static bool ready_push(dispatcher_t *d, wsub_t *s, const store_wh_attempt_t *a)
+{
+    if (d->ready_count == d->ready_cap) {
+        size_t cap = d->ready_cap ? d->ready_cap * 2 : 256;
+        ready_t *grown = realloc(d->ready, cap * sizeof *grown);
+        if (grown == NULL)
+            return false;
+        d->ready = grown;
+        d->ready_cap = cap;
+    }
+    d->ready[d->ready_count++] = (ready_t){.sub = s, .a = *a};
+    s->ready++;
+    return true;
+}
+
+/* An attempt begun but never sent: the store undoes its begin (attempts - 1)
+ * and applies `result` (RETRY: due again now). */
+static void unsent_record(dispatcher_t *d, const ready_t *r, store_wh_result_t result,
+                          const char *error)
+{
+    pending_outcome_t *p = outcome_push(d);
+    if (p == NULL) { /* the in-flight guard passes, then it is due again */
+        log_msg(LOG_ERROR, "webhook outcome dropped: out of memory");
+        return;
+    }
+    copy_text(p->sub_id, sizeof p->sub_id, r->sub->id);
+    copy_text(p->delivery_id, sizeof p->delivery_id, r->a.delivery_id);
+    copy_text(p->trace_id, sizeof p->trace_id, r->a.trace_id);
+    copy_text(p->error, sizeof p->error, error);
+    int64_t now = now_ms(d);
+    p->o = (store_wh_outcome_t){.result = result, .attempts = r->a.attempts, .at = now,
+                                .next_attempt_at = now, .unsent = true};
+}
+
+typedef enum ready_verdict { READY_KEEP, READY_START, READY_DROPPED } ready_verdict_t;
+
+/* Whether ready attempt r may be sent now, must wait, or can no longer be
+ * sent (then its unsent outcome is recorded). */
+static ready_verdict_t ready_check(dispatcher_t *d, ready_t *r, int64_t now, int64_t now_us)
+{
+    wsub_t *s = r->sub;
+    if (s->deauthorized) {
+        unsent_record(d, r, STORE_WH_HELD, NULL);
+        return READY_DROPPED;
+    }
+    if (!s->leased || s->broken) {
+        unsent_record(d, r, STORE_WH_RETRY, NULL);
+        return READY_DROPPED;
+    }
+    if (r->a.window_ends_at > 0 && r->a.window_ends_at <= now) {
+        unsent_record(d, r, STORE_WH_FAILED, "retry window closed before the next attempt");
+        return READY_DROPPED;
+    }
+    if (s->stale || !s->loaded) {
+        d->ready_wait_ms = 1; /* the next step reloads it */
+        return READY_KEEP;
+    }
+    if (s->in_flight >= SUB_CONCURRENCY || d->running_count >= DISPATCHER_TRANSFERS)
+        return READY_KEEP; /* a finishing transfer wakes the poll */
+    if (webhook_bucket_available(&s->bucket, now_us) == 0) {
+        d->ready_wait_ms =
+            min_i64(d->ready_wait_ms, webhook_bucket_wait_us(&s->bucket, now_us) / 1000 + 1);
+        return READY_KEEP;
+    }
+    return READY_START;
+}
+
+/* Sends every ready attempt that may start now, in the order they were
+ * begun; the others keep their place. */
+static void start_ready(dispatcher_t *d)
+{
+    d->ready_wait_ms = IDLE_MAX_MS;
+    if (d->ready_count == 0)
+        return;
+    int64_t now = now_ms(d), now_us = clock_monotonic_us();
+    size_t kept = 0;
+    for (size_t i = 0; i < d->ready_count; i++) {
+        ready_t *r = &d->ready[i];
+        ready_verdict_t v = ready_check(d, r, now, now_us);
+        if (v == READY_KEEP) {
+            d->ready[kept++] = *r;
+            continue;
+        }
+        if (v == READY_START)
+            start_transfer(d, r->sub, &r->a);
+        r->sub->ready--;
+        store_wh_event_free(&r->a.event);
+    }
+    d->ready_count = kept;
+}
+
+/* At shutdown: nothing ready is sent any more; each is due again at once. */
+static void ready_drop_all(dispatcher_t *d)
+{
+    for (size_t i = 0; i < d->ready_count; i++) {
+        ready_t *r = &d->ready[i];
+        unsent_record(d, r, STORE_WH_RETRY, NULL);
+        r->sub->ready--;
+        store_wh_event_free(&r->a.event);
+    }
+    d->ready_count = 0;
+}
+
 /* ---- beginning attempts */
 
-/* How many attempts of s may begin now; sets *wait_ms when s waits. */
+/* How many attempts of s may be begun now (sent now or soon: at most
+ * SUB_AHEAD beyond its concurrency bound, and no more than its bucket holds
+ * tokens for); sets *wait_ms when s waits. */
 static size_t sub_capacity(dispatcher_t *d, wsub_t *s, int64_t now, int64_t *wait_ms)
 {
     if (!s->leased || s->deauthorized || s->broken || !s->loaded || s->stale)
@@ -882,7 +1029,9 @@ static size_t sub_capacity(dispatcher_t *d, wsub_t *s, int64_t now, int64_t *wai
         *wait_ms = min_i64(*wait_ms, s->next_due - now);
         return 0;
     }
-    if (s->in_flight >= SUB_CONCURRENCY || d->running_count >= DISPATCHER_TRANSFERS)
+    size_t ahead = (size_t)s->in_flight + s->ready;
+    size_t total = (size_t)d->running_count + d->ready_count;
+    if (ahead >= SUB_CONCURRENCY + SUB_AHEAD || total >= DISPATCHER_TRANSFERS + DISPATCHER_AHEAD)
         return 0; /* a finishing transfer wakes the poll */
     int64_t now_us = clock_monotonic_us();
     size_t tokens = webhook_bucket_available(&s->bucket, now_us);
@@ -890,8 +1039,11 @@ static size_t sub_capacity(dispatcher_t *d, wsub_t *s, int64_t now, int64_t *wai
         *wait_ms = min_i64(*wait_ms, webhook_bucket_wait_us(&s->bucket, now_us) / 1000 + 1);
         return 0;
     }
-    size_t n = SUB_CONCURRENCY - s->in_flight;
-    size_t room = DISPATCHER_TRANSFERS - d->running_count;
+    if (tokens <= s->ready)
+        return 0; /* the ready ones take them */
+    size_t n = SUB_CONCURRENCY + SUB_AHEAD - ahead;
+    size_t room = DISPATCHER_TRANSFERS + DISPATCHER_AHEAD - total;
+    tokens -= s->ready;
     n = n < tokens ? n : tokens;
     n = n < room ? n : room;
     return n < BATCH_MAX ? n : BATCH_MAX;
@@ -916,49 +1068,167 @@ static void begin_results(dispatcher_t *d, store_wh_begin_t *reqs, wsub_t **subs
     }
 }
 
-static void start_due(dispatcher_t *d, store_conn_t *conn)
+/* ---- the store thread: a step's transaction off the thread that sends */
+
+static job_state_t job_state_get(dispatcher_t *d)
+{
+    pthread_mutex_lock(&d->job_lock);
+    job_state_t state = d->job_state;
+    pthread_mutex_unlock(&d->job_lock);
+    return state;
+}
+
+static void *store_thread_main(void *arg)
+{
+    dispatcher_t *d = arg;
+    store_t *store = d->engine->store;
+    pthread_mutex_lock(&d->job_lock);
+    for (;;) {
+        while (d->job_state != JOB_QUEUED && !d->store_stopping)
+            pthread_cond_wait(&d->job_cond, &d->job_lock);
+        if (d->job_state != JOB_QUEUED)
+            break;
+        pthread_mutex_unlock(&d->job_lock);
+        store_job_t *j = &d->job;
+        store_conn_t *conn = store_acquire(store);
+        j->status = STORE_ERROR;
+        if (conn != NULL) {
+            j->status = store_wh_step(conn, j->list, j->list ? j->outcome_count : 0, d->owner,
+                                      j->now, j->reqs, j->count, &j->attempts,
+                                      &j->attempt_count);
+            store_release(store, conn);
+        }
+        pthread_mutex_lock(&d->job_lock);
+        d->job_state = JOB_DONE;
+        curl_multi_wakeup(d->multi); /* the dispatcher sends what was begun at once */
+    }
+    pthread_mutex_unlock(&d->job_lock);
+    return NULL;
+}
+
+/* A failed job's outcomes go back in front of those collected meanwhile. */
+static void job_outcomes_back(dispatcher_t *d, store_job_t *j)
+{
+    size_t total = j->outcome_count + d->outcome_count;
+    if (total > j->outcome_cap) {
+        pending_outcome_t *grown = realloc(j->outcomes, total * sizeof *grown);
+        if (grown == NULL) { /* the in-flight guard passes, then they are due again */
+            log_msg(LOG_ERROR, "webhook outcomes dropped: out of memory");
+            free(j->outcomes);
+            return;
+        }
+        j->outcomes = grown;
+        j->outcome_cap = total;
+    }
+    if (d->outcome_count > 0)
+        memcpy(j->outcomes + j->outcome_count, d->outcomes,
+               d->outcome_count * sizeof *d->outcomes);
+    free(d->outcomes);
+    d->outcomes = j->outcomes;
+    d->outcome_count = total;
+    d->outcome_cap = j->outcome_cap;
+}
+
+/* Takes back a finished job: its attempts join the ready list. */
+static void job_harvest(dispatcher_t *d)
+{
+    if (job_state_get(d) != JOB_DONE)
+        return;
+    store_job_t *j = &d->job;
+    if (j->status == STORE_OK) {
+        if (d->outcomes == NULL) { /* keep the array for the next outcomes */
+            d->outcomes = j->outcomes;
+            d->outcome_cap = j->outcome_cap;
+        } else {
+            free(j->outcomes);
+        }
+        begin_results(d, j->reqs, j->subs, j->count, j->now);
+        for (size_t i = 0; i < j->attempt_count; i++)
+            if (!ready_push(d, j->subs[j->attempts[i].request], &j->attempts[i]))
+                store_wh_event_free(&j->attempts[i].event); /* due again after the guard */
+        free(j->attempts); /* the events moved to the ready list */
+    } else {
+        job_outcomes_back(d, j);
+        store_wh_attempts_free(j->attempts, j->attempt_count);
+        d->next_job_us = clock_monotonic_us() + STORE_RETRY_MS * 1000LL;
+        log_event(LOG_WARN, "webhook step not recorded yet",
+                  json_pack("{s:s, s:I}", "status", store_status_name(j->status), "outcomes",
+                            (json_int_t)d->outcome_count));
+    }
+    free(j->list);
+    free(j->reqs);
+    free(j->subs);
+    memset(j, 0, sizeof *j);
+    pthread_mutex_lock(&d->job_lock);
+    d->job_state = JOB_IDLE;
+    pthread_mutex_unlock(&d->job_lock);
+}
+
+/* Fills the idle job with the pending outcomes and the attempts that may
+ * begin, and hands it to the store thread (nothing when there is no work). */
+static void job_prepare(dispatcher_t *d, store_conn_t *conn)
 {
     int64_t now = now_ms(d);
     d->wait_ms = IDLE_MAX_MS;
     if (d->next_due_any > now) /* due ones are leased here, or by another dispatcher */
         d->wait_ms = min_i64(d->wait_ms, d->next_due_any - now);
-    store_wh_begin_t *reqs = calloc(d->sub_count + 1, sizeof *reqs);
-    wsub_t **subs = calloc(d->sub_count + 1, sizeof *subs);
-    size_t count = 0;
-    for (size_t i = 0; reqs != NULL && subs != NULL && i < d->sub_count; i++) {
+    store_job_t *j = &d->job;
+    j->reqs = calloc(d->sub_count + 1, sizeof *j->reqs);
+    j->subs = calloc(d->sub_count + 1, sizeof *j->subs);
+    for (size_t i = 0; j->reqs != NULL && j->subs != NULL && i < d->sub_count; i++) {
         wsub_t *s = d->subs[i];
         if (s->leased && (s->stale || !s->loaded))
             sub_load(d, conn, s);
         size_t n = sub_capacity(d, s, now, &d->wait_ms);
         if (n == 0)
             continue;
-        reqs[count] = (store_wh_begin_t){
+        j->reqs[j->count] = (store_wh_begin_t){
             .subscription_id = s->id, .updated_at = s->updated_at, .max = n,
             .window_ms = (int64_t)s->window_s * 1000,
             .in_flight_until = now + (int64_t)s->timeout_s * 1000 + IN_FLIGHT_GUARD_MS};
-        subs[count++] = s;
+        j->subs[j->count++] = s;
     }
-    /* One transaction: this step's outcomes, then the attempts that begin. */
-    store_wh_attempt_t *attempts = NULL;
-    size_t n = 0, outcome_count = d->outcome_count;
-    store_wh_outcome_t *outcomes = outcomes_list(d);
-    store_status_t st = store_wh_step(conn, outcomes, outcomes ? outcome_count : 0, d->owner,
-                                      now, reqs, count, &attempts, &n);
-    free(outcomes);
-    if (outcomes != NULL)
-        outcomes_done(d, st);
-    if (st == STORE_OK && count > 0) {
-        begin_results(d, reqs, subs, count, now);
-        for (size_t i = 0; i < n; i++)
-            start_transfer(d, subs[attempts[i].request], &attempts[i]);
-    } else if (st != STORE_OK) {
+    j->list = outcomes_list(d->outcomes, d->outcome_count);
+    if (j->list != NULL) { /* the job owns them until it is harvested */
+        j->outcomes = d->outcomes;
+        j->outcome_count = d->outcome_count;
+        j->outcome_cap = d->outcome_cap;
+        d->outcomes = NULL;
+        d->outcome_count = d->outcome_cap = 0;
+    }
+    if (j->count == 0 && j->list == NULL) {
+        free(j->reqs);
+        free(j->subs);
+        memset(j, 0, sizeof *j);
+        return;
+    }
+    j->now = now;
+    pthread_mutex_lock(&d->job_lock);
+    d->job_state = JOB_QUEUED;
+    pthread_cond_signal(&d->job_cond);
+    pthread_mutex_unlock(&d->job_lock);
+}
+
+/* With the store thread idle: a claim round when one is due, then the next
+ * job. */
+static void job_next(dispatcher_t *d)
+{
+    if (clock_monotonic_us() < d->next_job_us) {
         d->wait_ms = STORE_RETRY_MS;
-        log_event(LOG_WARN, "webhook attempts not begun",
-                  json_pack("{s:s}", "status", store_status_name(st)));
+        return;
     }
-    store_wh_attempts_free(attempts, n);
-    free(reqs);
-    free(subs);
+    store_t *store = d->engine->store;
+    store_conn_t *conn = store_acquire(store);
+    if (conn == NULL) {
+        d->wait_ms = STORE_RETRY_MS;
+        return;
+    }
+    if (claim_due(d, clock_monotonic_us())) {
+        outcomes_flush(d, conn); /* a deauthorization is in force before leases move */
+        claim_round(d, conn);
+    }
+    job_prepare(d, conn);
+    store_release(store, conn);
 }
 
 /* ---- the step */
@@ -968,23 +1238,26 @@ int64_t webhook_engine_step(webhook_engine_t *e, unsigned thread_index)
     if (e == NULL || thread_index >= e->threads)
         return IDLE_MAX_MS;
     dispatcher_t *d = &e->disp[thread_index];
-    if (d->running_count > 0)
-        transfers_poll(d);
-    store_conn_t *conn = store_acquire(e->store);
-    if (conn == NULL)
-        return d->running_count > 0 ? 0 : STORE_RETRY_MS;
-    if (claim_due(d, clock_monotonic_us())) {
-        outcomes_flush(d, conn); /* a deauthorization is in force before leases move */
-        claim_round(d, conn);
+    job_harvest(d);
+    start_ready(d);
+    bool busy = job_state_get(d) == JOB_QUEUED;
+    if (d->running_count > 0 || busy) {
+        /* the store thread's wakeup ends the wait when its job is done */
+        transfers_poll(d, busy ? POLL_MAX_MS : min_i64(d->wait_ms, d->ready_wait_ms));
+        job_harvest(d);
+        start_ready(d);
     }
-    start_due(d, conn); /* records the other outcomes in its transaction */
-    store_release(e->store, conn);
-    subs_evict(d);
-    if (d->running_count > 0)
+    if (job_state_get(d) == JOB_IDLE) {
+        subs_evict(d); /* no job refers to a subscription now */
+        job_next(d);
+        start_ready(d);
+    }
+    if (d->running_count > 0 || job_state_get(d) != JOB_IDLE)
         return 0;
     if (d->outcome_count > 0)
         return STORE_RETRY_MS;
-    return d->wait_ms > 0 ? d->wait_ms : 1;
+    int64_t wait = min_i64(d->wait_ms, d->ready_wait_ms);
+    return wait > 0 ? wait : 1;
 }
 
 void webhook_engine_wake(webhook_engine_t *e)
@@ -1017,10 +1290,20 @@ static int dispatcher_init(webhook_engine_t *e, dispatcher_t *d, const char *ins
     if (crypto_random_bytes(&d->rng, sizeof d->rng) != 0)
         return -1;
     d->rng |= 1; /* xorshift must not start at 0 */
+    if (pthread_mutex_init(&d->job_lock, NULL) != 0)
+        return -1;
+    if (pthread_cond_init(&d->job_cond, NULL) != 0) {
+        pthread_mutex_destroy(&d->job_lock);
+        return -1;
+    }
+    d->sync_init = true;
     d->multi = curl_multi_init();
     if (d->multi == NULL)
         return -1;
     curl_multi_setopt(d->multi, CURLMOPT_MAXCONNECTS, (long)DISPATCHER_TRANSFERS);
+    if (pthread_create(&d->store_thread, NULL, store_thread_main, d) != 0)
+        return -1;
+    d->thread_started = true;
     return 0;
 }
 
@@ -1078,10 +1361,8 @@ webhook_engine_t *webhook_engine_new(const webhook_engine_config_t *cfg, char **
 static void dispatcher_drain(dispatcher_t *d)
 {
     int64_t until = clock_monotonic_ms() + DRAIN_MS;
-    while (d->running_count > 0 && clock_monotonic_ms() < until) {
-        d->wait_ms = 50;
-        transfers_poll(d);
-    }
+    while (d->running_count > 0 && clock_monotonic_ms() < until)
+        transfers_poll(d, 50);
     while (d->running != NULL) {
         transfer_t *t = d->running;
         curl_multi_remove_handle(d->multi, t->easy);
@@ -1095,11 +1376,32 @@ static void dispatcher_drain(dispatcher_t *d)
     }
 }
 
+/* Lets the store thread finish its job, then stops it. */
+static void store_thread_stop(dispatcher_t *d)
+{
+    if (!d->thread_started)
+        return;
+    pthread_mutex_lock(&d->job_lock);
+    d->store_stopping = true;
+    pthread_cond_signal(&d->job_cond);
+    pthread_mutex_unlock(&d->job_lock);
+    pthread_join(d->store_thread, NULL);
+    d->thread_started = false;
+    job_harvest(d);
+}
+
 static void dispatcher_close(webhook_engine_t *e, dispatcher_t *d)
 {
+    store_thread_stop(d);
+    if (d->sync_init) {
+        pthread_cond_destroy(&d->job_cond);
+        pthread_mutex_destroy(&d->job_lock);
+        d->sync_init = false;
+    }
     if (d->multi == NULL)
         return;
     dispatcher_drain(d);
+    ready_drop_all(d);
     store_conn_t *conn = store_acquire(e->store);
     if (conn != NULL) {
         outcomes_flush(d, conn);
@@ -1116,6 +1418,7 @@ static void dispatcher_close(webhook_engine_t *e, dispatcher_t *d)
         sub_free(d->subs[i]);
     free(d->subs);
     free(d->outcomes);
+    free(d->ready);
     curl_multi_cleanup(d->multi);
     d->multi = NULL;
 }
