@@ -150,31 +150,38 @@ static const store_sql_t Q_SUB_CHECK = {
 static const store_sql_t Q_DUE = {
     "wh_due", "SELECT d.id, d.event_id, d.trace_id, d.window_ends_at, e.type, e.payload,"
               " e.account_uuid, e.account_id, e.from_ms, e.from_tx, e.latest_ms, e.latest_tx,"
-              " e.has_ids, e.claimed_at IS NULL"
+              " e.has_ids, e.claimed_at IS NULL, d.rowid, e.rowid, d.attempts, d.first_attempt_at"
               " FROM deliveries d JOIN events e ON e.id = d.event_id"
               " WHERE d.subscription_id = ?1 AND d.state = 'pending' AND d.next_attempt_at <= ?2"
               " ORDER BY d.next_attempt_at LIMIT ?3"};
-static const store_sql_t Q_ATTEMPT_BEGIN = {
-    "wh_attempt_begin",
+/* The set-based statements of a batch: ?1 is a JSON array of rowids. */
+static const store_sql_t Q_ATTEMPTS_BEGIN = {
+    "wh_attempts_begin",
     "UPDATE deliveries SET attempts = attempts + 1,"
     " first_attempt_at = coalesce(first_attempt_at, ?2),"
     " window_ends_at = coalesce(window_ends_at, ?2 + ?3), last_attempt_at = ?2,"
-    " next_attempt_at = ?4 WHERE id = ?1 RETURNING attempts, first_attempt_at, window_ends_at"};
-static const store_sql_t Q_WINDOW_CLOSED = {
-    "wh_window_closed",
+    " next_attempt_at = ?4 WHERE rowid IN (SELECT value FROM json_each(?1))"};
+static const store_sql_t Q_WINDOWS_CLOSED = {
+    "wh_windows_closed",
     "UPDATE deliveries SET state = 'failed',"
     " last_error = coalesce(last_error, 'retry window closed before the next attempt')"
-    " WHERE id = ?1"};
+    " WHERE rowid IN (SELECT value FROM json_each(?1))"};
 static const store_sql_t Q_NEXT_DUE = {
     "wh_next_due", "SELECT min(next_attempt_at) FROM deliveries"
                    " WHERE subscription_id = ?1 AND state = 'pending'"};
-static const store_sql_t Q_EVENT_CLAIM = {
-    "wh_event_claim", "UPDATE events SET claimed_at = ?2 WHERE id = ?1 AND claimed_at IS NULL"};
-static const store_sql_t Q_OUTCOME = {
-    "wh_outcome",
-    "UPDATE deliveries SET state = ?4, last_status = ?5, last_error = ?6,"
+static const store_sql_t Q_EVENTS_CLAIM = {
+    "wh_events_claim", "UPDATE events SET claimed_at = ?2"
+                       " WHERE rowid IN (SELECT value FROM json_each(?1)) AND claimed_at IS NULL"};
+#define OUTCOME_SET                                                   \
+    "UPDATE deliveries SET state = ?4, last_status = ?5, last_error = ?6," \
     " next_attempt_at = ?7, delivered_at = ?8"
-    " WHERE id = ?1 AND trace_id = ?2 AND attempts = ?3"};
+static const store_sql_t Q_OUTCOME = {
+    "wh_outcome", OUTCOME_SET " WHERE id = ?1 AND trace_id = ?2 AND attempts = ?3"};
+/* The same by the rowid the attempt began with: no lookup in the id index,
+ * whose random keys make each lookup touch another page. */
+static const store_sql_t Q_OUTCOME_ROWID = {
+    "wh_outcome_rowid",
+    OUTCOME_SET " WHERE rowid = ?9 AND id = ?1 AND trace_id = ?2 AND attempts = ?3"};
 static const store_sql_t Q_OUTCOME_UNSENT = {
     "wh_outcome_unsent",
     "UPDATE deliveries SET state = ?4, attempts = attempts - 1,"
@@ -921,7 +928,8 @@ static store_status_t record_one(store_conn_t *conn, const store_wh_outcome_t *o
     if (o->unsent)
         return record_unsent(conn, o);
     sqlite3_stmt *stmt;
-    if ((st = conn_prepare_key(conn, &Q_OUTCOME, o->delivery_id, &stmt)) != STORE_OK)
+    const store_sql_t *q = o->delivery_rowid > 0 ? &Q_OUTCOME_ROWID : &Q_OUTCOME;
+    if ((st = conn_prepare_key(conn, q, o->delivery_id, &stmt)) != STORE_OK)
         return st;
     bool delivered = o->result == STORE_WH_DELIVERED;
     int64_t next = o->result == STORE_WH_RETRY ? o->next_attempt_at : o->at;
@@ -931,8 +939,9 @@ static store_status_t record_one(store_conn_t *conn, const store_wh_outcome_t *o
         (o->status > 0 ? bind_int(stmt, 5, o->status)
                        : sqlite3_bind_null(stmt, 5) == SQLITE_OK) &&
         bind_text_or_null(stmt, 6, o->error) && bind_int(stmt, 7, next) &&
-        (delivered ? bind_int(stmt, 8, o->at) : sqlite3_bind_null(stmt, 8) == SQLITE_OK);
-    return run_bound(conn, &Q_OUTCOME, stmt, bound);
+        (delivered ? bind_int(stmt, 8, o->at) : sqlite3_bind_null(stmt, 8) == SQLITE_OK) &&
+        (o->delivery_rowid <= 0 || bind_int(stmt, 9, o->delivery_rowid));
+    return run_bound(conn, q, stmt, bound);
 }
 
 store_status_t store_wh_record_outcomes(store_conn_t *conn, const store_wh_outcome_t *outcomes,
@@ -1004,57 +1013,63 @@ static store_status_t check_sub(store_conn_t *conn, const char *owner, store_wh_
     return st;
 }
 
-static store_status_t claim_event(store_conn_t *conn, const char *event_id, int64_t now)
+/* A JSON array of rowids for the set-based statements (json_each): one
+ * statement per batch instead of one per delivery. */
+typedef struct idlist {
+    char *text;
+    size_t len, cap, count;
+} idlist_t;
+
+static bool idlist_init(idlist_t *l, size_t max)
 {
-    sqlite3_stmt *stmt;
-    store_status_t st = conn_prepare_key(conn, &Q_EVENT_CLAIM, event_id, &stmt);
-    if (st != STORE_OK)
-        return st;
-    return run_bound(conn, &Q_EVENT_CLAIM, stmt, bind_int(stmt, 2, now));
+    l->cap = max * 22 + 3; /* a sign, 19 digits and a comma each, the brackets */
+    l->text = malloc(l->cap);
+    l->len = l->count = 0;
+    if (l->text == NULL)
+        return false;
+    l->text[l->len++] = '[';
+    l->text[l->len] = '\0';
+    return true;
 }
 
-/* Counts the attempt of a (a due row already copied in) and claims its
- * event when it is not yet claimed. The event was read in this same write
- * transaction, so no change can widen it in between. */
-static store_status_t begin_one(store_conn_t *conn, const store_wh_begin_t *r, int64_t now,
-                                store_wh_attempt_t *a, bool unclaimed)
+static void idlist_add(idlist_t *l, int64_t id)
 {
-    sqlite3_stmt *stmt;
-    store_status_t st = conn_prepare_key(conn, &Q_ATTEMPT_BEGIN, a->delivery_id, &stmt);
-    if (st != STORE_OK)
-        return st;
-    if (!bind_int(stmt, 2, now) || !bind_int(stmt, 3, r->window_ms) ||
-        !bind_int(stmt, 4, r->in_flight_until))
-        return conn_bind_failed(conn, &Q_ATTEMPT_BEGIN, stmt);
-    int rc = sqlite3_step(stmt);
-    if (rc == SQLITE_ROW) {
-        a->attempts = sqlite3_column_int64(stmt, 0);
-        a->first_attempt_at = sqlite3_column_int64(stmt, 1);
-        a->window_ends_at = sqlite3_column_int64(stmt, 2);
-        rc = sqlite3_step(stmt);
-    }
-    st = rc == SQLITE_DONE ? STORE_OK : conn_fail(conn, &Q_ATTEMPT_BEGIN, rc);
-    stmt_done(stmt);
-    if (st != STORE_OK || !unclaimed)
-        return st;
-    return claim_event(conn, a->event_id, now);
+    l->len += (size_t)snprintf(l->text + l->len, l->cap - l->len, "%s%lld",
+                               l->count > 0 ? "," : "", (long long)id);
+    l->count++;
 }
 
-static store_status_t window_closed(store_conn_t *conn, const char *delivery_id)
+/* Runs q over the rowids of l (?1) with up to three integer parameters. */
+static store_status_t run_set(store_conn_t *conn, const store_sql_t *q, idlist_t *l,
+                              const int64_t *params, int param_count)
 {
+    if (l->count == 0)
+        return STORE_OK;
+    l->text[l->len] = ']';
+    l->text[l->len + 1] = '\0';
     sqlite3_stmt *stmt;
-    store_status_t st = conn_prepare_key(conn, &Q_WINDOW_CLOSED, delivery_id, &stmt);
+    store_status_t st = conn_prepare_key(conn, q, l->text, &stmt);
     if (st != STORE_OK)
         return st;
-    return conn_run(conn, &Q_WINDOW_CLOSED, stmt);
+    bool bound = true;
+    for (int i = 0; i < param_count; i++)
+        bound = bound && bind_int(stmt, i + 2, params[i]);
+    return run_bound(conn, q, stmt, bound);
 }
 
-/* A due row with its event (columns of Q_DUE). */
-static bool due_from_row(sqlite3_stmt *stmt, store_wh_attempt_t *a, int64_t *window_ends_at,
-                         bool *unclaimed)
+/* What the batch needs of a due row beyond its attempt. */
+typedef struct due_row {
+    int64_t rowid, event_rowid, window_ends_at;
+    bool unclaimed;
+} due_row_t;
+
+/* A due row with its event (columns of Q_DUE); the attempt as it will be
+ * once begun at now. */
+static bool due_from_row(sqlite3_stmt *stmt, const store_wh_begin_t *r, int64_t now,
+                         store_wh_attempt_t *a, due_row_t *due)
 {
     store_wh_event_t *e = &a->event;
-    *window_ends_at = sqlite3_column_int64(stmt, 3);
+    due->window_ends_at = sqlite3_column_int64(stmt, 3);
     e->payload = column_strdup(stmt, 5);
     e->account_uuid = column_strdup(stmt, 6);
     e->account_id = column_strdup(stmt, 7);
@@ -1063,7 +1078,14 @@ static bool due_from_row(sqlite3_stmt *stmt, store_wh_attempt_t *a, int64_t *win
     e->latest_ms = sqlite3_column_int64(stmt, 10);
     e->latest_tx = column_strdup(stmt, 11);
     e->has_ids = sqlite3_column_int64(stmt, 12) != 0;
-    *unclaimed = sqlite3_column_int64(stmt, 13) != 0;
+    due->unclaimed = sqlite3_column_int64(stmt, 13) != 0;
+    due->rowid = a->rowid = sqlite3_column_int64(stmt, 14);
+    due->event_rowid = sqlite3_column_int64(stmt, 15);
+    /* as Q_ATTEMPTS_BEGIN sets them (NULL reads as 0) */
+    a->attempts = sqlite3_column_int64(stmt, 16) + 1;
+    int64_t first = sqlite3_column_int64(stmt, 17);
+    a->first_attempt_at = first != 0 ? first : now;
+    a->window_ends_at = due->window_ends_at != 0 ? due->window_ends_at : now + r->window_ms;
     return column_copy(stmt, 0, a->delivery_id, sizeof a->delivery_id) &&
            column_copy(stmt, 1, a->event_id, sizeof a->event_id) &&
            column_copy(stmt, 2, a->trace_id, sizeof a->trace_id) &&
@@ -1071,10 +1093,10 @@ static bool due_from_row(sqlite3_stmt *stmt, store_wh_attempt_t *a, int64_t *win
 }
 
 /* The due deliveries of one request with their events. The SELECT is
- * finished before any of its rows is updated. unclaimed[i] and windows[i]
- * describe the i-th attempt pushed from `first` on. */
+ * finished before any of its rows is updated. dues[i] describes the i-th
+ * attempt pushed. */
 static store_status_t select_due(store_conn_t *conn, const store_wh_begin_t *r, int64_t now,
-                                 attempts_out_t *out, bool *unclaimed, int64_t *windows)
+                                 attempts_out_t *out, due_row_t *dues)
 {
     sqlite3_stmt *stmt;
     store_status_t st = conn_prepare_key(conn, &Q_DUE, r->subscription_id, &stmt);
@@ -1090,7 +1112,7 @@ static store_status_t select_due(store_conn_t *conn, const store_wh_begin_t *r, 
             st = store_bad_argument("store_wh_step: out of memory");
             break;
         }
-        if (!due_from_row(stmt, a, &windows[n], &unclaimed[n])) {
+        if (!due_from_row(stmt, r, now, a, &dues[n])) {
             st = store_bad_row(&Q_DUE);
             break;
         }
@@ -1121,34 +1143,61 @@ static void attempt_drop(attempts_out_t *out, size_t i)
     out->count--;
 }
 
+/* The selected rows of one request: windows closed are failed, the others
+ * begun (attempts counted, window set, events claimed), each set in one
+ * statement. The events were read in this same write transaction, so no
+ * change can widen them in between. */
+static store_status_t begin_selected(store_conn_t *conn, const store_wh_begin_t *r,
+                                     int64_t now, size_t index, attempts_out_t *out,
+                                     size_t first, const due_row_t *dues)
+{
+    idlist_t begun, closed, claims;
+    size_t selected = out->count - first;
+    bool ok = idlist_init(&begun, selected);
+    ok = idlist_init(&closed, selected) && ok;
+    ok = idlist_init(&claims, selected) && ok;
+    store_status_t st = ok ? STORE_OK : store_bad_argument("store_wh_step: out of memory");
+    for (size_t k = 0, i = first; st == STORE_OK && k < selected; k++) {
+        if (dues[k].window_ends_at != 0 && dues[k].window_ends_at <= now) {
+            idlist_add(&closed, dues[k].rowid);
+            attempt_drop(out, i);
+            continue;
+        }
+        out->rows[i++].request = index;
+        idlist_add(&begun, dues[k].rowid);
+        if (dues[k].unclaimed)
+            idlist_add(&claims, dues[k].event_rowid);
+    }
+    const int64_t begin_params[] = {now, r->window_ms, r->in_flight_until};
+    if (st == STORE_OK)
+        st = run_set(conn, &Q_WINDOWS_CLOSED, &closed, NULL, 0);
+    if (st == STORE_OK)
+        st = run_set(conn, &Q_ATTEMPTS_BEGIN, &begun, begin_params, 3);
+    if (st == STORE_OK)
+        st = run_set(conn, &Q_EVENTS_CLAIM, &claims, &now, 1);
+    free(begun.text);
+    free(closed.text);
+    free(claims.text);
+    return st;
+}
+
 static store_status_t begin_request(store_conn_t *conn, const char *owner, int64_t now,
                                     store_wh_begin_t *r, size_t index, attempts_out_t *out)
 {
     store_status_t st = check_sub(conn, owner, r);
     if (st != STORE_OK || r->lost || r->stale || r->max == 0)
         return st;
-    bool *unclaimed = calloc(r->max, sizeof *unclaimed);
-    int64_t *windows = calloc(r->max, sizeof *windows);
+    due_row_t *dues = calloc(r->max, sizeof *dues);
     size_t first = out->count;
-    if (unclaimed == NULL || windows == NULL)
-        st = store_bad_argument("store_wh_step: out of memory");
-    if (st == STORE_OK)
-        st = select_due(conn, r, now, out, unclaimed, windows);
+    if (dues == NULL)
+        return store_bad_argument("store_wh_step: out of memory");
+    st = select_due(conn, r, now, out, dues);
     size_t selected = out->count - first;
-    for (size_t k = 0, i = first; st == STORE_OK && k < selected; k++) {
-        store_wh_attempt_t *a = &out->rows[i];
-        if (windows[k] != 0 && windows[k] <= now) {
-            st = window_closed(conn, a->delivery_id);
-            attempt_drop(out, i);
-            continue;
-        }
-        a->request = index;
-        st = begin_one(conn, r, now, a, unclaimed[k]);
-        r->begun++;
-        i++;
-    }
-    free(unclaimed);
-    free(windows);
+    if (st == STORE_OK)
+        st = begin_selected(conn, r, now, index, out, first, dues);
+    free(dues);
+    if (st == STORE_OK)
+        r->begun = out->count - first;
     if (st == STORE_OK && selected >= r->max)
         r->next_due = now; /* a full batch: more may be due */
     else if (st == STORE_OK)

@@ -175,6 +175,7 @@ typedef struct store_wh_attempt {
     char delivery_id[STORE_WH_ID_MAX];
     char event_id[STORE_UUID_LEN];
     char trace_id[STORE_WH_ID_MAX];
+    int64_t rowid;              /* the delivery row's: store_wh_outcome_t.delivery_rowid */
     int64_t attempts;           /* including this one */
     int64_t first_attempt_at, window_ends_at;
     store_wh_event_t event;
@@ -223,6 +224,7 @@ typedef enum store_wh_result {
  * delivery's last status and error kept unless error is given. */
 typedef struct store_wh_outcome {
     const char *subscription_id, *delivery_id, *trace_id;
+    int64_t delivery_rowid;     /* store_wh_attempt_t.rowid, or 0: by delivery_id alone */
     int64_t attempts;
     store_wh_result_t result;
     int status;                 /* 0: no HTTP status */

@@ -110,6 +110,7 @@ typedef struct transfer {
     char delivery_id[STORE_WH_ID_MAX];
     char event_id[STORE_UUID_LEN];
     char trace_id[STORE_WH_ID_MAX];
+    int64_t rowid;             /* the delivery row's */
     int64_t attempts, first_attempt_at, window_ends_at;
     int64_t started_us;
     char errbuf[CURL_ERROR_SIZE];
@@ -572,6 +573,7 @@ static void outcome_record(dispatcher_t *d, const transfer_t *t, store_wh_outcom
                            const char *error, int64_t latency_us)
 {
     o.attempts = t->attempts;
+    o.delivery_rowid = t->rowid;
     o.at = now_ms(d);
     pending_outcome_t *p = outcome_push(d);
     if (p == NULL) { /* the lease runs out and the attempt is made again */
@@ -778,6 +780,7 @@ static void start_transfer(dispatcher_t *d, wsub_t *s, const store_wh_attempt_t 
     copy_text(t->delivery_id, sizeof t->delivery_id, a->delivery_id);
     copy_text(t->event_id, sizeof t->event_id, a->event_id);
     copy_text(t->trace_id, sizeof t->trace_id, a->trace_id);
+    t->rowid = a->rowid;
     t->attempts = a->attempts;
     t->first_attempt_at = a->first_attempt_at;
     t->window_ends_at = a->window_ends_at;
@@ -1078,10 +1081,14 @@ static job_state_t job_state_get(dispatcher_t *d)
     return state;
 }
 
+/* The store thread keeps one connection for its life: its page cache stays
+ * warm, where connections taken from the pool in turn with the dispatcher
+ * thread would each find the other's commits and drop their cache. */
 static void *store_thread_main(void *arg)
 {
     dispatcher_t *d = arg;
     store_t *store = d->engine->store;
+    store_conn_t *conn = NULL;
     pthread_mutex_lock(&d->job_lock);
     for (;;) {
         while (d->job_state != JOB_QUEUED && !d->store_stopping)
@@ -1090,19 +1097,20 @@ static void *store_thread_main(void *arg)
             break;
         pthread_mutex_unlock(&d->job_lock);
         store_job_t *j = &d->job;
-        store_conn_t *conn = store_acquire(store);
+        if (conn == NULL)
+            conn = store_acquire(store);
         j->status = STORE_ERROR;
-        if (conn != NULL) {
+        if (conn != NULL)
             j->status = store_wh_step(conn, j->list, j->list ? j->outcome_count : 0, d->owner,
                                       j->now, j->reqs, j->count, &j->attempts,
                                       &j->attempt_count);
-            store_release(store, conn);
-        }
         pthread_mutex_lock(&d->job_lock);
         d->job_state = JOB_DONE;
         curl_multi_wakeup(d->multi); /* the dispatcher sends what was begun at once */
     }
     pthread_mutex_unlock(&d->job_lock);
+    if (conn != NULL)
+        store_release(store, conn);
     return NULL;
 }
 
