@@ -93,6 +93,7 @@ typedef struct wsub {
     char interface[STORE_WH_ADDR_MAX + 8]; /* "host!<ip>" or "" */
     char *auth_header;         /* "authorization: Basic ..." or NULL: the source marker */
     char *secrets[STORE_WH_SECRETS_MAX]; /* newest first */
+    crypto_hmac_key_t *keys[STORE_WH_SECRETS_MAX]; /* the same, prepared for signing */
     size_t secret_count;
     uint32_t rate, retries, window_s, timeout_s;
     webhook_bucket_t bucket;
@@ -127,7 +128,9 @@ typedef struct pending_outcome {
  * the store thread begins the next batch while the current one is sent. */
 typedef struct ready {
     wsub_t *sub;               /* never freed while ready > 0 */
-    store_wh_attempt_t a;      /* its event's strings are owned here */
+    store_wh_attempt_t a;      /* its event's strings were freed once rendered */
+    char *event;               /* canonical JSON (payload_dump), owned; NULL: does not render */
+    size_t event_len;
 } ready_t;
 
 typedef enum job_state { JOB_IDLE, JOB_QUEUED, JOB_DONE } job_state_t;
@@ -146,6 +149,8 @@ typedef struct store_job {
     store_status_t status;
     store_wh_attempt_t *attempts;
     size_t attempt_count;
+    char **events;             /* attempts[i]'s event rendered, or NULL: render at harvest */
+    size_t *event_lens;
 } store_job_t;
 
 typedef struct dispatcher {
@@ -221,8 +226,11 @@ static int64_t min_i64(int64_t a, int64_t b)
 
 static void sub_clear_config(wsub_t *s)
 {
-    for (size_t i = 0; i < s->secret_count; i++)
+    for (size_t i = 0; i < s->secret_count; i++) {
         webhook_vault_free(s->secrets[i]);
+        crypto_hmac_key_free(s->keys[i]);
+        s->keys[i] = NULL;
+    }
     s->secret_count = 0;
     webhook_vault_free(s->auth_header);
     s->auth_header = NULL;
@@ -308,6 +316,9 @@ static int sub_open_secrets(webhook_engine_t *e, wsub_t *s, const store_wh_secre
         if (s->secrets[i] == NULL)
             return -1;
         s->secret_count = i + 1;
+        s->keys[i] = crypto_hmac_key_new(s->secrets[i], strlen(s->secrets[i]));
+        if (s->keys[i] == NULL)
+            return -1;
     }
     return count > 0 ? 0 : -1;
 }
@@ -736,29 +747,6 @@ static bool easy_setup(dispatcher_t *d, transfer_t *t, size_t body_len)
     return ok;
 }
 
-static webhook_event_row_t event_row(const store_wh_attempt_t *a)
-{
-    const store_wh_event_t *ev = &a->event;
-    return (webhook_event_row_t){
-        .id = a->event_id, .type = ev->type, .payload = ev->payload,
-        .account_uuid = ev->account_uuid, .account_id = ev->account_id,
-        .from_ms = ev->from_ms, .latest_ms = ev->latest_ms, .from_tx = ev->from_tx,
-        .latest_tx = ev->latest_tx, .has_ids = ev->has_ids};
-}
-
-/* The signed body of attempt a, dispatched now. NULL when the event cannot
- * be rendered. */
-static char *make_body(const store_wh_attempt_t *a, int64_t dispatched_ms, size_t *len)
-{
-    webhook_event_row_t row = event_row(a);
-    json_t *event = webhook_event_render(&row);
-    if (event == NULL)
-        return NULL;
-    char *body = payload_envelope(event, dispatched_ms, len);
-    json_decref(event);
-    return body;
-}
-
 /* An attempt that could not be sent at all (the event does not render, no
  * memory): recorded as a failed attempt without network time; `permanent`
  * when trying again cannot help. */
@@ -771,8 +759,11 @@ static void start_failed(dispatcher_t *d, transfer_t *t, const char *why, bool p
     transfer_release(d, t);
 }
 
-static void start_transfer(dispatcher_t *d, wsub_t *s, const store_wh_attempt_t *a)
+/* Sends ready attempt r: the envelope around its rendered event, signed. */
+static void start_transfer(dispatcher_t *d, const ready_t *r)
 {
+    wsub_t *s = r->sub;
+    const store_wh_attempt_t *a = &r->a;
     transfer_t *t = transfer_get(d);
     if (t == NULL)
         return; /* the lease runs out or the guard passes, then it is due again */
@@ -789,13 +780,17 @@ static void start_transfer(dispatcher_t *d, wsub_t *s, const store_wh_attempt_t 
         d->running->prev = t;
     d->running = t;
     size_t len = 0;
-    t->body = make_body(a, now_ms(d), &len);
-    if (t->body == NULL) {
+    if (r->event == NULL) {
         start_failed(d, t, "the event cannot be rendered", true);
         return;
     }
-    char *signature =
-        signature_header((const char *const *)s->secrets, s->secret_count, t->body, len);
+    t->body = payload_envelope_raw(r->event, r->event_len, now_ms(d), &len);
+    if (t->body == NULL) {
+        start_failed(d, t, "the request could not be prepared", false);
+        return;
+    }
+    char *signature = signature_header_keyed((const crypto_hmac_key_t *const *)s->keys,
+                                             s->secret_count, t->body, len);
     bool ready = signature != NULL && build_headers(t, signature) && easy_setup(d, t, len);
     free(signature);
     if (!ready || curl_multi_add_handle(d->multi, t->easy) != CURLM_OK) {
@@ -916,7 +911,25 @@ static void transfers_poll(dispatcher_t *d, int64_t wait)
 
 /* ---- attempts begun ahead of sending */
 
-static bool ready_push(dispatcher_t *d, wsub_t *s, const store_wh_attempt_t *a)
+/* Attempt a's event as canonical JSON (malloc'd; NULL when it does not
+ * render), and its strings freed: only the store thread's copy is needed. */
+static char *render_event(store_wh_attempt_t *a, size_t *len)
+{
+    const store_wh_event_t *ev = &a->event;
+    webhook_event_row_t row = {
+        .id = a->event_id, .type = ev->type, .payload = ev->payload,
+        .account_uuid = ev->account_uuid, .account_id = ev->account_id,
+        .from_ms = ev->from_ms, .latest_ms = ev->latest_ms, .from_tx = ev->from_tx,
+        .latest_tx = ev->latest_tx, .has_ids = ev->has_ids};
+    json_t *event = webhook_event_render(&row);
+    char *text = event != NULL ? payload_dump(event, len) : NULL;
+    json_decref(event);
+    store_wh_event_free(&a->event);
+    return text;
+}
+
+static bool ready_push(dispatcher_t *d, wsub_t *s, store_wh_attempt_t *a, char *event,
+                       size_t event_len)
 {
     if (d->ready_count == d->ready_cap) {
         size_t cap = d->ready_cap ? d->ready_cap * 2 : 256;
@@ -926,7 +939,8 @@ static bool ready_push(dispatcher_t *d, wsub_t *s, const store_wh_attempt_t *a)
         d->ready = grown;
         d->ready_cap = cap;
     }
-    d->ready[d->ready_count++] = (ready_t){.sub = s, .a = *a};
+    d->ready[d->ready_count++] = (ready_t){.sub = s, .a = *a, .event = event,
+                                           .event_len = event_len};
     s->ready++;
     return true;
 }
@@ -1000,9 +1014,9 @@ static void start_ready(dispatcher_t *d)
             continue;
         }
         if (v == READY_START)
-            start_transfer(d, r->sub, &r->a);
+            start_transfer(d, r);
         r->sub->ready--;
-        store_wh_event_free(&r->a.event);
+        free(r->event);
     }
     d->ready_count = kept;
 }
@@ -1014,7 +1028,7 @@ static void ready_drop_all(dispatcher_t *d)
         ready_t *r = &d->ready[i];
         unsent_record(d, r, STORE_WH_RETRY, NULL);
         r->sub->ready--;
-        store_wh_event_free(&r->a.event);
+        free(r->event);
     }
     d->ready_count = 0;
 }
@@ -1081,6 +1095,24 @@ static job_state_t job_state_get(dispatcher_t *d)
     return state;
 }
 
+/* Renders the begun attempts' events here, off the thread that sends. */
+static void job_render(store_job_t *j)
+{
+    if (j->attempt_count == 0)
+        return;
+    j->events = calloc(j->attempt_count, sizeof *j->events);
+    j->event_lens = calloc(j->attempt_count, sizeof *j->event_lens);
+    if (j->events == NULL || j->event_lens == NULL) { /* rendered at harvest instead */
+        free(j->events);
+        free(j->event_lens);
+        j->events = NULL;
+        j->event_lens = NULL;
+        return;
+    }
+    for (size_t i = 0; i < j->attempt_count; i++)
+        j->events[i] = render_event(&j->attempts[i], &j->event_lens[i]);
+}
+
 /* The store thread keeps one connection for its life: its page cache stays
  * warm, where connections taken from the pool in turn with the dispatcher
  * thread would each find the other's commits and drop their cache. */
@@ -1104,6 +1136,8 @@ static void *store_thread_main(void *arg)
             j->status = store_wh_step(conn, j->list, j->list ? j->outcome_count : 0, d->owner,
                                       j->now, j->reqs, j->count, &j->attempts,
                                       &j->attempt_count);
+        if (j->status == STORE_OK)
+            job_render(j);
         pthread_mutex_lock(&d->job_lock);
         d->job_state = JOB_DONE;
         curl_multi_wakeup(d->multi); /* the dispatcher sends what was begun at once */
@@ -1151,10 +1185,20 @@ static void job_harvest(dispatcher_t *d)
             free(j->outcomes);
         }
         begin_results(d, j->reqs, j->subs, j->count, j->now);
-        for (size_t i = 0; i < j->attempt_count; i++)
-            if (!ready_push(d, j->subs[j->attempts[i].request], &j->attempts[i]))
-                store_wh_event_free(&j->attempts[i].event); /* due again after the guard */
+        for (size_t i = 0; i < j->attempt_count; i++) {
+            store_wh_attempt_t *a = &j->attempts[i];
+            size_t len = 0;
+            char *event = j->events != NULL ? j->events[i] : render_event(a, &len);
+            if (j->events != NULL)
+                len = j->event_lens[i];
+            if (!ready_push(d, j->subs[a->request], a, event, len)) {
+                free(event); /* due again after the in-flight guard */
+                store_wh_event_free(&a->event);
+            }
+        }
         free(j->attempts); /* the events moved to the ready list */
+        free(j->events);
+        free(j->event_lens);
     } else {
         job_outcomes_back(d, j);
         store_wh_attempts_free(j->attempts, j->attempt_count);
