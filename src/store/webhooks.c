@@ -12,7 +12,11 @@
  *  - An attempt is recorded when it begins (attempts + 1, next_attempt_at
  *    pushed past the attempt's timeout so it is not picked again) and again
  *    when it ends. Both happen in batches, one transaction per dispatcher
- *    step, so a commit's fsync is shared by every delivery of the step.
+ *    job, so a commit's fsync is shared by every delivery of the job. A
+ *    batch is begun with set-based statements over a JSON array of rowids
+ *    (json_each), not one statement per delivery; an outcome finds its row
+ *    by the rowid its attempt began with. An attempt begun but never sent
+ *    is undone by its unsent outcome (attempts - 1, a first window cleared).
  *  - The event is claimed (events.claimed_at) in the transaction that begins
  *    its first attempt and read there: an INVENTORY_UPDATE is never widened
  *    after its range was sent. Creating a subscription closes the tenant's

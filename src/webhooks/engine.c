@@ -6,13 +6,22 @@
  *    served by one dispatcher at a time in any number of processes and its
  *    rate limit and concurrency bound hold globally. Leases of idle
  *    subscriptions are given back; a dead dispatcher's leases run out.
- *  - One step: wait on the network (curl_multi_poll) while transfers run,
- *    collect the finished ones, record their outcomes in one transaction,
- *    renew leases when a claim round is due, then begin every attempt that
- *    may start in one transaction, and add those transfers. Batching both
- *    transactions per step shares the commit's fsync across deliveries.
- *  - An attempt starts only when the subscription has a token in its bucket
- *    (webhooks/bucket.h) and a free slot under its concurrency bound: taxd
+ *  - Two threads per dispatcher, so that the database and the network work
+ *    at once. The sending thread (webhook_engine_step) waits on the network
+ *    (curl_multi_poll), collects finished transfers, and sends ready
+ *    attempts. Its store thread runs one transaction at a time (a job):
+ *    the outcomes collected so far, then the next batch of attempts begun
+ *    (set-based statements, store/webhooks.h), whose events it renders to
+ *    canonical JSON before handing them back. Attempts are begun up to
+ *    SUB_AHEAD beyond the concurrency bound so that transfers keep flowing
+ *    while the next batch commits; a job is started when a subscription
+ *    runs short of ready attempts, when outcomes pile up (JOB_OUTCOMES) or
+ *    have waited JOB_DELAY_US, so batches are large and commits few. Claim
+ *    rounds and subscription loads run on the sending thread while the
+ *    store thread is idle, so they never overtake a job's outcomes.
+ *  - An attempt is begun only when its subscription's bucket holds a token
+ *    for it, and sent only when the bucket (webhooks/bucket.h) still gives
+ *    one and there is a free slot under its concurrency bound: taxd
  *    bounds concurrency itself, and never lets libcurl queue a transfer
  *    (libcurl's timeout would count the time spent queued). Subscriptions
  *    are independent: a slow or dead endpoint only fills its own slots.
@@ -31,7 +40,8 @@
  *    honoured within the window) or failed for good.
  *  - The event is rendered when its attempt begins, from the row read in
  *    the transaction that claimed it; the envelope's timestamp is the
- *    dispatch time, so the body and its signature are made per attempt.
+ *    dispatch time, so the envelope and its signature (keys prepared per
+ *    subscription) are made when the attempt is sent.
  *  - A commit in this process wakes the dispatchers (webhook_engine_wake,
  *    curl_multi_wakeup), so a new event starts without polling delay; other
  *    processes' events are found by the claim round (every 250 ms while
@@ -39,7 +49,12 @@
  *
  * Trade-offs. An attempt is recorded as begun before the request is sent and
  * its outcome after: a crash in between sends it again (at least once; the
- * duplicates are at most one step's batch). A lease handed to another process
+ * duplicates are at most the attempts in flight and the outcomes not yet
+ * committed, one job's worth). An attempt begun but not sent when its
+ * subscription is deauthorized, its lease lost, its window closed or taxd
+ * stops is recorded as unsent, which undoes its begin; after a kill -9 such
+ * an attempt (at most SUB_AHEAD per subscription) stays counted, so a
+ * delivery that then keeps failing may get one retry fewer. A lease handed to another process
  * starts with a full bucket, so at a handover a receiver may see one extra
  * burst. Secrets and Basic credentials of leased subscriptions are held in
  * memory (opened from the vault) and wiped when dropped. */
@@ -71,9 +86,12 @@
 #define STORE_RETRY_MS 200      /* after a store failure */
 #define SUB_CONCURRENCY 64      /* attempts in flight per subscription */
 #define DISPATCHER_TRANSFERS 1024 /* attempts in flight per dispatcher */
-#define SUB_AHEAD 64            /* attempts begun ahead of sending, per subscription */
+#define SUB_AHEAD 128           /* attempts begun ahead of sending, per subscription */
 #define DISPATCHER_AHEAD 1024   /* attempts begun ahead of sending, per dispatcher */
 #define BATCH_MAX 256           /* attempts begun per subscription per step */
+#define JOB_READY_LOW 48        /* a subscription with fewer ready: begin more now */
+#define JOB_OUTCOMES 64         /* this many outcomes: record them now */
+#define JOB_DELAY_US 20000      /* an outcome waits at most this long to be recorded */
 #define IN_FLIGHT_GUARD_MS 30000 /* past the timeout: a lost attempt is due again */
 #define SUB_KEEP_US 5000000LL   /* an idle subscription's bucket is kept this long */
 #define DRAIN_MS 2000           /* running attempts may finish at shutdown */
@@ -163,6 +181,7 @@ typedef struct dispatcher {
     unsigned running_count;
     pending_outcome_t *outcomes;
     size_t outcome_count, outcome_cap;
+    int64_t outcomes_since_us; /* when the oldest pending outcome was collected */
     int64_t next_claim_us;
     int64_t next_due_any;      /* wall ms of the earliest due delivery we may take; 0 none */
     int64_t wait_ms;           /* from the last start phase: when to look again */
@@ -460,6 +479,8 @@ static pending_outcome_t *outcome_push(dispatcher_t *d)
         d->outcomes = grown;
         d->outcome_cap = cap;
     }
+    if (d->outcome_count == 0)
+        d->outcomes_since_us = clock_monotonic_us();
     pending_outcome_t *p = &d->outcomes[d->outcome_count++];
     memset(p, 0, sizeof *p);
     return p;
@@ -1261,6 +1282,26 @@ static void job_prepare(dispatcher_t *d, store_conn_t *conn)
     pthread_mutex_unlock(&d->job_lock);
 }
 
+/* Whether the idle store thread should run a transaction now. While
+ * transfers run with enough attempts ready, waiting a little gathers a
+ * larger batch: fewer commits and fewer pages written per delivery. */
+static bool job_wanted(dispatcher_t *d, int64_t now_us)
+{
+    if (d->running_count == 0 || d->outcome_count >= JOB_OUTCOMES || claim_due(d, now_us))
+        return true;
+    if (d->outcome_count > 0 && now_us - d->outcomes_since_us >= JOB_DELAY_US)
+        return true;
+    int64_t now = now_ms(d), ignored = 0;
+    for (size_t i = 0; i < d->sub_count; i++) { /* nobody waits behind a busy subscription */
+        wsub_t *s = d->subs[i];
+        if (s->leased && (s->stale || !s->loaded))
+            return true;
+        if (s->ready < JOB_READY_LOW && sub_capacity(d, s, now, &ignored) > 0)
+            return true;
+    }
+    return false;
+}
+
 /* With the store thread idle: a claim round when one is due, then the next
  * job. */
 static void job_next(dispatcher_t *d)
@@ -1299,7 +1340,7 @@ int64_t webhook_engine_step(webhook_engine_t *e, unsigned thread_index)
         job_harvest(d);
         start_ready(d);
     }
-    if (job_state_get(d) == JOB_IDLE) {
+    if (job_state_get(d) == JOB_IDLE && job_wanted(d, clock_monotonic_us())) {
         subs_evict(d); /* no job refers to a subscription now */
         job_next(d);
         start_ready(d);
