@@ -121,9 +121,16 @@ typedef struct wsub {
     int64_t last_used_us;
 } wsub_t;
 
+#define HEADER_COUNT 6
+#define SIGNATURE_LINE_MAX 160 /* "x-service-signature: " and two v1= signatures */
+
 typedef struct transfer {
     CURL *easy;
-    struct curl_slist *headers;
+    struct curl_slist *headers; /* header_nodes: libcurl only reads the list */
+    struct curl_slist header_nodes[HEADER_COUNT];
+    char signature_line[SIGNATURE_LINE_MAX];
+    char trace_line[STORE_WH_ID_MAX + 16];
+    char *auth_line;           /* a copy of the Basic header (malloc'd, wiped) or NULL */
     char *body;
     wsub_t *sub;               /* never freed while in_flight > 0 */
     char delivery_id[STORE_WH_ID_MAX];
@@ -677,12 +684,15 @@ static transfer_t *transfer_get(dispatcher_t *d)
     return t;
 }
 
-/* Frees a header list, wiping it first: it may hold a Basic credential. */
-static void headers_free(struct curl_slist *list)
+/* Forgets the header lines, wiping the Basic credential's copy. */
+static void headers_free(transfer_t *t)
 {
-    for (struct curl_slist *h = list; h != NULL; h = h->next)
-        explicit_bzero(h->data, strlen(h->data));
-    curl_slist_free_all(list);
+    if (t->auth_line != NULL) {
+        explicit_bzero(t->auth_line, strlen(t->auth_line));
+        free(t->auth_line);
+    }
+    t->auth_line = NULL;
+    t->headers = NULL;
 }
 
 static void transfer_release(dispatcher_t *d, transfer_t *t)
@@ -693,45 +703,36 @@ static void transfer_release(dispatcher_t *d, transfer_t *t)
         d->running = t->next;
     if (t->next != NULL)
         t->next->prev = t->prev;
-    headers_free(t->headers);
+    headers_free(t);
     free(t->body);
-    t->headers = NULL;
     t->body = NULL;
     t->prev = NULL;
     t->next = d->free_list;
     d->free_list = t;
 }
 
-static struct curl_slist *header_add(struct curl_slist *list, const char *line, bool *ok)
-{
-    struct curl_slist *grown = curl_slist_append(list, line);
-    if (grown == NULL)
-        *ok = false;
-    return grown != NULL ? grown : list;
-}
-
+/* The request's header list, in nodes and buffers of the transfer itself
+ * (no allocation per delivery but the Basic header's copy: the
+ * subscription's own may be replaced by a reload while the request runs). */
 static bool build_headers(transfer_t *t, const char *signature)
 {
-    bool ok = true;
-    size_t cap = strlen(signature) + 32;
-    char *line = malloc(cap);
-    char trace[STORE_WH_ID_MAX + 16];
-    if (line == NULL)
+    int n = snprintf(t->signature_line, sizeof t->signature_line, "x-service-signature: %s",
+                     signature);
+    if (n < 0 || (size_t)n >= sizeof t->signature_line)
         return false;
-    snprintf(line, cap, "x-service-signature: %s", signature);
-    snprintf(trace, sizeof trace, "x-trace-id: %s", t->trace_id);
-    struct curl_slist *h = header_add(NULL, "content-type: application/json", &ok);
-    h = header_add(h, line, &ok);
-    if (t->sub->auth_header != NULL)
-        h = header_add(h, t->sub->auth_header, &ok);
-    else
-        h = header_add(h, "x-service-source: webhook", &ok);
-    h = header_add(h, trace, &ok);
-    h = header_add(h, "Expect:", &ok); /* no 100-continue round trip */
-    h = header_add(h, "Accept:", &ok);
-    free(line);
-    t->headers = h;
-    return ok;
+    snprintf(t->trace_line, sizeof t->trace_line, "x-trace-id: %s", t->trace_id);
+    char *source = (char *)"x-service-source: webhook";
+    if (t->sub->auth_header != NULL && (source = t->auth_line = strdup(t->sub->auth_header)) == NULL)
+        return false;
+    char *lines[HEADER_COUNT] = {(char *)"content-type: application/json", t->signature_line,
+                                 source, t->trace_line,
+                                 (char *)"Expect:", /* no 100-continue round trip */
+                                 (char *)"Accept:"};
+    for (size_t i = 0; i < HEADER_COUNT; i++)
+        t->header_nodes[i] = (struct curl_slist){
+            .data = lines[i], .next = i + 1 < HEADER_COUNT ? &t->header_nodes[i + 1] : NULL};
+    t->headers = &t->header_nodes[0];
+    return true;
 }
 
 static bool easy_setup(dispatcher_t *d, transfer_t *t, size_t body_len)

@@ -167,7 +167,9 @@ char *payload_envelope_raw(const char *event, size_t event_len, int64_t dispatch
     static const char HEAD[] = "{\"timestamp\":\"", MID[] = "\",\"data\":[", TAIL[] = "]}";
     char when[CLOCK_RFC3339_LEN];
     clock_format_rfc3339(dispatched_ms, when);
-    out_t o = {0};
+    out_t o = {.cap = event_len + sizeof HEAD + sizeof when + sizeof MID + sizeof TAIL};
+    o.data = malloc(o.cap); /* the whole envelope: no growing on the way */
+    o.failed = o.data == NULL;
     put(&o, HEAD, sizeof HEAD - 1);
     put(&o, when, strlen(when)); /* digits, '-', ':', '.', 'T' and 'Z': nothing to escape */
     put(&o, MID, sizeof MID - 1);
