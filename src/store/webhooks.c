@@ -186,6 +186,15 @@ static const store_sql_t Q_OUTCOME = {
 static const store_sql_t Q_OUTCOME_ROWID = {
     "wh_outcome_rowid",
     OUTCOME_SET " WHERE rowid = ?9 AND id = ?1 AND trace_id = ?2 AND attempts = ?3"};
+/* Delivered outcomes of a batch in one statement: ?1 is a JSON array of
+ * [rowid, attempts, trace_id, status, at], each applied under the same
+ * guard as Q_OUTCOME_ROWID. */
+static const store_sql_t Q_OUTCOMES_DELIVERED = {
+    "wh_outcomes_delivered",
+    "UPDATE deliveries SET state = 'delivered', last_status = j.value ->> 3,"
+    " last_error = NULL, next_attempt_at = j.value ->> 4, delivered_at = j.value ->> 4"
+    " FROM json_each(?1) AS j WHERE deliveries.rowid = j.value ->> 0"
+    " AND deliveries.attempts = j.value ->> 1 AND deliveries.trace_id = j.value ->> 2"};
 static const store_sql_t Q_OUTCOME_UNSENT = {
     "wh_outcome_unsent",
     "UPDATE deliveries SET state = ?4, attempts = attempts - 1,"
@@ -948,6 +957,78 @@ static store_status_t record_one(store_conn_t *conn, const store_wh_outcome_t *o
     return run_bound(conn, q, stmt, bound);
 }
 
+/* A trace id that can be written into JSON as it is (they are made by
+ * NEW_TRACE_ID; anything else takes the one-row statement). */
+static bool plain_id(const char *id)
+{
+    size_t n = 0;
+    for (; id[n] != '\0'; n++)
+        if (!((id[n] >= 'a' && id[n] <= 'z') || (id[n] >= 'A' && id[n] <= 'Z') ||
+              (id[n] >= '0' && id[n] <= '9') || id[n] == '_' || id[n] == '-'))
+            return false;
+    return n > 0 && n < STORE_WH_ID_MAX;
+}
+
+static bool batchable(const store_wh_outcome_t *o)
+{
+    return o->result == STORE_WH_DELIVERED && !o->deauthorize && !o->unsent &&
+           o->delivery_rowid > 0 && o->trace_id != NULL && plain_id(o->trace_id);
+}
+
+/* The delivered outcomes of a batch (the common case) in one statement;
+ * *done[i] tells which were taken. */
+static store_status_t record_delivered(store_conn_t *conn, const store_wh_outcome_t *outcomes,
+                                       size_t count, bool *done)
+{
+    size_t row_max = 5 * 21 + STORE_WH_ID_MAX + 8; /* five numbers, the trace id, punctuation */
+    size_t cap = count * row_max + 3;
+    char *json = malloc(cap);
+    if (json == NULL)
+        return STORE_OK; /* the one-row statements take them all */
+    size_t len = 0, taken = 0;
+    json[len++] = '[';
+    for (size_t i = 0; i < count; i++) {
+        const store_wh_outcome_t *o = &outcomes[i];
+        if (!batchable(o))
+            continue;
+        len += (size_t)snprintf(json + len, cap - len - 2, "%s[%lld,%lld,\"%s\",%d,%lld]",
+                                taken > 0 ? "," : "", (long long)o->delivery_rowid,
+                                (long long)o->attempts, o->trace_id, o->status,
+                                (long long)o->at);
+        done[i] = true;
+        taken++;
+    }
+    json[len++] = ']';
+    json[len] = '\0';
+    store_status_t st = STORE_OK;
+    if (taken > 0) {
+        sqlite3_stmt *stmt;
+        st = conn_prepare_key(conn, &Q_OUTCOMES_DELIVERED, json, &stmt);
+        if (st == STORE_OK)
+            st = conn_run(conn, &Q_OUTCOMES_DELIVERED, stmt);
+    }
+    free(json);
+    return st;
+}
+
+/* Every outcome: the delivered ones in one statement, the rest one by one,
+ * in their order (a deauthorization before what follows it). */
+static store_status_t record_all(store_conn_t *conn, const store_wh_outcome_t *outcomes,
+                                 size_t count)
+{
+    if (count == 0)
+        return STORE_OK;
+    bool *done = calloc(count, sizeof *done);
+    if (done == NULL)
+        return store_bad_argument("store_wh_step: out of memory");
+    store_status_t st = record_delivered(conn, outcomes, count, done);
+    for (size_t i = 0; st == STORE_OK && i < count; i++)
+        if (!done[i])
+            st = record_one(conn, &outcomes[i]);
+    free(done);
+    return st;
+}
+
 store_status_t store_wh_record_outcomes(store_conn_t *conn, const store_wh_outcome_t *outcomes,
                                         size_t count)
 {
@@ -1225,11 +1306,9 @@ static store_status_t step_tx(store_conn_t *conn, const void *arg)
     for (size_t i = 0; i < b->out->count; i++)
         store_wh_event_free(&b->out->rows[i].event); /* a retried transaction starts over */
     b->out->count = 0;
-    for (size_t i = 0; i < b->outcome_count; i++) {
-        store_status_t st = record_one(conn, &b->outcomes[i]);
-        if (st != STORE_OK)
-            return st;
-    }
+    store_status_t recorded = record_all(conn, b->outcomes, b->outcome_count);
+    if (recorded != STORE_OK)
+        return recorded;
     for (size_t i = 0; i < b->count; i++) {
         store_wh_begin_t *r = &b->requests[i];
         r->lost = r->stale = false;

@@ -305,7 +305,8 @@ static void test_deauthorizing_outcome_holds_pending_deliveries(void **state)
  * never sent (deauthorized, lease lost, shutdown) is recorded as unsent, and
  * the delivery is as if it had not begun (attempts, window), due again; a
  * later attempt's unsent record keeps the window of the first. Also: several
- * deliveries begun in one batch, each recorded by its rowid. */
+ * deliveries begun in one batch, each recorded by its rowid, the delivered
+ * ones in one statement under the same guard. */
 static void test_unsent_attempt_is_undone(void **state)
 {
     fixture_t *f = *state;
@@ -336,6 +337,12 @@ static void test_unsent_attempt_is_undone(void **state)
          .delivery_rowid = attempts[1].rowid, .trace_id = attempts[1].trace_id, .attempts = 1,
          .result = STORE_WH_RETRY, .next_attempt_at = NOW + 4, .at = NOW + 4, .unsent = true},
     };
+    /* A delivered outcome of another attempt (a replay or reactivation won)
+     * is ignored, in the batched statement as in the one-row one. */
+    store_wh_outcome_t stale = o[0];
+    stale.attempts = 7;
+    assert_int_equal(store_wh_record_outcomes(f->conn, &stale, 1), STORE_OK);
+    assert_int_equal(count(f, "SELECT count(*) FROM deliveries WHERE state = 'delivered'"), 0);
     assert_int_equal(store_wh_record_outcomes(f->conn, o, 2), STORE_OK);
     snprintf(sql, sizeof sql, "SELECT count(*) FROM deliveries WHERE state = 'delivered'"
                               " AND delivered_at = %lld AND last_status = 200", NOW + 3);
