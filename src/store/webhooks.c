@@ -200,7 +200,7 @@ static const store_sql_t Q_OUTCOME_UNSENT = {
     "UPDATE deliveries SET state = ?4, attempts = attempts - 1,"
     " first_attempt_at = CASE WHEN attempts = 1 THEN NULL ELSE first_attempt_at END,"
     " window_ends_at = CASE WHEN attempts = 1 THEN NULL ELSE window_ends_at END,"
-    " last_error = coalesce(?5, last_error), next_attempt_at = ?6"
+    " last_error = coalesce(last_error, ?5), next_attempt_at = ?6"
     " WHERE id = ?1 AND trace_id = ?2 AND attempts = ?3"};
 static const store_sql_t Q_DEAUTHORIZE = {
     "wh_deauthorize",

@@ -221,7 +221,8 @@ typedef enum store_wh_result {
  * sent (the dispatcher begins a batch ahead of sending it), so the begin is
  * undone: attempts - 1 (a first attempt's window cleared), then the result
  * (RETRY: pending again at next_attempt_at; HELD; FAILED) applies with the
- * delivery's last status and error kept unless error is given. */
+ * delivery's last status kept, and error recorded only when it has none (a
+ * window that closed says so unless an attempt's own error is there). */
 typedef struct store_wh_outcome {
     const char *subscription_id, *delivery_id, *trace_id;
     int64_t delivery_rowid;     /* store_wh_attempt_t.rowid, or 0: by delivery_id alone */
