@@ -167,9 +167,11 @@ cat > "$work/section.md" <<MD
 Measured $(date -u +%Y-%m-%dT%H:%MZ) on $cores cores against nginx serving HTTPS on loopback
 (\`return 200\`, $cores workers, keep-alive), HTTP/1.1, the same ~400-byte body.
 taxd: $EVENTS INVENTORY_UPDATE events queued with their deliveries in one transaction, one
-subscription with its rate limit raised, \`taxd serve\` with its defaults (one dispatcher thread,
-at most 64 attempts in flight per subscription); each delivery rendered, signed, sent, and its
-begin and outcome recorded (SQLite, synchronous=FULL, one transaction per dispatcher step).
+subscription with its rate limit raised, \`taxd serve\` with its defaults (one dispatcher: a
+sending thread and a store thread, at most 64 attempts in flight per subscription); each delivery
+rendered, signed, sent, and its begin and outcome recorded (SQLite, synchronous=FULL, batched
+transactions on the store thread, about 60 deliveries per commit).
+Load on the machine when this ran (1-minute average): $(cut -d' ' -f1 /proc/loadavg).
 
 | sender | deliveries/s | vs bare libcurl | notes |
 |---|---|---|---|
@@ -177,9 +179,19 @@ begin and outcome recorded (SQLite, synchronous=FULL, one transaction per dispat
 | bare libcurl multi loop (reference) | $c_rps | 1.00 | \`bench/webhook_curl_loop.c\`: 64 at once, no database, no signing |
 | wrk -t2 -c64 (reference) | $w_rps | $($py -c "print(f'{$w_rps / $c_rps:.2f}')") | the same POST |
 
-Target: at least 0.70 of the bare libcurl loop. The dispatcher's one thread is CPU-bound: \`perf\`
-(2026-11-22) put about 40% of it in libcurl (the reference's whole work), 45% in SQLite (beginning
-and recording each attempt, claiming the event, the commit) and 10% in rendering and signing.
+Target: at least 0.70 of the bare libcurl loop, not reached. Where the time goes (\`perf\`,
+2026-11-22, after the changes of branch whperf): the sending thread does ~56% of taxd's CPU, 83% of
+it inside libcurl (TLS and the kernel's loopback TCP: the reference's whole work), the rest
+starting transfers (envelope, HMAC with keys prepared per subscription, header nodes without
+allocation) and finishing them (outcome, the log line). The store thread does the other ~44% at
+the same time: per batch three set-based statements to begin it and one for its delivered
+outcomes (~55% of the thread), the commit (~35%: WAL page writes, the fdatasync, checkpoints) and
+rendering events (~10%). Each event claim removes a row from a partial index keyed by a random
+account uuid, so a commit writes about one page per event whatever the batch size. What stands in
+the way is CPU, not waiting: taxd spends ~65-90 us of CPU per delivery against ~20-35 us per
+request for the bare loop, and on 2 cores its two threads share them with nginx's two workers
+(and with other sessions' benchmarks). Estimated from these CPU figures, not measured: with the
+store thread and nginx on cores of their own, the sending thread alone would allow roughly 0.7.
 Event created to delivered with an empty queue ($LATENCY_EVENTS transactions through the API, one
 at a time): **p50 $p50 ms**, p99 $p99 ms (target: p50 under 50 ms).
 Reproduce: \`make bench-webhooks\` (\`BENCH_EVENTS\`, \`BENCH_LATENCY_EVENTS\`, \`BENCH_SECONDS\`).

@@ -12,7 +12,11 @@
  *  - An attempt is recorded when it begins (attempts + 1, next_attempt_at
  *    pushed past the attempt's timeout so it is not picked again) and again
  *    when it ends. Both happen in batches, one transaction per dispatcher
- *    step, so a commit's fsync is shared by every delivery of the step.
+ *    job, so a commit's fsync is shared by every delivery of the job. A
+ *    batch is begun with set-based statements over a JSON array of rowids
+ *    (json_each), not one statement per delivery; an outcome finds its row
+ *    by the rowid its attempt began with. An attempt begun but never sent
+ *    is undone by its unsent outcome (attempts - 1, a first window cleared).
  *  - The event is claimed (events.claimed_at) in the transaction that begins
  *    its first attempt and read there: an INVENTORY_UPDATE is never widened
  *    after its range was sent. Creating a subscription closes the tenant's
@@ -150,30 +154,53 @@ static const store_sql_t Q_SUB_CHECK = {
 static const store_sql_t Q_DUE = {
     "wh_due", "SELECT d.id, d.event_id, d.trace_id, d.window_ends_at, e.type, e.payload,"
               " e.account_uuid, e.account_id, e.from_ms, e.from_tx, e.latest_ms, e.latest_tx,"
-              " e.has_ids, e.claimed_at IS NULL"
+              " e.has_ids, e.claimed_at IS NULL, d.rowid, e.rowid, d.attempts, d.first_attempt_at"
               " FROM deliveries d JOIN events e ON e.id = d.event_id"
               " WHERE d.subscription_id = ?1 AND d.state = 'pending' AND d.next_attempt_at <= ?2"
               " ORDER BY d.next_attempt_at LIMIT ?3"};
-static const store_sql_t Q_ATTEMPT_BEGIN = {
-    "wh_attempt_begin",
+/* The set-based statements of a batch: ?1 is a JSON array of rowids. */
+static const store_sql_t Q_ATTEMPTS_BEGIN = {
+    "wh_attempts_begin",
     "UPDATE deliveries SET attempts = attempts + 1,"
     " first_attempt_at = coalesce(first_attempt_at, ?2),"
     " window_ends_at = coalesce(window_ends_at, ?2 + ?3), last_attempt_at = ?2,"
-    " next_attempt_at = ?4 WHERE id = ?1 RETURNING attempts, first_attempt_at, window_ends_at"};
-static const store_sql_t Q_WINDOW_CLOSED = {
-    "wh_window_closed",
+    " next_attempt_at = ?4 WHERE rowid IN (SELECT value FROM json_each(?1))"};
+static const store_sql_t Q_WINDOWS_CLOSED = {
+    "wh_windows_closed",
     "UPDATE deliveries SET state = 'failed',"
     " last_error = coalesce(last_error, 'retry window closed before the next attempt')"
-    " WHERE id = ?1"};
+    " WHERE rowid IN (SELECT value FROM json_each(?1))"};
 static const store_sql_t Q_NEXT_DUE = {
     "wh_next_due", "SELECT min(next_attempt_at) FROM deliveries"
                    " WHERE subscription_id = ?1 AND state = 'pending'"};
-static const store_sql_t Q_EVENT_CLAIM = {
-    "wh_event_claim", "UPDATE events SET claimed_at = ?2 WHERE id = ?1 AND claimed_at IS NULL"};
-static const store_sql_t Q_OUTCOME = {
-    "wh_outcome",
-    "UPDATE deliveries SET state = ?4, last_status = ?5, last_error = ?6,"
+static const store_sql_t Q_EVENTS_CLAIM = {
+    "wh_events_claim", "UPDATE events SET claimed_at = ?2"
+                       " WHERE rowid IN (SELECT value FROM json_each(?1)) AND claimed_at IS NULL"};
+#define OUTCOME_SET                                                   \
+    "UPDATE deliveries SET state = ?4, last_status = ?5, last_error = ?6," \
     " next_attempt_at = ?7, delivered_at = ?8"
+static const store_sql_t Q_OUTCOME = {
+    "wh_outcome", OUTCOME_SET " WHERE id = ?1 AND trace_id = ?2 AND attempts = ?3"};
+/* The same by the rowid the attempt began with: no lookup in the id index,
+ * whose random keys make each lookup touch another page. */
+static const store_sql_t Q_OUTCOME_ROWID = {
+    "wh_outcome_rowid",
+    OUTCOME_SET " WHERE rowid = ?9 AND id = ?1 AND trace_id = ?2 AND attempts = ?3"};
+/* Delivered outcomes of a batch in one statement: ?1 is a JSON array of
+ * [rowid, attempts, trace_id, status, at], each applied under the same
+ * guard as Q_OUTCOME_ROWID. */
+static const store_sql_t Q_OUTCOMES_DELIVERED = {
+    "wh_outcomes_delivered",
+    "UPDATE deliveries SET state = 'delivered', last_status = j.value ->> 3,"
+    " last_error = NULL, next_attempt_at = j.value ->> 4, delivered_at = j.value ->> 4"
+    " FROM json_each(?1) AS j WHERE deliveries.rowid = j.value ->> 0"
+    " AND deliveries.attempts = j.value ->> 1 AND deliveries.trace_id = j.value ->> 2"};
+static const store_sql_t Q_OUTCOME_UNSENT = {
+    "wh_outcome_unsent",
+    "UPDATE deliveries SET state = ?4, attempts = attempts - 1,"
+    " first_attempt_at = CASE WHEN attempts = 1 THEN NULL ELSE first_attempt_at END,"
+    " window_ends_at = CASE WHEN attempts = 1 THEN NULL ELSE window_ends_at END,"
+    " last_error = coalesce(last_error, ?5), next_attempt_at = ?6"
     " WHERE id = ?1 AND trace_id = ?2 AND attempts = ?3"};
 static const store_sql_t Q_DEAUTHORIZE = {
     "wh_deauthorize",
@@ -892,13 +919,30 @@ static store_status_t deauthorize(store_conn_t *conn, const char *sub_id, int64_
     return conn_run(conn, &Q_HOLD_PENDING, stmt);
 }
 
+/* An attempt begun but never sent: the begin is undone (store/webhooks.h). */
+static store_status_t record_unsent(store_conn_t *conn, const store_wh_outcome_t *o)
+{
+    sqlite3_stmt *stmt;
+    store_status_t st = conn_prepare_key(conn, &Q_OUTCOME_UNSENT, o->delivery_id, &stmt);
+    if (st != STORE_OK)
+        return st;
+    int64_t next = o->result == STORE_WH_RETRY ? o->next_attempt_at : o->at;
+    bool bound = bind_text(stmt, 2, o->trace_id) && bind_int(stmt, 3, o->attempts) &&
+                 bind_text(stmt, 4, result_state(o->result)) &&
+                 bind_text_or_null(stmt, 5, o->error) && bind_int(stmt, 6, next);
+    return run_bound(conn, &Q_OUTCOME_UNSENT, stmt, bound);
+}
+
 static store_status_t record_one(store_conn_t *conn, const store_wh_outcome_t *o)
 {
     store_status_t st;
     if (o->deauthorize && (st = deauthorize(conn, o->subscription_id, o->at)) != STORE_OK)
         return st;
+    if (o->unsent)
+        return record_unsent(conn, o);
     sqlite3_stmt *stmt;
-    if ((st = conn_prepare_key(conn, &Q_OUTCOME, o->delivery_id, &stmt)) != STORE_OK)
+    const store_sql_t *q = o->delivery_rowid > 0 ? &Q_OUTCOME_ROWID : &Q_OUTCOME;
+    if ((st = conn_prepare_key(conn, q, o->delivery_id, &stmt)) != STORE_OK)
         return st;
     bool delivered = o->result == STORE_WH_DELIVERED;
     int64_t next = o->result == STORE_WH_RETRY ? o->next_attempt_at : o->at;
@@ -908,8 +952,81 @@ static store_status_t record_one(store_conn_t *conn, const store_wh_outcome_t *o
         (o->status > 0 ? bind_int(stmt, 5, o->status)
                        : sqlite3_bind_null(stmt, 5) == SQLITE_OK) &&
         bind_text_or_null(stmt, 6, o->error) && bind_int(stmt, 7, next) &&
-        (delivered ? bind_int(stmt, 8, o->at) : sqlite3_bind_null(stmt, 8) == SQLITE_OK);
-    return run_bound(conn, &Q_OUTCOME, stmt, bound);
+        (delivered ? bind_int(stmt, 8, o->at) : sqlite3_bind_null(stmt, 8) == SQLITE_OK) &&
+        (o->delivery_rowid <= 0 || bind_int(stmt, 9, o->delivery_rowid));
+    return run_bound(conn, q, stmt, bound);
+}
+
+/* A trace id that can be written into JSON as it is (they are made by
+ * NEW_TRACE_ID; anything else takes the one-row statement). */
+static bool plain_id(const char *id)
+{
+    size_t n = 0;
+    for (; id[n] != '\0'; n++)
+        if (!((id[n] >= 'a' && id[n] <= 'z') || (id[n] >= 'A' && id[n] <= 'Z') ||
+              (id[n] >= '0' && id[n] <= '9') || id[n] == '_' || id[n] == '-'))
+            return false;
+    return n > 0 && n < STORE_WH_ID_MAX;
+}
+
+static bool batchable(const store_wh_outcome_t *o)
+{
+    return o->result == STORE_WH_DELIVERED && !o->deauthorize && !o->unsent &&
+           o->delivery_rowid > 0 && o->trace_id != NULL && plain_id(o->trace_id);
+}
+
+/* The delivered outcomes of a batch (the common case) in one statement;
+ * *done[i] tells which were taken. */
+static store_status_t record_delivered(store_conn_t *conn, const store_wh_outcome_t *outcomes,
+                                       size_t count, bool *done)
+{
+    size_t row_max = 5 * 21 + STORE_WH_ID_MAX + 8; /* five numbers, the trace id, punctuation */
+    size_t cap = count * row_max + 3;
+    char *json = malloc(cap);
+    if (json == NULL)
+        return STORE_OK; /* the one-row statements take them all */
+    size_t len = 0, taken = 0;
+    json[len++] = '[';
+    for (size_t i = 0; i < count; i++) {
+        const store_wh_outcome_t *o = &outcomes[i];
+        if (!batchable(o))
+            continue;
+        len += (size_t)snprintf(json + len, cap - len - 2, "%s[%lld,%lld,\"%s\",%d,%lld]",
+                                taken > 0 ? "," : "", (long long)o->delivery_rowid,
+                                (long long)o->attempts, o->trace_id, o->status,
+                                (long long)o->at);
+        done[i] = true;
+        taken++;
+    }
+    json[len++] = ']';
+    json[len] = '\0';
+    store_status_t st = STORE_OK;
+    if (taken > 0) {
+        sqlite3_stmt *stmt;
+        st = conn_prepare_key(conn, &Q_OUTCOMES_DELIVERED, json, &stmt);
+        if (st == STORE_OK)
+            st = conn_run(conn, &Q_OUTCOMES_DELIVERED, stmt);
+    }
+    free(json);
+    return st;
+}
+
+/* Every outcome: the delivered ones in one statement, the rest one by one,
+ * in their order (a deauthorization before what follows it). */
+static store_status_t record_all(store_conn_t *conn, const store_wh_outcome_t *outcomes,
+                                 size_t count)
+{
+    if (count == 0)
+        return STORE_OK;
+    bool *done = calloc(count, sizeof *done);
+    if (done == NULL)
+        return store_bad_argument("store_wh_step: out of memory");
+    store_status_t st = record_delivered(conn, outcomes, count, done);
+    for (size_t i = 0; st == STORE_OK && i < count; i++)
+        if (!done[i])
+            st = record_one(conn, &outcomes[i]);
+    free(done);
+    return st;
 }
 
 store_status_t store_wh_record_outcomes(store_conn_t *conn, const store_wh_outcome_t *outcomes,
@@ -927,7 +1044,7 @@ typedef struct attempts_out {
     size_t count, cap;
 } attempts_out_t;
 
-static void event_free(store_wh_event_t *e)
+void store_wh_event_free(store_wh_event_t *e)
 {
     free(e->payload);
     free(e->account_uuid);
@@ -940,7 +1057,7 @@ static void event_free(store_wh_event_t *e)
 void store_wh_attempts_free(store_wh_attempt_t *attempts, size_t count)
 {
     for (size_t i = 0; attempts != NULL && i < count; i++)
-        event_free(&attempts[i].event);
+        store_wh_event_free(&attempts[i].event);
     free(attempts);
 }
 
@@ -981,57 +1098,63 @@ static store_status_t check_sub(store_conn_t *conn, const char *owner, store_wh_
     return st;
 }
 
-static store_status_t claim_event(store_conn_t *conn, const char *event_id, int64_t now)
+/* A JSON array of rowids for the set-based statements (json_each): one
+ * statement per batch instead of one per delivery. */
+typedef struct idlist {
+    char *text;
+    size_t len, cap, count;
+} idlist_t;
+
+static bool idlist_init(idlist_t *l, size_t max)
 {
-    sqlite3_stmt *stmt;
-    store_status_t st = conn_prepare_key(conn, &Q_EVENT_CLAIM, event_id, &stmt);
-    if (st != STORE_OK)
-        return st;
-    return run_bound(conn, &Q_EVENT_CLAIM, stmt, bind_int(stmt, 2, now));
+    l->cap = max * 22 + 3; /* a sign, 19 digits and a comma each, the brackets */
+    l->text = malloc(l->cap);
+    l->len = l->count = 0;
+    if (l->text == NULL)
+        return false;
+    l->text[l->len++] = '[';
+    l->text[l->len] = '\0';
+    return true;
 }
 
-/* Counts the attempt of a (a due row already copied in) and claims its
- * event when it is not yet claimed. The event was read in this same write
- * transaction, so no change can widen it in between. */
-static store_status_t begin_one(store_conn_t *conn, const store_wh_begin_t *r, int64_t now,
-                                store_wh_attempt_t *a, bool unclaimed)
+static void idlist_add(idlist_t *l, int64_t id)
 {
-    sqlite3_stmt *stmt;
-    store_status_t st = conn_prepare_key(conn, &Q_ATTEMPT_BEGIN, a->delivery_id, &stmt);
-    if (st != STORE_OK)
-        return st;
-    if (!bind_int(stmt, 2, now) || !bind_int(stmt, 3, r->window_ms) ||
-        !bind_int(stmt, 4, r->in_flight_until))
-        return conn_bind_failed(conn, &Q_ATTEMPT_BEGIN, stmt);
-    int rc = sqlite3_step(stmt);
-    if (rc == SQLITE_ROW) {
-        a->attempts = sqlite3_column_int64(stmt, 0);
-        a->first_attempt_at = sqlite3_column_int64(stmt, 1);
-        a->window_ends_at = sqlite3_column_int64(stmt, 2);
-        rc = sqlite3_step(stmt);
-    }
-    st = rc == SQLITE_DONE ? STORE_OK : conn_fail(conn, &Q_ATTEMPT_BEGIN, rc);
-    stmt_done(stmt);
-    if (st != STORE_OK || !unclaimed)
-        return st;
-    return claim_event(conn, a->event_id, now);
+    l->len += (size_t)snprintf(l->text + l->len, l->cap - l->len, "%s%lld",
+                               l->count > 0 ? "," : "", (long long)id);
+    l->count++;
 }
 
-static store_status_t window_closed(store_conn_t *conn, const char *delivery_id)
+/* Runs q over the rowids of l (?1) with up to three integer parameters. */
+static store_status_t run_set(store_conn_t *conn, const store_sql_t *q, idlist_t *l,
+                              const int64_t *params, int param_count)
 {
+    if (l->count == 0)
+        return STORE_OK;
+    l->text[l->len] = ']';
+    l->text[l->len + 1] = '\0';
     sqlite3_stmt *stmt;
-    store_status_t st = conn_prepare_key(conn, &Q_WINDOW_CLOSED, delivery_id, &stmt);
+    store_status_t st = conn_prepare_key(conn, q, l->text, &stmt);
     if (st != STORE_OK)
         return st;
-    return conn_run(conn, &Q_WINDOW_CLOSED, stmt);
+    bool bound = true;
+    for (int i = 0; i < param_count; i++)
+        bound = bound && bind_int(stmt, i + 2, params[i]);
+    return run_bound(conn, q, stmt, bound);
 }
 
-/* A due row with its event (columns of Q_DUE). */
-static bool due_from_row(sqlite3_stmt *stmt, store_wh_attempt_t *a, int64_t *window_ends_at,
-                         bool *unclaimed)
+/* What the batch needs of a due row beyond its attempt. */
+typedef struct due_row {
+    int64_t rowid, event_rowid, window_ends_at;
+    bool unclaimed;
+} due_row_t;
+
+/* A due row with its event (columns of Q_DUE); the attempt as it will be
+ * once begun at now. */
+static bool due_from_row(sqlite3_stmt *stmt, const store_wh_begin_t *r, int64_t now,
+                         store_wh_attempt_t *a, due_row_t *due)
 {
     store_wh_event_t *e = &a->event;
-    *window_ends_at = sqlite3_column_int64(stmt, 3);
+    due->window_ends_at = sqlite3_column_int64(stmt, 3);
     e->payload = column_strdup(stmt, 5);
     e->account_uuid = column_strdup(stmt, 6);
     e->account_id = column_strdup(stmt, 7);
@@ -1040,7 +1163,14 @@ static bool due_from_row(sqlite3_stmt *stmt, store_wh_attempt_t *a, int64_t *win
     e->latest_ms = sqlite3_column_int64(stmt, 10);
     e->latest_tx = column_strdup(stmt, 11);
     e->has_ids = sqlite3_column_int64(stmt, 12) != 0;
-    *unclaimed = sqlite3_column_int64(stmt, 13) != 0;
+    due->unclaimed = sqlite3_column_int64(stmt, 13) != 0;
+    due->rowid = a->rowid = sqlite3_column_int64(stmt, 14);
+    due->event_rowid = sqlite3_column_int64(stmt, 15);
+    /* as Q_ATTEMPTS_BEGIN sets them (NULL reads as 0) */
+    a->attempts = sqlite3_column_int64(stmt, 16) + 1;
+    int64_t first = sqlite3_column_int64(stmt, 17);
+    a->first_attempt_at = first != 0 ? first : now;
+    a->window_ends_at = due->window_ends_at != 0 ? due->window_ends_at : now + r->window_ms;
     return column_copy(stmt, 0, a->delivery_id, sizeof a->delivery_id) &&
            column_copy(stmt, 1, a->event_id, sizeof a->event_id) &&
            column_copy(stmt, 2, a->trace_id, sizeof a->trace_id) &&
@@ -1048,10 +1178,10 @@ static bool due_from_row(sqlite3_stmt *stmt, store_wh_attempt_t *a, int64_t *win
 }
 
 /* The due deliveries of one request with their events. The SELECT is
- * finished before any of its rows is updated. unclaimed[i] and windows[i]
- * describe the i-th attempt pushed from `first` on. */
+ * finished before any of its rows is updated. dues[i] describes the i-th
+ * attempt pushed. */
 static store_status_t select_due(store_conn_t *conn, const store_wh_begin_t *r, int64_t now,
-                                 attempts_out_t *out, bool *unclaimed, int64_t *windows)
+                                 attempts_out_t *out, due_row_t *dues)
 {
     sqlite3_stmt *stmt;
     store_status_t st = conn_prepare_key(conn, &Q_DUE, r->subscription_id, &stmt);
@@ -1067,7 +1197,7 @@ static store_status_t select_due(store_conn_t *conn, const store_wh_begin_t *r, 
             st = store_bad_argument("store_wh_step: out of memory");
             break;
         }
-        if (!due_from_row(stmt, a, &windows[n], &unclaimed[n])) {
+        if (!due_from_row(stmt, r, now, a, &dues[n])) {
             st = store_bad_row(&Q_DUE);
             break;
         }
@@ -1093,9 +1223,47 @@ static store_status_t next_due_of(store_conn_t *conn, const char *sub_id, int64_
 /* Drops attempt i of out (a delivery whose window closed), keeping order. */
 static void attempt_drop(attempts_out_t *out, size_t i)
 {
-    event_free(&out->rows[i].event);
+    store_wh_event_free(&out->rows[i].event);
     memmove(&out->rows[i], &out->rows[i + 1], (out->count - i - 1) * sizeof out->rows[i]);
     out->count--;
+}
+
+/* The selected rows of one request: windows closed are failed, the others
+ * begun (attempts counted, window set, events claimed), each set in one
+ * statement. The events were read in this same write transaction, so no
+ * change can widen them in between. */
+static store_status_t begin_selected(store_conn_t *conn, const store_wh_begin_t *r,
+                                     int64_t now, size_t index, attempts_out_t *out,
+                                     size_t first, const due_row_t *dues)
+{
+    idlist_t begun, closed, claims;
+    size_t selected = out->count - first;
+    bool ok = idlist_init(&begun, selected);
+    ok = idlist_init(&closed, selected) && ok;
+    ok = idlist_init(&claims, selected) && ok;
+    store_status_t st = ok ? STORE_OK : store_bad_argument("store_wh_step: out of memory");
+    for (size_t k = 0, i = first; st == STORE_OK && k < selected; k++) {
+        if (dues[k].window_ends_at != 0 && dues[k].window_ends_at <= now) {
+            idlist_add(&closed, dues[k].rowid);
+            attempt_drop(out, i);
+            continue;
+        }
+        out->rows[i++].request = index;
+        idlist_add(&begun, dues[k].rowid);
+        if (dues[k].unclaimed)
+            idlist_add(&claims, dues[k].event_rowid);
+    }
+    const int64_t begin_params[] = {now, r->window_ms, r->in_flight_until};
+    if (st == STORE_OK)
+        st = run_set(conn, &Q_WINDOWS_CLOSED, &closed, NULL, 0);
+    if (st == STORE_OK)
+        st = run_set(conn, &Q_ATTEMPTS_BEGIN, &begun, begin_params, 3);
+    if (st == STORE_OK)
+        st = run_set(conn, &Q_EVENTS_CLAIM, &claims, &now, 1);
+    free(begun.text);
+    free(closed.text);
+    free(claims.text);
+    return st;
 }
 
 static store_status_t begin_request(store_conn_t *conn, const char *owner, int64_t now,
@@ -1104,28 +1272,17 @@ static store_status_t begin_request(store_conn_t *conn, const char *owner, int64
     store_status_t st = check_sub(conn, owner, r);
     if (st != STORE_OK || r->lost || r->stale || r->max == 0)
         return st;
-    bool *unclaimed = calloc(r->max, sizeof *unclaimed);
-    int64_t *windows = calloc(r->max, sizeof *windows);
+    due_row_t *dues = calloc(r->max, sizeof *dues);
     size_t first = out->count;
-    if (unclaimed == NULL || windows == NULL)
-        st = store_bad_argument("store_wh_step: out of memory");
-    if (st == STORE_OK)
-        st = select_due(conn, r, now, out, unclaimed, windows);
+    if (dues == NULL)
+        return store_bad_argument("store_wh_step: out of memory");
+    st = select_due(conn, r, now, out, dues);
     size_t selected = out->count - first;
-    for (size_t k = 0, i = first; st == STORE_OK && k < selected; k++) {
-        store_wh_attempt_t *a = &out->rows[i];
-        if (windows[k] != 0 && windows[k] <= now) {
-            st = window_closed(conn, a->delivery_id);
-            attempt_drop(out, i);
-            continue;
-        }
-        a->request = index;
-        st = begin_one(conn, r, now, a, unclaimed[k]);
-        r->begun++;
-        i++;
-    }
-    free(unclaimed);
-    free(windows);
+    if (st == STORE_OK)
+        st = begin_selected(conn, r, now, index, out, first, dues);
+    free(dues);
+    if (st == STORE_OK)
+        r->begun = out->count - first;
     if (st == STORE_OK && selected >= r->max)
         r->next_due = now; /* a full batch: more may be due */
     else if (st == STORE_OK)
@@ -1147,13 +1304,11 @@ static store_status_t step_tx(store_conn_t *conn, const void *arg)
 {
     const step_args_t *b = arg;
     for (size_t i = 0; i < b->out->count; i++)
-        event_free(&b->out->rows[i].event); /* a retried transaction starts over */
+        store_wh_event_free(&b->out->rows[i].event); /* a retried transaction starts over */
     b->out->count = 0;
-    for (size_t i = 0; i < b->outcome_count; i++) {
-        store_status_t st = record_one(conn, &b->outcomes[i]);
-        if (st != STORE_OK)
-            return st;
-    }
+    store_status_t recorded = record_all(conn, b->outcomes, b->outcome_count);
+    if (recorded != STORE_OK)
+        return recorded;
     for (size_t i = 0; i < b->count; i++) {
         store_wh_begin_t *r = &b->requests[i];
         r->lost = r->stale = false;

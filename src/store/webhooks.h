@@ -175,6 +175,7 @@ typedef struct store_wh_attempt {
     char delivery_id[STORE_WH_ID_MAX];
     char event_id[STORE_UUID_LEN];
     char trace_id[STORE_WH_ID_MAX];
+    int64_t rowid;              /* the delivery row's: store_wh_outcome_t.delivery_rowid */
     int64_t attempts;           /* including this one */
     int64_t first_attempt_at, window_ends_at;
     store_wh_event_t event;
@@ -202,6 +203,9 @@ store_status_t store_wh_begin_attempts(store_conn_t *conn, const char *owner, in
                                        store_wh_begin_t *requests, size_t count,
                                        store_wh_attempt_t **out, size_t *out_count);
 void store_wh_attempts_free(store_wh_attempt_t *attempts, size_t count);
+/* Frees the strings of one attempt's event (the caller moved the attempt out
+ * of its array) and zeroes it. */
+void store_wh_event_free(store_wh_event_t *event);
 
 typedef enum store_wh_result {
     STORE_WH_DELIVERED = 0,
@@ -213,9 +217,15 @@ typedef enum store_wh_result {
 /* The outcome of one attempt. It applies only while the delivery still has
  * trace_id and attempts (an operator's replay meanwhile wins). deauthorize:
  * this answer (401, 403, 407) deauthorizes subscription_id and holds its
- * pending deliveries. */
+ * pending deliveries. unsent: the attempt was begun but its request was never
+ * sent (the dispatcher begins a batch ahead of sending it), so the begin is
+ * undone: attempts - 1 (a first attempt's window cleared), then the result
+ * (RETRY: pending again at next_attempt_at; HELD; FAILED) applies with the
+ * delivery's last status kept, and error recorded only when it has none (a
+ * window that closed says so unless an attempt's own error is there). */
 typedef struct store_wh_outcome {
     const char *subscription_id, *delivery_id, *trace_id;
+    int64_t delivery_rowid;     /* store_wh_attempt_t.rowid, or 0: by delivery_id alone */
     int64_t attempts;
     store_wh_result_t result;
     int status;                 /* 0: no HTTP status */
@@ -223,6 +233,7 @@ typedef struct store_wh_outcome {
     int64_t next_attempt_at;    /* STORE_WH_RETRY */
     int64_t at;                 /* when the attempt ended */
     bool deauthorize;
+    bool unsent;
 } store_wh_outcome_t;
 
 /* One write transaction for all outcomes. */

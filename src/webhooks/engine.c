@@ -6,13 +6,22 @@
  *    served by one dispatcher at a time in any number of processes and its
  *    rate limit and concurrency bound hold globally. Leases of idle
  *    subscriptions are given back; a dead dispatcher's leases run out.
- *  - One step: wait on the network (curl_multi_poll) while transfers run,
- *    collect the finished ones, record their outcomes in one transaction,
- *    renew leases when a claim round is due, then begin every attempt that
- *    may start in one transaction, and add those transfers. Batching both
- *    transactions per step shares the commit's fsync across deliveries.
- *  - An attempt starts only when the subscription has a token in its bucket
- *    (webhooks/bucket.h) and a free slot under its concurrency bound: taxd
+ *  - Two threads per dispatcher, so that the database and the network work
+ *    at once. The sending thread (webhook_engine_step) waits on the network
+ *    (curl_multi_poll), collects finished transfers, and sends ready
+ *    attempts. Its store thread runs one transaction at a time (a job):
+ *    the outcomes collected so far, then the next batch of attempts begun
+ *    (set-based statements, store/webhooks.h), whose events it renders to
+ *    canonical JSON before handing them back. Attempts are begun up to
+ *    SUB_AHEAD beyond the concurrency bound so that transfers keep flowing
+ *    while the next batch commits; a job is started when a subscription
+ *    runs short of ready attempts, when outcomes pile up (JOB_OUTCOMES) or
+ *    have waited JOB_DELAY_US, so batches are large and commits few. Claim
+ *    rounds and subscription loads run on the sending thread while the
+ *    store thread is idle, so they never overtake a job's outcomes.
+ *  - An attempt is begun only when its subscription's bucket holds a token
+ *    for it, and sent only when the bucket (webhooks/bucket.h) still gives
+ *    one and there is a free slot under its concurrency bound: taxd
  *    bounds concurrency itself, and never lets libcurl queue a transfer
  *    (libcurl's timeout would count the time spent queued). Subscriptions
  *    are independent: a slow or dead endpoint only fills its own slots.
@@ -31,7 +40,8 @@
  *    honoured within the window) or failed for good.
  *  - The event is rendered when its attempt begins, from the row read in
  *    the transaction that claimed it; the envelope's timestamp is the
- *    dispatch time, so the body and its signature are made per attempt.
+ *    dispatch time, so the envelope and its signature (keys prepared per
+ *    subscription) are made when the attempt is sent.
  *  - A commit in this process wakes the dispatchers (webhook_engine_wake,
  *    curl_multi_wakeup), so a new event starts without polling delay; other
  *    processes' events are found by the claim round (every 250 ms while
@@ -39,13 +49,19 @@
  *
  * Trade-offs. An attempt is recorded as begun before the request is sent and
  * its outcome after: a crash in between sends it again (at least once; the
- * duplicates are at most one step's batch). A lease handed to another process
+ * duplicates are at most the attempts in flight and the outcomes not yet
+ * committed, one job's worth). An attempt begun but not sent when its
+ * subscription is deauthorized, its lease lost, its window closed or taxd
+ * stops is recorded as unsent, which undoes its begin; after a kill -9 such
+ * an attempt (at most SUB_AHEAD per subscription) stays counted, so a
+ * delivery that then keeps failing may get one retry fewer. A lease handed to another process
  * starts with a full bucket, so at a handover a receiver may see one extra
  * burst. Secrets and Basic credentials of leased subscriptions are held in
  * memory (opened from the vault) and wiped when dropped. */
 #include "webhooks/engine.h"
 
 #include <curl/curl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -70,7 +86,12 @@
 #define STORE_RETRY_MS 200      /* after a store failure */
 #define SUB_CONCURRENCY 64      /* attempts in flight per subscription */
 #define DISPATCHER_TRANSFERS 1024 /* attempts in flight per dispatcher */
+#define SUB_AHEAD 128           /* attempts begun ahead of sending, per subscription */
+#define DISPATCHER_AHEAD 1024   /* attempts begun ahead of sending, per dispatcher */
 #define BATCH_MAX 256           /* attempts begun per subscription per step */
+#define JOB_READY_LOW 48        /* a subscription with fewer ready: begin more now */
+#define JOB_OUTCOMES 64         /* this many outcomes: record them now */
+#define JOB_DELAY_US 20000      /* an outcome waits at most this long to be recorded */
 #define IN_FLIGHT_GUARD_MS 30000 /* past the timeout: a lost attempt is due again */
 #define SUB_KEEP_US 5000000LL   /* an idle subscription's bucket is kept this long */
 #define DRAIN_MS 2000           /* running attempts may finish at shutdown */
@@ -90,22 +111,32 @@ typedef struct wsub {
     char interface[STORE_WH_ADDR_MAX + 8]; /* "host!<ip>" or "" */
     char *auth_header;         /* "authorization: Basic ..." or NULL: the source marker */
     char *secrets[STORE_WH_SECRETS_MAX]; /* newest first */
+    crypto_hmac_key_t *keys[STORE_WH_SECRETS_MAX]; /* the same, prepared for signing */
     size_t secret_count;
     uint32_t rate, retries, window_s, timeout_s;
     webhook_bucket_t bucket;
     unsigned in_flight;
+    unsigned ready;            /* begun in the database, waiting to be sent */
     int64_t next_due;          /* wall ms; 0: look now */
     int64_t last_used_us;
 } wsub_t;
 
+#define HEADER_COUNT 6
+#define SIGNATURE_LINE_MAX 160 /* "x-service-signature: " and two v1= signatures */
+
 typedef struct transfer {
     CURL *easy;
-    struct curl_slist *headers;
+    struct curl_slist *headers; /* header_nodes: libcurl only reads the list */
+    struct curl_slist header_nodes[HEADER_COUNT];
+    char signature_line[SIGNATURE_LINE_MAX];
+    char trace_line[STORE_WH_ID_MAX + 16];
+    char *auth_line;           /* a copy of the Basic header (malloc'd, wiped) or NULL */
     char *body;
     wsub_t *sub;               /* never freed while in_flight > 0 */
     char delivery_id[STORE_WH_ID_MAX];
     char event_id[STORE_UUID_LEN];
     char trace_id[STORE_WH_ID_MAX];
+    int64_t rowid;             /* the delivery row's */
     int64_t attempts, first_attempt_at, window_ends_at;
     int64_t started_us;
     char errbuf[CURL_ERROR_SIZE];
@@ -118,6 +149,35 @@ typedef struct pending_outcome {
     store_wh_outcome_t o;      /* its strings point into this struct when flushed */
 } pending_outcome_t;
 
+/* An attempt begun in the database that waits for its turn to be sent:
+ * the store thread begins the next batch while the current one is sent. */
+typedef struct ready {
+    wsub_t *sub;               /* never freed while ready > 0 */
+    store_wh_attempt_t a;      /* its event's strings were freed once rendered */
+    char *event;               /* canonical JSON (payload_dump), owned; NULL: does not render */
+    size_t event_len;
+} ready_t;
+
+typedef enum job_state { JOB_IDLE, JOB_QUEUED, JOB_DONE } job_state_t;
+
+/* One step transaction for the dispatcher's store thread: outcomes to record,
+ * then attempts to begin. The dispatcher fills it while JOB_IDLE and reads
+ * it back at JOB_DONE; in between only the store thread touches it. */
+typedef struct store_job {
+    pending_outcome_t *outcomes; /* moved from the dispatcher; owned by the job */
+    size_t outcome_count, outcome_cap;
+    store_wh_outcome_t *list;  /* views into outcomes */
+    store_wh_begin_t *reqs;
+    wsub_t **subs;             /* reqs[i] is of subs[i]; none is freed while queued */
+    size_t count;
+    int64_t now;
+    store_status_t status;
+    store_wh_attempt_t *attempts;
+    size_t attempt_count;
+    char **events;             /* attempts[i]'s event rendered, or NULL: render at harvest */
+    size_t *event_lens;
+} store_job_t;
+
 typedef struct dispatcher {
     struct webhook_engine *engine;
     char owner[OWNER_MAX];
@@ -128,11 +188,23 @@ typedef struct dispatcher {
     unsigned running_count;
     pending_outcome_t *outcomes;
     size_t outcome_count, outcome_cap;
+    int64_t outcomes_since_us; /* when the oldest pending outcome was collected */
     int64_t next_claim_us;
     int64_t next_due_any;      /* wall ms of the earliest due delivery we may take; 0 none */
     int64_t wait_ms;           /* from the last start phase: when to look again */
+    int64_t ready_wait_ms;     /* from the last start of ready attempts */
     uint64_t seen_wakes;
     uint64_t rng;
+    ready_t *ready;            /* in the order they were begun */
+    size_t ready_count, ready_cap;
+    /* the store thread and its one job (job_state under job_lock) */
+    pthread_mutex_t job_lock;
+    pthread_cond_t job_cond;
+    bool sync_init, thread_started, store_stopping;
+    pthread_t store_thread;
+    job_state_t job_state;
+    store_job_t job;
+    int64_t next_job_us;       /* after a failed job: not before */
 } dispatcher_t;
 
 struct webhook_engine {
@@ -180,8 +252,11 @@ static int64_t min_i64(int64_t a, int64_t b)
 
 static void sub_clear_config(wsub_t *s)
 {
-    for (size_t i = 0; i < s->secret_count; i++)
+    for (size_t i = 0; i < s->secret_count; i++) {
         webhook_vault_free(s->secrets[i]);
+        crypto_hmac_key_free(s->keys[i]);
+        s->keys[i] = NULL;
+    }
     s->secret_count = 0;
     webhook_vault_free(s->auth_header);
     s->auth_header = NULL;
@@ -229,7 +304,8 @@ static void subs_evict(dispatcher_t *d)
     size_t kept = 0;
     for (size_t i = 0; i < d->sub_count; i++) {
         wsub_t *s = d->subs[i];
-        if (!s->leased && s->in_flight == 0 && now_us - s->last_used_us > SUB_KEEP_US)
+        if (!s->leased && s->in_flight == 0 && s->ready == 0 &&
+            now_us - s->last_used_us > SUB_KEEP_US)
             sub_free(s);
         else
             d->subs[kept++] = s;
@@ -266,6 +342,9 @@ static int sub_open_secrets(webhook_engine_t *e, wsub_t *s, const store_wh_secre
         if (s->secrets[i] == NULL)
             return -1;
         s->secret_count = i + 1;
+        s->keys[i] = crypto_hmac_key_new(s->secrets[i], strlen(s->secrets[i]));
+        if (s->keys[i] == NULL)
+            return -1;
     }
     return count > 0 ? 0 : -1;
 }
@@ -366,7 +445,7 @@ static void claim_round(dispatcher_t *d, store_conn_t *conn)
     size_t idle_count = 0;
     for (size_t i = 0; i < d->sub_count; i++) {
         wsub_t *s = d->subs[i];
-        if (s->leased && s->in_flight == 0)
+        if (s->leased && s->in_flight == 0 && s->ready == 0)
             idle[idle_count++] = s->id;
     }
     int64_t wall = clock_now_ms(NULL); /* never the test offset: leases coordinate processes */
@@ -407,20 +486,22 @@ static pending_outcome_t *outcome_push(dispatcher_t *d)
         d->outcomes = grown;
         d->outcome_cap = cap;
     }
+    if (d->outcome_count == 0)
+        d->outcomes_since_us = clock_monotonic_us();
     pending_outcome_t *p = &d->outcomes[d->outcome_count++];
     memset(p, 0, sizeof *p);
     return p;
 }
 
-/* The pending outcomes as the store takes them (pointing into d->outcomes);
- * NULL when there are none or no memory. */
-static store_wh_outcome_t *outcomes_list(dispatcher_t *d)
+/* Pending outcomes as the store takes them (pointing into `pending`); NULL
+ * when there are none or no memory. */
+static store_wh_outcome_t *outcomes_list(pending_outcome_t *pending, size_t count)
 {
-    if (d->outcome_count == 0)
+    if (count == 0)
         return NULL;
-    store_wh_outcome_t *list = calloc(d->outcome_count, sizeof *list);
-    for (size_t i = 0; list != NULL && i < d->outcome_count; i++) {
-        pending_outcome_t *p = &d->outcomes[i];
+    store_wh_outcome_t *list = calloc(count, sizeof *list);
+    for (size_t i = 0; list != NULL && i < count; i++) {
+        pending_outcome_t *p = &pending[i];
         list[i] = p->o;
         list[i].subscription_id = p->sub_id;
         list[i].delivery_id = p->delivery_id;
@@ -444,7 +525,7 @@ static void outcomes_done(dispatcher_t *d, store_status_t st)
 
 static void outcomes_flush(dispatcher_t *d, store_conn_t *conn)
 {
-    store_wh_outcome_t *list = outcomes_list(d);
+    store_wh_outcome_t *list = outcomes_list(d->outcomes, d->outcome_count);
     if (list == NULL)
         return;
     outcomes_done(d, store_wh_record_outcomes(conn, list, d->outcome_count));
@@ -531,6 +612,7 @@ static void outcome_record(dispatcher_t *d, const transfer_t *t, store_wh_outcom
                            const char *error, int64_t latency_us)
 {
     o.attempts = t->attempts;
+    o.delivery_rowid = t->rowid;
     o.at = now_ms(d);
     pending_outcome_t *p = outcome_push(d);
     if (p == NULL) { /* the lease runs out and the attempt is made again */
@@ -602,12 +684,15 @@ static transfer_t *transfer_get(dispatcher_t *d)
     return t;
 }
 
-/* Frees a header list, wiping it first: it may hold a Basic credential. */
-static void headers_free(struct curl_slist *list)
+/* Forgets the header lines, wiping the Basic credential's copy. */
+static void headers_free(transfer_t *t)
 {
-    for (struct curl_slist *h = list; h != NULL; h = h->next)
-        explicit_bzero(h->data, strlen(h->data));
-    curl_slist_free_all(list);
+    if (t->auth_line != NULL) {
+        explicit_bzero(t->auth_line, strlen(t->auth_line));
+        free(t->auth_line);
+    }
+    t->auth_line = NULL;
+    t->headers = NULL;
 }
 
 static void transfer_release(dispatcher_t *d, transfer_t *t)
@@ -618,45 +703,36 @@ static void transfer_release(dispatcher_t *d, transfer_t *t)
         d->running = t->next;
     if (t->next != NULL)
         t->next->prev = t->prev;
-    headers_free(t->headers);
+    headers_free(t);
     free(t->body);
-    t->headers = NULL;
     t->body = NULL;
     t->prev = NULL;
     t->next = d->free_list;
     d->free_list = t;
 }
 
-static struct curl_slist *header_add(struct curl_slist *list, const char *line, bool *ok)
-{
-    struct curl_slist *grown = curl_slist_append(list, line);
-    if (grown == NULL)
-        *ok = false;
-    return grown != NULL ? grown : list;
-}
-
+/* The request's header list, in nodes and buffers of the transfer itself
+ * (no allocation per delivery but the Basic header's copy: the
+ * subscription's own may be replaced by a reload while the request runs). */
 static bool build_headers(transfer_t *t, const char *signature)
 {
-    bool ok = true;
-    size_t cap = strlen(signature) + 32;
-    char *line = malloc(cap);
-    char trace[STORE_WH_ID_MAX + 16];
-    if (line == NULL)
+    int n = snprintf(t->signature_line, sizeof t->signature_line, "x-service-signature: %s",
+                     signature);
+    if (n < 0 || (size_t)n >= sizeof t->signature_line)
         return false;
-    snprintf(line, cap, "x-service-signature: %s", signature);
-    snprintf(trace, sizeof trace, "x-trace-id: %s", t->trace_id);
-    struct curl_slist *h = header_add(NULL, "content-type: application/json", &ok);
-    h = header_add(h, line, &ok);
-    if (t->sub->auth_header != NULL)
-        h = header_add(h, t->sub->auth_header, &ok);
-    else
-        h = header_add(h, "x-service-source: webhook", &ok);
-    h = header_add(h, trace, &ok);
-    h = header_add(h, "Expect:", &ok); /* no 100-continue round trip */
-    h = header_add(h, "Accept:", &ok);
-    free(line);
-    t->headers = h;
-    return ok;
+    snprintf(t->trace_line, sizeof t->trace_line, "x-trace-id: %s", t->trace_id);
+    char *source = (char *)"x-service-source: webhook";
+    if (t->sub->auth_header != NULL && (source = t->auth_line = strdup(t->sub->auth_header)) == NULL)
+        return false;
+    char *lines[HEADER_COUNT] = {(char *)"content-type: application/json", t->signature_line,
+                                 source, t->trace_line,
+                                 (char *)"Expect:", /* no 100-continue round trip */
+                                 (char *)"Accept:"};
+    for (size_t i = 0; i < HEADER_COUNT; i++)
+        t->header_nodes[i] = (struct curl_slist){
+            .data = lines[i], .next = i + 1 < HEADER_COUNT ? &t->header_nodes[i + 1] : NULL};
+    t->headers = &t->header_nodes[0];
+    return true;
 }
 
 static bool easy_setup(dispatcher_t *d, transfer_t *t, size_t body_len)
@@ -693,29 +769,6 @@ static bool easy_setup(dispatcher_t *d, transfer_t *t, size_t body_len)
     return ok;
 }
 
-static webhook_event_row_t event_row(const store_wh_attempt_t *a)
-{
-    const store_wh_event_t *ev = &a->event;
-    return (webhook_event_row_t){
-        .id = a->event_id, .type = ev->type, .payload = ev->payload,
-        .account_uuid = ev->account_uuid, .account_id = ev->account_id,
-        .from_ms = ev->from_ms, .latest_ms = ev->latest_ms, .from_tx = ev->from_tx,
-        .latest_tx = ev->latest_tx, .has_ids = ev->has_ids};
-}
-
-/* The signed body of attempt a, dispatched now. NULL when the event cannot
- * be rendered. */
-static char *make_body(const store_wh_attempt_t *a, int64_t dispatched_ms, size_t *len)
-{
-    webhook_event_row_t row = event_row(a);
-    json_t *event = webhook_event_render(&row);
-    if (event == NULL)
-        return NULL;
-    char *body = payload_envelope(event, dispatched_ms, len);
-    json_decref(event);
-    return body;
-}
-
 /* An attempt that could not be sent at all (the event does not render, no
  * memory): recorded as a failed attempt without network time; `permanent`
  * when trying again cannot help. */
@@ -728,8 +781,11 @@ static void start_failed(dispatcher_t *d, transfer_t *t, const char *why, bool p
     transfer_release(d, t);
 }
 
-static void start_transfer(dispatcher_t *d, wsub_t *s, const store_wh_attempt_t *a)
+/* Sends ready attempt r: the envelope around its rendered event, signed. */
+static void start_transfer(dispatcher_t *d, const ready_t *r)
 {
+    wsub_t *s = r->sub;
+    const store_wh_attempt_t *a = &r->a;
     transfer_t *t = transfer_get(d);
     if (t == NULL)
         return; /* the lease runs out or the guard passes, then it is due again */
@@ -737,6 +793,7 @@ static void start_transfer(dispatcher_t *d, wsub_t *s, const store_wh_attempt_t 
     copy_text(t->delivery_id, sizeof t->delivery_id, a->delivery_id);
     copy_text(t->event_id, sizeof t->event_id, a->event_id);
     copy_text(t->trace_id, sizeof t->trace_id, a->trace_id);
+    t->rowid = a->rowid;
     t->attempts = a->attempts;
     t->first_attempt_at = a->first_attempt_at;
     t->window_ends_at = a->window_ends_at;
@@ -745,13 +802,17 @@ static void start_transfer(dispatcher_t *d, wsub_t *s, const store_wh_attempt_t 
         d->running->prev = t;
     d->running = t;
     size_t len = 0;
-    t->body = make_body(a, now_ms(d), &len);
-    if (t->body == NULL) {
+    if (r->event == NULL) {
         start_failed(d, t, "the event cannot be rendered", true);
         return;
     }
-    char *signature =
-        signature_header((const char *const *)s->secrets, s->secret_count, t->body, len);
+    t->body = payload_envelope_raw(r->event, r->event_len, now_ms(d), &len);
+    if (t->body == NULL) {
+        start_failed(d, t, "the request could not be prepared", false);
+        return;
+    }
+    char *signature = signature_header_keyed((const crypto_hmac_key_t *const *)s->keys,
+                                             s->secret_count, t->body, len);
     bool ready = signature != NULL && build_headers(t, signature) && easy_setup(d, t, len);
     free(signature);
     if (!ready || curl_multi_add_handle(d->multi, t->easy) != CURLM_OK) {
@@ -860,9 +921,8 @@ static void collect(dispatcher_t *d)
             finish_transfer(d, msg->easy_handle, msg->data.result);
 }
 
-static void transfers_poll(dispatcher_t *d)
+static void transfers_poll(dispatcher_t *d, int64_t wait)
 {
-    int64_t wait = d->wait_ms;
     if (wait > POLL_MAX_MS)
         wait = POLL_MAX_MS;
     if (wait < 0)
@@ -871,9 +931,135 @@ static void transfers_poll(dispatcher_t *d)
     collect(d);
 }
 
+/* ---- attempts begun ahead of sending */
+
+/* Attempt a's event as canonical JSON (malloc'd; NULL when it does not
+ * render), and its strings freed: only the store thread's copy is needed. */
+static char *render_event(store_wh_attempt_t *a, size_t *len)
+{
+    const store_wh_event_t *ev = &a->event;
+    webhook_event_row_t row = {
+        .id = a->event_id, .type = ev->type, .payload = ev->payload,
+        .account_uuid = ev->account_uuid, .account_id = ev->account_id,
+        .from_ms = ev->from_ms, .latest_ms = ev->latest_ms, .from_tx = ev->from_tx,
+        .latest_tx = ev->latest_tx, .has_ids = ev->has_ids};
+    json_t *event = webhook_event_render(&row);
+    char *text = event != NULL ? payload_dump(event, len) : NULL;
+    json_decref(event);
+    store_wh_event_free(&a->event);
+    return text;
+}
+
+static bool ready_push(dispatcher_t *d, wsub_t *s, store_wh_attempt_t *a, char *event,
+                       size_t event_len)
+{
+    if (d->ready_count == d->ready_cap) {
+        size_t cap = d->ready_cap ? d->ready_cap * 2 : 256;
+        ready_t *grown = realloc(d->ready, cap * sizeof *grown);
+        if (grown == NULL)
+            return false;
+        d->ready = grown;
+        d->ready_cap = cap;
+    }
+    d->ready[d->ready_count++] = (ready_t){.sub = s, .a = *a, .event = event,
+                                           .event_len = event_len};
+    s->ready++;
+    return true;
+}
+
+/* An attempt begun but never sent: the store undoes its begin (attempts - 1)
+ * and applies `result` (RETRY: due again now). */
+static void unsent_record(dispatcher_t *d, const ready_t *r, store_wh_result_t result,
+                          const char *error)
+{
+    pending_outcome_t *p = outcome_push(d);
+    if (p == NULL) { /* the in-flight guard passes, then it is due again */
+        log_msg(LOG_ERROR, "webhook outcome dropped: out of memory");
+        return;
+    }
+    copy_text(p->sub_id, sizeof p->sub_id, r->sub->id);
+    copy_text(p->delivery_id, sizeof p->delivery_id, r->a.delivery_id);
+    copy_text(p->trace_id, sizeof p->trace_id, r->a.trace_id);
+    copy_text(p->error, sizeof p->error, error);
+    int64_t now = now_ms(d);
+    p->o = (store_wh_outcome_t){.result = result, .attempts = r->a.attempts, .at = now,
+                                .next_attempt_at = now, .unsent = true};
+}
+
+typedef enum ready_verdict { READY_KEEP, READY_START, READY_DROPPED } ready_verdict_t;
+
+/* Whether ready attempt r may be sent now, must wait, or can no longer be
+ * sent (then its unsent outcome is recorded). */
+static ready_verdict_t ready_check(dispatcher_t *d, ready_t *r, int64_t now, int64_t now_us)
+{
+    wsub_t *s = r->sub;
+    if (s->deauthorized) {
+        unsent_record(d, r, STORE_WH_HELD, NULL);
+        return READY_DROPPED;
+    }
+    if (!s->leased || s->broken) {
+        unsent_record(d, r, STORE_WH_RETRY, NULL);
+        return READY_DROPPED;
+    }
+    if (r->a.window_ends_at > 0 && r->a.window_ends_at <= now) {
+        unsent_record(d, r, STORE_WH_FAILED, "retry window closed before the next attempt");
+        return READY_DROPPED;
+    }
+    if (s->stale || !s->loaded) {
+        d->ready_wait_ms = 1; /* the next step reloads it */
+        return READY_KEEP;
+    }
+    if (s->in_flight >= SUB_CONCURRENCY || d->running_count >= DISPATCHER_TRANSFERS)
+        return READY_KEEP; /* a finishing transfer wakes the poll */
+    if (webhook_bucket_available(&s->bucket, now_us) == 0) {
+        d->ready_wait_ms =
+            min_i64(d->ready_wait_ms, webhook_bucket_wait_us(&s->bucket, now_us) / 1000 + 1);
+        return READY_KEEP;
+    }
+    return READY_START;
+}
+
+/* Sends every ready attempt that may start now, in the order they were
+ * begun; the others keep their place. */
+static void start_ready(dispatcher_t *d)
+{
+    d->ready_wait_ms = IDLE_MAX_MS;
+    if (d->ready_count == 0)
+        return;
+    int64_t now = now_ms(d), now_us = clock_monotonic_us();
+    size_t kept = 0;
+    for (size_t i = 0; i < d->ready_count; i++) {
+        ready_t *r = &d->ready[i];
+        ready_verdict_t v = ready_check(d, r, now, now_us);
+        if (v == READY_KEEP) {
+            d->ready[kept++] = *r;
+            continue;
+        }
+        if (v == READY_START)
+            start_transfer(d, r);
+        r->sub->ready--;
+        free(r->event);
+    }
+    d->ready_count = kept;
+}
+
+/* At shutdown: nothing ready is sent any more; each is due again at once. */
+static void ready_drop_all(dispatcher_t *d)
+{
+    for (size_t i = 0; i < d->ready_count; i++) {
+        ready_t *r = &d->ready[i];
+        unsent_record(d, r, STORE_WH_RETRY, NULL);
+        r->sub->ready--;
+        free(r->event);
+    }
+    d->ready_count = 0;
+}
+
 /* ---- beginning attempts */
 
-/* How many attempts of s may begin now; sets *wait_ms when s waits. */
+/* How many attempts of s may be begun now (sent now or soon: at most
+ * SUB_AHEAD beyond its concurrency bound, and no more than its bucket holds
+ * tokens for); sets *wait_ms when s waits. */
 static size_t sub_capacity(dispatcher_t *d, wsub_t *s, int64_t now, int64_t *wait_ms)
 {
     if (!s->leased || s->deauthorized || s->broken || !s->loaded || s->stale)
@@ -882,7 +1068,9 @@ static size_t sub_capacity(dispatcher_t *d, wsub_t *s, int64_t now, int64_t *wai
         *wait_ms = min_i64(*wait_ms, s->next_due - now);
         return 0;
     }
-    if (s->in_flight >= SUB_CONCURRENCY || d->running_count >= DISPATCHER_TRANSFERS)
+    size_t ahead = (size_t)s->in_flight + s->ready;
+    size_t total = (size_t)d->running_count + d->ready_count;
+    if (ahead >= SUB_CONCURRENCY + SUB_AHEAD || total >= DISPATCHER_TRANSFERS + DISPATCHER_AHEAD)
         return 0; /* a finishing transfer wakes the poll */
     int64_t now_us = clock_monotonic_us();
     size_t tokens = webhook_bucket_available(&s->bucket, now_us);
@@ -890,8 +1078,11 @@ static size_t sub_capacity(dispatcher_t *d, wsub_t *s, int64_t now, int64_t *wai
         *wait_ms = min_i64(*wait_ms, webhook_bucket_wait_us(&s->bucket, now_us) / 1000 + 1);
         return 0;
     }
-    size_t n = SUB_CONCURRENCY - s->in_flight;
-    size_t room = DISPATCHER_TRANSFERS - d->running_count;
+    if (tokens <= s->ready)
+        return 0; /* the ready ones take them */
+    size_t n = SUB_CONCURRENCY + SUB_AHEAD - ahead;
+    size_t room = DISPATCHER_TRANSFERS + DISPATCHER_AHEAD - total;
+    tokens -= s->ready;
     n = n < tokens ? n : tokens;
     n = n < room ? n : room;
     return n < BATCH_MAX ? n : BATCH_MAX;
@@ -916,49 +1107,222 @@ static void begin_results(dispatcher_t *d, store_wh_begin_t *reqs, wsub_t **subs
     }
 }
 
-static void start_due(dispatcher_t *d, store_conn_t *conn)
+/* ---- the store thread: a step's transaction off the thread that sends */
+
+static job_state_t job_state_get(dispatcher_t *d)
+{
+    pthread_mutex_lock(&d->job_lock);
+    job_state_t state = d->job_state;
+    pthread_mutex_unlock(&d->job_lock);
+    return state;
+}
+
+/* Renders the begun attempts' events here, off the thread that sends. */
+static void job_render(store_job_t *j)
+{
+    if (j->attempt_count == 0)
+        return;
+    j->events = calloc(j->attempt_count, sizeof *j->events);
+    j->event_lens = calloc(j->attempt_count, sizeof *j->event_lens);
+    if (j->events == NULL || j->event_lens == NULL) { /* rendered at harvest instead */
+        free(j->events);
+        free(j->event_lens);
+        j->events = NULL;
+        j->event_lens = NULL;
+        return;
+    }
+    for (size_t i = 0; i < j->attempt_count; i++)
+        j->events[i] = render_event(&j->attempts[i], &j->event_lens[i]);
+}
+
+/* The store thread keeps one connection for its life: its page cache stays
+ * warm, where connections taken from the pool in turn with the dispatcher
+ * thread would each find the other's commits and drop their cache. */
+static void *store_thread_main(void *arg)
+{
+    dispatcher_t *d = arg;
+    store_t *store = d->engine->store;
+    store_conn_t *conn = NULL;
+    pthread_mutex_lock(&d->job_lock);
+    for (;;) {
+        while (d->job_state != JOB_QUEUED && !d->store_stopping)
+            pthread_cond_wait(&d->job_cond, &d->job_lock);
+        if (d->job_state != JOB_QUEUED)
+            break;
+        pthread_mutex_unlock(&d->job_lock);
+        store_job_t *j = &d->job;
+        if (conn == NULL)
+            conn = store_acquire(store);
+        j->status = STORE_ERROR;
+        if (conn != NULL)
+            j->status = store_wh_step(conn, j->list, j->list ? j->outcome_count : 0, d->owner,
+                                      j->now, j->reqs, j->count, &j->attempts,
+                                      &j->attempt_count);
+        if (j->status == STORE_OK)
+            job_render(j);
+        pthread_mutex_lock(&d->job_lock);
+        d->job_state = JOB_DONE;
+        curl_multi_wakeup(d->multi); /* the dispatcher sends what was begun at once */
+    }
+    pthread_mutex_unlock(&d->job_lock);
+    if (conn != NULL)
+        store_release(store, conn);
+    return NULL;
+}
+
+/* A failed job's outcomes go back in front of those collected meanwhile. */
+static void job_outcomes_back(dispatcher_t *d, store_job_t *j)
+{
+    size_t total = j->outcome_count + d->outcome_count;
+    if (total > j->outcome_cap) {
+        pending_outcome_t *grown = realloc(j->outcomes, total * sizeof *grown);
+        if (grown == NULL) { /* the in-flight guard passes, then they are due again */
+            log_msg(LOG_ERROR, "webhook outcomes dropped: out of memory");
+            free(j->outcomes);
+            return;
+        }
+        j->outcomes = grown;
+        j->outcome_cap = total;
+    }
+    if (d->outcome_count > 0)
+        memcpy(j->outcomes + j->outcome_count, d->outcomes,
+               d->outcome_count * sizeof *d->outcomes);
+    free(d->outcomes);
+    d->outcomes = j->outcomes;
+    d->outcome_count = total;
+    d->outcome_cap = j->outcome_cap;
+}
+
+/* Takes back a finished job: its attempts join the ready list. */
+static void job_harvest(dispatcher_t *d)
+{
+    if (job_state_get(d) != JOB_DONE)
+        return;
+    store_job_t *j = &d->job;
+    if (j->status == STORE_OK) {
+        if (d->outcomes == NULL) { /* keep the array for the next outcomes */
+            d->outcomes = j->outcomes;
+            d->outcome_cap = j->outcome_cap;
+        } else {
+            free(j->outcomes);
+        }
+        begin_results(d, j->reqs, j->subs, j->count, j->now);
+        for (size_t i = 0; i < j->attempt_count; i++) {
+            store_wh_attempt_t *a = &j->attempts[i];
+            size_t len = 0;
+            char *event = j->events != NULL ? j->events[i] : render_event(a, &len);
+            if (j->events != NULL)
+                len = j->event_lens[i];
+            if (!ready_push(d, j->subs[a->request], a, event, len)) {
+                free(event); /* due again after the in-flight guard */
+                store_wh_event_free(&a->event);
+            }
+        }
+        free(j->attempts); /* the events moved to the ready list */
+        free(j->events);
+        free(j->event_lens);
+    } else {
+        job_outcomes_back(d, j);
+        store_wh_attempts_free(j->attempts, j->attempt_count);
+        d->next_job_us = clock_monotonic_us() + STORE_RETRY_MS * 1000LL;
+        log_event(LOG_WARN, "webhook step not recorded yet",
+                  json_pack("{s:s, s:I}", "status", store_status_name(j->status), "outcomes",
+                            (json_int_t)d->outcome_count));
+    }
+    free(j->list);
+    free(j->reqs);
+    free(j->subs);
+    memset(j, 0, sizeof *j);
+    pthread_mutex_lock(&d->job_lock);
+    d->job_state = JOB_IDLE;
+    pthread_mutex_unlock(&d->job_lock);
+}
+
+/* Fills the idle job with the pending outcomes and the attempts that may
+ * begin, and hands it to the store thread (nothing when there is no work). */
+static void job_prepare(dispatcher_t *d, store_conn_t *conn)
 {
     int64_t now = now_ms(d);
     d->wait_ms = IDLE_MAX_MS;
     if (d->next_due_any > now) /* due ones are leased here, or by another dispatcher */
         d->wait_ms = min_i64(d->wait_ms, d->next_due_any - now);
-    store_wh_begin_t *reqs = calloc(d->sub_count + 1, sizeof *reqs);
-    wsub_t **subs = calloc(d->sub_count + 1, sizeof *subs);
-    size_t count = 0;
-    for (size_t i = 0; reqs != NULL && subs != NULL && i < d->sub_count; i++) {
+    store_job_t *j = &d->job;
+    j->reqs = calloc(d->sub_count + 1, sizeof *j->reqs);
+    j->subs = calloc(d->sub_count + 1, sizeof *j->subs);
+    for (size_t i = 0; j->reqs != NULL && j->subs != NULL && i < d->sub_count; i++) {
         wsub_t *s = d->subs[i];
         if (s->leased && (s->stale || !s->loaded))
             sub_load(d, conn, s);
         size_t n = sub_capacity(d, s, now, &d->wait_ms);
         if (n == 0)
             continue;
-        reqs[count] = (store_wh_begin_t){
+        j->reqs[j->count] = (store_wh_begin_t){
             .subscription_id = s->id, .updated_at = s->updated_at, .max = n,
             .window_ms = (int64_t)s->window_s * 1000,
             .in_flight_until = now + (int64_t)s->timeout_s * 1000 + IN_FLIGHT_GUARD_MS};
-        subs[count++] = s;
+        j->subs[j->count++] = s;
     }
-    /* One transaction: this step's outcomes, then the attempts that begin. */
-    store_wh_attempt_t *attempts = NULL;
-    size_t n = 0, outcome_count = d->outcome_count;
-    store_wh_outcome_t *outcomes = outcomes_list(d);
-    store_status_t st = store_wh_step(conn, outcomes, outcomes ? outcome_count : 0, d->owner,
-                                      now, reqs, count, &attempts, &n);
-    free(outcomes);
-    if (outcomes != NULL)
-        outcomes_done(d, st);
-    if (st == STORE_OK && count > 0) {
-        begin_results(d, reqs, subs, count, now);
-        for (size_t i = 0; i < n; i++)
-            start_transfer(d, subs[attempts[i].request], &attempts[i]);
-    } else if (st != STORE_OK) {
+    j->list = outcomes_list(d->outcomes, d->outcome_count);
+    if (j->list != NULL) { /* the job owns them until it is harvested */
+        j->outcomes = d->outcomes;
+        j->outcome_count = d->outcome_count;
+        j->outcome_cap = d->outcome_cap;
+        d->outcomes = NULL;
+        d->outcome_count = d->outcome_cap = 0;
+    }
+    if (j->count == 0 && j->list == NULL) {
+        free(j->reqs);
+        free(j->subs);
+        memset(j, 0, sizeof *j);
+        return;
+    }
+    j->now = now;
+    pthread_mutex_lock(&d->job_lock);
+    d->job_state = JOB_QUEUED;
+    pthread_cond_signal(&d->job_cond);
+    pthread_mutex_unlock(&d->job_lock);
+}
+
+/* Whether the idle store thread should run a transaction now. While
+ * transfers run with enough attempts ready, waiting a little gathers a
+ * larger batch: fewer commits and fewer pages written per delivery. */
+static bool job_wanted(dispatcher_t *d, int64_t now_us)
+{
+    if (d->running_count == 0 || d->outcome_count >= JOB_OUTCOMES || claim_due(d, now_us))
+        return true;
+    if (d->outcome_count > 0 && now_us - d->outcomes_since_us >= JOB_DELAY_US)
+        return true;
+    int64_t now = now_ms(d), ignored = 0;
+    for (size_t i = 0; i < d->sub_count; i++) { /* nobody waits behind a busy subscription */
+        wsub_t *s = d->subs[i];
+        if (s->leased && (s->stale || !s->loaded))
+            return true;
+        if (s->ready < JOB_READY_LOW && sub_capacity(d, s, now, &ignored) > 0)
+            return true;
+    }
+    return false;
+}
+
+/* With the store thread idle: a claim round when one is due, then the next
+ * job. */
+static void job_next(dispatcher_t *d)
+{
+    if (clock_monotonic_us() < d->next_job_us) {
         d->wait_ms = STORE_RETRY_MS;
-        log_event(LOG_WARN, "webhook attempts not begun",
-                  json_pack("{s:s}", "status", store_status_name(st)));
+        return;
     }
-    store_wh_attempts_free(attempts, n);
-    free(reqs);
-    free(subs);
+    store_t *store = d->engine->store;
+    store_conn_t *conn = store_acquire(store);
+    if (conn == NULL) {
+        d->wait_ms = STORE_RETRY_MS;
+        return;
+    }
+    if (claim_due(d, clock_monotonic_us())) {
+        outcomes_flush(d, conn); /* a deauthorization is in force before leases move */
+        claim_round(d, conn);
+    }
+    job_prepare(d, conn);
+    store_release(store, conn);
 }
 
 /* ---- the step */
@@ -968,23 +1332,26 @@ int64_t webhook_engine_step(webhook_engine_t *e, unsigned thread_index)
     if (e == NULL || thread_index >= e->threads)
         return IDLE_MAX_MS;
     dispatcher_t *d = &e->disp[thread_index];
-    if (d->running_count > 0)
-        transfers_poll(d);
-    store_conn_t *conn = store_acquire(e->store);
-    if (conn == NULL)
-        return d->running_count > 0 ? 0 : STORE_RETRY_MS;
-    if (claim_due(d, clock_monotonic_us())) {
-        outcomes_flush(d, conn); /* a deauthorization is in force before leases move */
-        claim_round(d, conn);
+    job_harvest(d);
+    start_ready(d);
+    bool busy = job_state_get(d) == JOB_QUEUED;
+    if (d->running_count > 0 || busy) {
+        /* the store thread's wakeup ends the wait when its job is done */
+        transfers_poll(d, busy ? POLL_MAX_MS : min_i64(d->wait_ms, d->ready_wait_ms));
+        job_harvest(d);
+        start_ready(d);
     }
-    start_due(d, conn); /* records the other outcomes in its transaction */
-    store_release(e->store, conn);
-    subs_evict(d);
-    if (d->running_count > 0)
+    if (job_state_get(d) == JOB_IDLE && job_wanted(d, clock_monotonic_us())) {
+        subs_evict(d); /* no job refers to a subscription now */
+        job_next(d);
+        start_ready(d);
+    }
+    if (d->running_count > 0 || job_state_get(d) != JOB_IDLE)
         return 0;
     if (d->outcome_count > 0)
         return STORE_RETRY_MS;
-    return d->wait_ms > 0 ? d->wait_ms : 1;
+    int64_t wait = min_i64(d->wait_ms, d->ready_wait_ms);
+    return wait > 0 ? wait : 1;
 }
 
 void webhook_engine_wake(webhook_engine_t *e)
@@ -1017,10 +1384,20 @@ static int dispatcher_init(webhook_engine_t *e, dispatcher_t *d, const char *ins
     if (crypto_random_bytes(&d->rng, sizeof d->rng) != 0)
         return -1;
     d->rng |= 1; /* xorshift must not start at 0 */
+    if (pthread_mutex_init(&d->job_lock, NULL) != 0)
+        return -1;
+    if (pthread_cond_init(&d->job_cond, NULL) != 0) {
+        pthread_mutex_destroy(&d->job_lock);
+        return -1;
+    }
+    d->sync_init = true;
     d->multi = curl_multi_init();
     if (d->multi == NULL)
         return -1;
     curl_multi_setopt(d->multi, CURLMOPT_MAXCONNECTS, (long)DISPATCHER_TRANSFERS);
+    if (pthread_create(&d->store_thread, NULL, store_thread_main, d) != 0)
+        return -1;
+    d->thread_started = true;
     return 0;
 }
 
@@ -1078,10 +1455,8 @@ webhook_engine_t *webhook_engine_new(const webhook_engine_config_t *cfg, char **
 static void dispatcher_drain(dispatcher_t *d)
 {
     int64_t until = clock_monotonic_ms() + DRAIN_MS;
-    while (d->running_count > 0 && clock_monotonic_ms() < until) {
-        d->wait_ms = 50;
-        transfers_poll(d);
-    }
+    while (d->running_count > 0 && clock_monotonic_ms() < until)
+        transfers_poll(d, 50);
     while (d->running != NULL) {
         transfer_t *t = d->running;
         curl_multi_remove_handle(d->multi, t->easy);
@@ -1095,11 +1470,32 @@ static void dispatcher_drain(dispatcher_t *d)
     }
 }
 
+/* Lets the store thread finish its job, then stops it. */
+static void store_thread_stop(dispatcher_t *d)
+{
+    if (!d->thread_started)
+        return;
+    pthread_mutex_lock(&d->job_lock);
+    d->store_stopping = true;
+    pthread_cond_signal(&d->job_cond);
+    pthread_mutex_unlock(&d->job_lock);
+    pthread_join(d->store_thread, NULL);
+    d->thread_started = false;
+    job_harvest(d);
+}
+
 static void dispatcher_close(webhook_engine_t *e, dispatcher_t *d)
 {
+    store_thread_stop(d);
+    if (d->sync_init) {
+        pthread_cond_destroy(&d->job_cond);
+        pthread_mutex_destroy(&d->job_lock);
+        d->sync_init = false;
+    }
     if (d->multi == NULL)
         return;
     dispatcher_drain(d);
+    ready_drop_all(d);
     store_conn_t *conn = store_acquire(e->store);
     if (conn != NULL) {
         outcomes_flush(d, conn);
@@ -1116,6 +1512,7 @@ static void dispatcher_close(webhook_engine_t *e, dispatcher_t *d)
         sub_free(d->subs[i]);
     free(d->subs);
     free(d->outcomes);
+    free(d->ready);
     curl_multi_cleanup(d->multi);
     d->multi = NULL;
 }

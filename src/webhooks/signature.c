@@ -15,7 +15,17 @@ static bool sign_one(const char *secret, const void *body, size_t len, char out[
            crypto_base64_encode(mac, sizeof mac, out, SIG_B64_LEN) > 0;
 }
 
-char *signature_header(const char *const *secrets, size_t count, const void *body, size_t len)
+static bool sign_keyed(const crypto_hmac_key_t *key, const void *body, size_t len,
+                       char out[SIG_B64_LEN])
+{
+    uint8_t mac[CRYPTO_SHA256_LEN];
+    return crypto_hmac_key_sign(key, body, len, mac) == 0 &&
+           crypto_base64_encode(mac, sizeof mac, out, SIG_B64_LEN) > 0;
+}
+
+/* "v1=<sig>,v1=<sig>" with signature i made by sign(i). */
+static char *join_signatures(size_t count, const void *const *keys, bool keyed,
+                             const void *body, size_t len)
 {
     if (count == 0)
         return NULL;
@@ -26,7 +36,8 @@ char *signature_header(const char *const *secrets, size_t count, const void *bod
     size_t used = 0;
     for (size_t i = 0; i < count; i++) {
         char sig[SIG_B64_LEN];
-        if (!sign_one(secrets[i], body, len, sig)) {
+        bool ok = keyed ? sign_keyed(keys[i], body, len, sig) : sign_one(keys[i], body, len, sig);
+        if (!ok) {
             free(header);
             return NULL;
         }
@@ -40,6 +51,17 @@ char *signature_header(const char *const *secrets, size_t count, const void *bod
     }
     header[used] = '\0';
     return header;
+}
+
+char *signature_header(const char *const *secrets, size_t count, const void *body, size_t len)
+{
+    return join_signatures(count, (const void *const *)secrets, false, body, len);
+}
+
+char *signature_header_keyed(const crypto_hmac_key_t *const *keys, size_t count,
+                             const void *body, size_t len)
+{
+    return join_signatures(count, (const void *const *)keys, true, body, len);
 }
 
 bool signature_verify(const char *header, const char *secret, const void *body, size_t len)

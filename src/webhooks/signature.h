@@ -11,9 +11,17 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "core/crypto.h"
+
 /* The header value for body under secrets[0..count) (newest first), as a
  * malloc'd string the caller frees; NULL when count is 0 or on failure. */
 char *signature_header(const char *const *secrets, size_t count, const void *body, size_t len);
+
+/* The same with the secrets already prepared as keys (crypto_hmac_key_new
+ * over each secret's bytes), so that a key is set up once per subscription
+ * instead of once per delivery. */
+char *signature_header_keyed(const crypto_hmac_key_t *const *keys, size_t count,
+                             const void *body, size_t len);
 
 /* True when any v1= signature in header matches body under secret: what a
  * receiver does. Lengths are compared first, then bytes in constant time. */

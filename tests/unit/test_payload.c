@@ -64,12 +64,33 @@ static void test_envelope(void **state)
     json_decref(event);
 }
 
+/* The dispatcher renders the event once (payload_dump) and wraps it per
+ * attempt: the same bytes as payload_envelope, escapes included. */
+static void test_envelope_raw_is_the_same(void **state)
+{
+    (void)state;
+    json_t *event = json_pack("{s:s, s:s, s:i}", "event_type", "X", "note",
+                              "q\"b\\c\x01\u00e9", "n", 7);
+    size_t event_len, len, raw_len;
+    char *event_text = payload_dump(event, &event_len);
+    char *text = payload_envelope(event, 1709210096789, &len);
+    char *raw = payload_envelope_raw(event_text, event_len, 1709210096789, &raw_len);
+    assert_int_equal(raw_len, len);
+    assert_memory_equal(raw, text, len);
+    assert_int_equal(raw[raw_len], '\0');
+    free(raw);
+    free(text);
+    free(event_text);
+    json_decref(event);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_matches_python_and_javascript),
         cmocka_unit_test(test_refuses_reals_and_bad_utf8),
         cmocka_unit_test(test_envelope),
+        cmocka_unit_test(test_envelope_raw_is_the_same),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

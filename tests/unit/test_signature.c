@@ -30,6 +30,28 @@ static void test_header_format_and_rotation(void **state)
     assert_null(signature_header(both, 0, BODY, strlen(BODY))); /* signing cannot be off */
 }
 
+/* The dispatcher signs with keys prepared once per subscription: the same
+ * header, byte for byte. */
+static void test_keyed_header_is_the_same(void **state)
+{
+    (void)state;
+    crypto_hmac_key_t *keys[] = {crypto_hmac_key_new("new-secret", 10),
+                                 crypto_hmac_key_new("old-secret", 10)};
+    assert_non_null(keys[0]);
+    assert_non_null(keys[1]);
+    char *h = signature_header_keyed((const crypto_hmac_key_t *const *)keys, 2, BODY,
+                                     strlen(BODY));
+    assert_string_equal(h, "v1=" NEW_SIG ",v1=" OLD_SIG);
+    free(h);
+    h = signature_header_keyed((const crypto_hmac_key_t *const *)keys, 1, BODY, strlen(BODY));
+    assert_string_equal(h, "v1=" NEW_SIG);
+    free(h);
+    assert_null(signature_header_keyed((const crypto_hmac_key_t *const *)keys, 0, BODY,
+                                       strlen(BODY)));
+    crypto_hmac_key_free(keys[0]);
+    crypto_hmac_key_free(keys[1]);
+}
+
 static void test_verify(void **state)
 {
     (void)state;
@@ -47,6 +69,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_header_format_and_rotation),
+        cmocka_unit_test(test_keyed_header_is_the_same),
         cmocka_unit_test(test_verify),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -287,6 +287,79 @@ static void test_deauthorizing_outcome_holds_pending_deliveries(void **state)
                      2);
 }
 
+/* The dispatcher begins a batch ahead of sending it: an attempt begun but
+ * never sent (deauthorized, lease lost, shutdown) is recorded as unsent, and
+ * the delivery is as if it had not begun (attempts, window), due again; a
+ * later attempt's unsent record keeps the window of the first. Also: several
+ * deliveries begun in one batch, each recorded by its rowid, the delivered
+ * ones in one statement under the same guard. */
+static void test_unsent_attempt_is_undone(void **state)
+{
+    fixture_t *f = *state;
+    subscribe(f, "sub", TENANT, "INVENTORY_UPDATE");
+    event(f, "e1", TENANT);
+    event(f, "e2", TENANT);
+    char leased[STORE_WH_ID_MAX];
+    claim(f, "a/0", NOW, leased);
+    store_subscription_t sub;
+    assert_int_equal(store_subscription_get(f->conn, "sub", &sub), STORE_OK);
+    store_wh_begin_t req = {.subscription_id = "sub", .updated_at = sub.updated_at, .max = 10,
+                            .window_ms = 60000, .in_flight_until = NOW + 40000};
+    store_wh_attempt_t *attempts = NULL;
+    size_t n = 0;
+    assert_int_equal(store_wh_begin_attempts(f->conn, "a/0", NOW, &req, 1, &attempts, &n),
+                     STORE_OK);
+    assert_int_equal(n, 2);
+    assert_int_equal(req.begun, 2);
+    char sql[512];
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM events WHERE claimed_at = %lld", NOW);
+    assert_int_equal(count(f, sql), 2);
+    assert_true(attempts[0].rowid > 0 && attempts[1].rowid > 0);
+    store_wh_outcome_t o[2] = {
+        {.subscription_id = "sub", .delivery_id = attempts[0].delivery_id,
+         .delivery_rowid = attempts[0].rowid, .trace_id = attempts[0].trace_id, .attempts = 1,
+         .result = STORE_WH_DELIVERED, .status = 200, .at = NOW + 3},
+        {.subscription_id = "sub", .delivery_id = attempts[1].delivery_id,
+         .delivery_rowid = attempts[1].rowid, .trace_id = attempts[1].trace_id, .attempts = 1,
+         .result = STORE_WH_RETRY, .next_attempt_at = NOW + 4, .at = NOW + 4, .unsent = true},
+    };
+    /* A delivered outcome of another attempt (a replay or reactivation won)
+     * is ignored, in the batched statement as in the one-row one. */
+    store_wh_outcome_t stale = o[0];
+    stale.attempts = 7;
+    assert_int_equal(store_wh_record_outcomes(f->conn, &stale, 1), STORE_OK);
+    assert_int_equal(count(f, "SELECT count(*) FROM deliveries WHERE state = 'delivered'"), 0);
+    assert_int_equal(store_wh_record_outcomes(f->conn, o, 2), STORE_OK);
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM deliveries WHERE state = 'delivered'"
+                              " AND delivered_at = %lld AND last_status = 200", NOW + 3);
+    assert_int_equal(count(f, sql), 1);
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM deliveries WHERE state = 'pending'"
+                              " AND attempts = 0 AND first_attempt_at IS NULL"
+                              " AND window_ends_at IS NULL AND next_attempt_at = %lld", NOW + 4);
+    assert_int_equal(count(f, sql), 1);
+    store_wh_attempts_free(attempts, n);
+    /* A second attempt begun and not sent keeps the first attempt's window. */
+    snprintf(sql, sizeof sql, "UPDATE deliveries SET attempts = 1, first_attempt_at = %lld,"
+             " window_ends_at = %lld, next_attempt_at = %lld WHERE state = 'pending'",
+             NOW - 1000, NOW + 59000, NOW);
+    exec(f, sql);
+    assert_int_equal(store_wh_begin_attempts(f->conn, "a/0", NOW, &req, 1, &attempts, &n),
+                     STORE_OK);
+    assert_int_equal(n, 1);
+    assert_int_equal(attempts[0].attempts, 2);
+    assert_int_equal(attempts[0].first_attempt_at, NOW - 1000);
+    assert_int_equal(attempts[0].window_ends_at, NOW + 59000);
+    store_wh_outcome_t held = {.subscription_id = "sub", .delivery_id = attempts[0].delivery_id,
+                               .trace_id = attempts[0].trace_id, .attempts = 2,
+                               .result = STORE_WH_HELD, .at = NOW + 5, .unsent = true};
+    assert_int_equal(store_wh_record_outcomes(f->conn, &held, 1), STORE_OK);
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM deliveries WHERE state = 'held'"
+                              " AND attempts = 1 AND first_attempt_at = %lld"
+                              " AND window_ends_at = %lld", NOW - 1000, NOW + 59000);
+    assert_int_equal(count(f, sql), 1);
+    store_wh_attempts_free(attempts, n);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -301,6 +374,7 @@ int main(void)
             test_begin_claims_the_event_and_replay_wins_over_a_late_outcome, setup, teardown),
         cmocka_unit_test_setup_teardown(test_deauthorizing_outcome_holds_pending_deliveries,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unsent_attempt_is_undone, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
