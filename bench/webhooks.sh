@@ -180,7 +180,7 @@ Load on the machine when this ran (1-minute average): $(cut -d' ' -f1 /proc/load
 | wrk -t2 -c64 (reference) | $w_rps | $($py -c "print(f'{$w_rps / $c_rps:.2f}')") | the same POST |
 
 Target: at least 0.70 of the bare libcurl loop, not reached. Where the time goes (\`perf\`,
-2026-11-22, after the changes of branch whperf): the sending thread does ~56% of taxd's CPU, 83% of
+2026-11-22, with the two-thread dispatcher): the sending thread does ~56% of taxd's CPU, 83% of
 it inside libcurl (TLS and the kernel's loopback TCP: the reference's whole work), the rest
 starting transfers (envelope, HMAC with keys prepared per subscription, header nodes without
 allocation) and finishing them (outcome, the log line). The store thread does the other ~44% at
@@ -190,7 +190,7 @@ rendering events (~10%). Each event claim removes a row from a partial index key
 account uuid, so a commit writes about one page per event whatever the batch size. What stands in
 the way is CPU, not waiting: taxd spends ~65-90 us of CPU per delivery against ~20-35 us per
 request for the bare loop, and on 2 cores its two threads share them with nginx's two workers
-(and with other sessions' benchmarks). Estimated from these CPU figures, not measured: with the
+(and with any other load on the machine). Estimated from these CPU figures, not measured: with the
 store thread and nginx on cores of their own, the sending thread alone would allow roughly 0.7.
 Event created to delivered with an empty queue ($LATENCY_EVENTS transactions through the API, one
 at a time): **p50 $p50 ms**, p99 $p99 ms (target: p50 under 50 ms).
