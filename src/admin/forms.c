@@ -194,14 +194,22 @@ static int print_form(store_form_t *form)
     return doc ? admin_print_json(doc) : admin_fail(EXIT_REFUSED, "the form cannot be printed");
 }
 
-static int move(service_t *svc, store_conn_t *db, const args_t *a, forms_action_t action)
+/* The --form of a command about one form; 0, or the exit code of the refusal. */
+static int form_flag(const args_t *a, const char **form_id)
 {
     int code = admin_check_flags(a, FORM_FLAGS, NULL);
-    const char *form_id = admin_flag(a, "--form");
     if (code != 0)
         return code;
-    if (form_id == NULL)
-        return admin_fail(EXIT_USAGE, "--form ID is required");
+    *form_id = admin_flag(a, "--form");
+    return *form_id != NULL ? 0 : admin_fail(EXIT_USAGE, "--form ID is required");
+}
+
+static int move(service_t *svc, store_conn_t *db, const args_t *a, forms_action_t action)
+{
+    const char *form_id = NULL;
+    int code = form_flag(a, &form_id);
+    if (code != 0)
+        return code;
     store_form_t form;
     forms_outcome_t o = forms_move(db, form_id, action, clock_now_ms(&svc->clock), &form);
     if (o.result == FORMS_REFUSED)
@@ -224,12 +232,10 @@ int admin_forms_delete(service_t *svc, store_conn_t *db, const args_t *a)
 int admin_forms_show(service_t *svc, store_conn_t *db, const args_t *a)
 {
     (void)svc;
-    int code = admin_check_flags(a, FORM_FLAGS, NULL);
-    const char *form_id = admin_flag(a, "--form");
+    const char *form_id = NULL;
+    int code = form_flag(a, &form_id);
     if (code != 0)
         return code;
-    if (form_id == NULL)
-        return admin_fail(EXIT_USAGE, "--form ID is required");
     store_form_t form;
     store_status_t st = store_form_get(db, form_id, &form);
     if (st == STORE_NOT_FOUND)
