@@ -10,6 +10,7 @@
  * counted as zero, which would misstate the gain. Sums are exact (dec_add);
  * the first arithmetic failure is kept and reported by every later add. */
 #include "forms/content.h"
+#include "core/grow.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -130,14 +131,10 @@ static gl_row_t *row_of(forms_content_t *c, const char *asset, int bucket)
         if (cmp > 0)
             break;
     }
-    if (c->row_count == c->row_cap) {
-        size_t cap = c->row_cap ? c->row_cap * 2 : 16;
-        gl_row_t *grown = realloc(c->rows, cap * sizeof *grown);
-        if (grown == NULL)
-            return NULL;
-        c->rows = grown;
-        c->row_cap = cap;
-    }
+    gl_row_t *grown = grow_array(c->rows, &c->row_cap, c->row_count + 1, sizeof *grown, 16);
+    if (grown == NULL)
+        return NULL;
+    c->rows = grown;
     memmove(&c->rows[at + 1], &c->rows[at], (c->row_count - at) * sizeof *c->rows);
     c->row_count++;
     gl_row_t *row = &c->rows[at];

@@ -28,6 +28,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/grow.h"
+
 #define REPORTING_CURRENCY "USD"
 
 typedef struct tx_rec {
@@ -83,19 +85,6 @@ struct inv_engine {
 };
 
 /* ---- small helpers ---------------------------------------------------- */
-
-static void *grow(void *array, size_t *cap, size_t need, size_t size)
-{
-    if (need <= *cap)
-        return array;
-    size_t next = *cap ? *cap * 2 : 16;
-    while (next < need)
-        next *= 2;
-    void *p = realloc(array, next * size);
-    if (p != NULL)
-        *cap = next;
-    return p;
-}
 
 /* Arithmetic that records the first failure and then yields zero, so the
  * processing code reads straight and the run reports the failure once. */
@@ -234,7 +223,8 @@ int inv_engine_add(inv_engine_t *engine, const inv_tx_t *tx)
         !lines_valid(tx->sent, tx->sent_count) ||
         !lines_valid(tx->received, tx->received_count) || !lines_valid(tx->fees, tx->fee_count))
         return -1;
-    tx_rec_t *grown = grow(engine->txs, &engine->tx_cap, engine->tx_count + 1, sizeof *grown);
+    tx_rec_t *grown =
+        grow_array(engine->txs, &engine->tx_cap, engine->tx_count + 1, sizeof *grown, 16);
     if (grown == NULL)
         return -1;
     engine->txs = grown;
@@ -278,7 +268,8 @@ static asset_state_t *asset_find(inv_engine_t *e, const char *code, int64_t when
         return a;
     if (strlen(code) >= sizeof a->code)
         return NULL;
-    asset_state_t *grown = grow(e->assets, &e->asset_cap, e->asset_count + 1, sizeof *grown);
+    asset_state_t *grown =
+        grow_array(e->assets, &e->asset_cap, e->asset_count + 1, sizeof *grown, 16);
     if (grown == NULL)
         return NULL;
     e->assets = grown;
@@ -339,7 +330,7 @@ static void heap_down(asset_state_t *a, size_t i)
 /* Appends a lot to the asset's array (and HIFO's heap). */
 static int lot_append(inv_engine_t *e, asset_state_t *a, const lot_t *in)
 {
-    lot_t *lots = grow(a->lots, &a->lot_cap, a->lot_count + 1, sizeof *lots);
+    lot_t *lots = grow_array(a->lots, &a->lot_cap, a->lot_count + 1, sizeof *lots, 16);
     if (lots == NULL)
         return -1;
     a->lots = lots;
@@ -349,7 +340,7 @@ static int lot_append(inv_engine_t *e, asset_state_t *a, const lot_t *in)
     if (lot->has_basis && e->method == INV_HIFO) {
         /* fixed at acquisition: from what the lot was acquired with */
         lot->unit_cost = share(e, lot->orig_cost, dec_from_int(1), lot->orig_quantity);
-        size_t *heap = grow(a->heap, &a->heap_cap, a->heap_len + 1, sizeof *heap);
+        size_t *heap = grow_array(a->heap, &a->heap_cap, a->heap_len + 1, sizeof *heap, 16);
         if (heap == NULL)
             return -1;
         a->heap = heap;
@@ -395,7 +386,8 @@ typedef struct relief_ctx {
 static int record_piece(inv_engine_t *e, relief_ctx_t *c, const lot_t *lot, dec_t quantity,
                         bool has_basis, dec_t cost)
 {
-    inv_relief_t *grown = grow(e->reliefs, &e->relief_cap, e->relief_count + 1, sizeof *grown);
+    inv_relief_t *grown =
+        grow_array(e->reliefs, &e->relief_cap, e->relief_count + 1, sizeof *grown, 16);
     if (grown == NULL)
         return -1;
     e->reliefs = grown;
@@ -760,7 +752,7 @@ int inv_engine_seed_asset(inv_engine_t *engine, const inv_seed_asset_t *seed)
 /* An engine-owned copy of a seeded lot's transaction id. */
 static const char *own(inv_engine_t *e, const char *text)
 {
-    char **grown = grow(e->owned, &e->owned_cap, e->owned_count + 1, sizeof *grown);
+    char **grown = grow_array(e->owned, &e->owned_cap, e->owned_count + 1, sizeof *grown, 16);
     if (grown == NULL)
         return NULL;
     e->owned = grown;

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/grow.h"
 #include "store/assets.h"
 #include "store/internal.h"
 #include "store/webhooks.h"
@@ -459,14 +460,10 @@ static int group_flush(group_t *g, store_tx_each_fn each, void *ctx)
 
 static bool group_add_line(group_t *g, sqlite3_stmt *stmt)
 {
-    if (g->count == g->cap) {
-        size_t cap = g->cap ? g->cap * 2 : 8;
-        store_tx_line_t *grown = realloc(g->lines, cap * sizeof *grown);
-        if (grown == NULL)
-            return false;
-        g->lines = grown;
-        g->cap = cap;
-    }
+    store_tx_line_t *grown = grow_array(g->lines, &g->cap, g->count + 1, sizeof *grown, 8);
+    if (grown == NULL)
+        return false;
+    g->lines = grown;
     store_tx_line_t *l = &g->lines[g->count++];
     memset(l, 0, sizeof *l);
     l->kind = (store_line_kind_t)sqlite3_column_int(stmt, 4);

@@ -38,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/grow.h"
 #include "store/internal.h"
 
 #define SUB_COLUMNS                                                                          \
@@ -805,14 +806,10 @@ static store_status_t release_idle(store_conn_t *conn, const store_wh_claim_t *c
 
 static bool leased_push(claim_args_t *a, sqlite3_stmt *stmt)
 {
-    if (a->count == a->cap) {
-        size_t cap = a->cap ? a->cap * 2 : 16;
-        leased_t *grown = realloc(a->rows, cap * sizeof *grown);
-        if (grown == NULL)
-            return false;
-        a->rows = grown;
-        a->cap = cap;
-    }
+    leased_t *grown = grow_array(a->rows, &a->cap, a->count + 1, sizeof *grown, 16);
+    if (grown == NULL)
+        return false;
+    a->rows = grown;
     leased_t *row = &a->rows[a->count];
     if (!column_copy(stmt, 0, row->id, sizeof row->id))
         return false;
@@ -1063,14 +1060,10 @@ void store_wh_attempts_free(store_wh_attempt_t *attempts, size_t count)
 
 static store_wh_attempt_t *attempt_push(attempts_out_t *out)
 {
-    if (out->count == out->cap) {
-        size_t cap = out->cap ? out->cap * 2 : 32;
-        store_wh_attempt_t *grown = realloc(out->rows, cap * sizeof *grown);
-        if (grown == NULL)
-            return NULL;
-        out->rows = grown;
-        out->cap = cap;
-    }
+    store_wh_attempt_t *grown = grow_array(out->rows, &out->cap, out->count + 1, sizeof *grown, 32);
+    if (grown == NULL)
+        return NULL;
+    out->rows = grown;
     store_wh_attempt_t *a = &out->rows[out->count++];
     memset(a, 0, sizeof *a);
     return a;

@@ -70,6 +70,7 @@
 #include <string.h>
 
 #include "core/crypto.h"
+#include "core/grow.h"
 #include "core/log.h"
 #include "store/webhooks.h"
 #include "webhooks/backoff.h"
@@ -279,14 +280,10 @@ static wsub_t *sub_find(dispatcher_t *d, const char *id)
 
 static wsub_t *sub_add(dispatcher_t *d, const char *id)
 {
-    if (d->sub_count == d->sub_cap) {
-        size_t cap = d->sub_cap ? d->sub_cap * 2 : 16;
-        wsub_t **grown = realloc(d->subs, cap * sizeof *grown);
-        if (grown == NULL)
-            return NULL;
-        d->subs = grown;
-        d->sub_cap = cap;
-    }
+    wsub_t **grown = grow_array(d->subs, &d->sub_cap, d->sub_count + 1, sizeof *grown, 16);
+    if (grown == NULL)
+        return NULL;
+    d->subs = grown;
     wsub_t *s = calloc(1, sizeof *s);
     if (s == NULL)
         return NULL;
@@ -478,14 +475,11 @@ static void claim_round(dispatcher_t *d, store_conn_t *conn)
 
 static pending_outcome_t *outcome_push(dispatcher_t *d)
 {
-    if (d->outcome_count == d->outcome_cap) {
-        size_t cap = d->outcome_cap ? d->outcome_cap * 2 : 64;
-        pending_outcome_t *grown = realloc(d->outcomes, cap * sizeof *grown);
-        if (grown == NULL)
-            return NULL;
-        d->outcomes = grown;
-        d->outcome_cap = cap;
-    }
+    pending_outcome_t *grown =
+        grow_array(d->outcomes, &d->outcome_cap, d->outcome_count + 1, sizeof *grown, 64);
+    if (grown == NULL)
+        return NULL;
+    d->outcomes = grown;
     if (d->outcome_count == 0)
         d->outcomes_since_us = clock_monotonic_us();
     pending_outcome_t *p = &d->outcomes[d->outcome_count++];
@@ -953,14 +947,10 @@ static char *render_event(store_wh_attempt_t *a, size_t *len)
 static bool ready_push(dispatcher_t *d, wsub_t *s, store_wh_attempt_t *a, char *event,
                        size_t event_len)
 {
-    if (d->ready_count == d->ready_cap) {
-        size_t cap = d->ready_cap ? d->ready_cap * 2 : 256;
-        ready_t *grown = realloc(d->ready, cap * sizeof *grown);
-        if (grown == NULL)
-            return false;
-        d->ready = grown;
-        d->ready_cap = cap;
-    }
+    ready_t *grown = grow_array(d->ready, &d->ready_cap, d->ready_count + 1, sizeof *grown, 256);
+    if (grown == NULL)
+        return false;
+    d->ready = grown;
     d->ready[d->ready_count++] = (ready_t){.sub = s, .a = *a, .event = event,
                                            .event_len = event_len};
     s->ready++;

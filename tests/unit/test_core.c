@@ -14,6 +14,7 @@
 #include "core/arena.h"
 #include "core/clock.h"
 #include "core/config.h"
+#include "core/grow.h"
 #include "core/ids.h"
 #include "core/utf8.h"
 
@@ -199,10 +200,35 @@ static void test_utf8_sanitize(void **state)
     assert_string_equal(out, "exactly15chars!");
 }
 
+/* grow_array: starts at `first`, doubles until the need fits, leaves a
+ * large enough array alone, and refuses a byte count that would overflow
+ * without touching the array or its capacity. */
+static void test_grow_array(void **state)
+{
+    (void)state;
+    size_t cap = 0;
+    int *items = grow_array(NULL, &cap, 1, sizeof *items, 4);
+    assert_non_null(items);
+    assert_int_equal(cap, 4);
+    items[3] = 7;
+    assert_ptr_equal(grow_array(items, &cap, 4, sizeof *items, 4), items);
+    assert_int_equal(cap, 4);
+    items = grow_array(items, &cap, 9, sizeof *items, 4);
+    assert_non_null(items);
+    assert_int_equal(cap, 16);
+    assert_int_equal(items[3], 7);
+    size_t before = cap;
+    assert_null(grow_array(items, &cap, SIZE_MAX / 2, sizeof *items, 4));
+    assert_int_equal(cap, before);
+    assert_int_equal(items[3], 7); /* still the caller's */
+    free(items);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_arena),
+        cmocka_unit_test(test_grow_array),
         cmocka_unit_test(test_config_defaults),
         cmocka_unit_test(test_config_precedence),
         cmocka_unit_test(test_config_refuses_malformed),
