@@ -37,22 +37,16 @@ static void outcome_fail(forms_outcome_t *o, forms_result_t result, store_status
 static store_status_t append_event_in_tx(store_conn_t *conn, const store_form_t *form,
                                          const char *status, int64_t now)
 {
-    char event_id[IDS_UUID_LEN];
-    if (ids_uuid_v4(event_id) != 0)
-        return STORE_ERROR;
     json_t *payload = json_pack("{s:s, s:s, s:s*, s:s, s:i, s:s}", "organization_id",
                                 form->tenant_id, "account_id", form->account_uuid,
                                 "alternate_account_id",
                                 form->account_id[0] != '\0' ? form->account_id : NULL,
                                 "form_type", form->form_type, "tax_year", form->tax_year,
                                 "status", status);
-    char *text = payload ? json_dumps(payload, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
-    json_decref(payload);
-    if (text == NULL)
+    if (payload == NULL)
         return STORE_ERROR;
-    store_status_t st = store_event_append_in_tx(conn, form->tenant_id, event_id, FORM_EVENT,
-                                                 text, now);
-    free(text);
+    store_status_t st = store_event_append_in_tx(conn, form->tenant_id, FORM_EVENT, payload, now);
+    json_decref(payload);
     return st;
 }
 

@@ -11,14 +11,16 @@
 
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "store/store.h"
 
-/* Appends event event_id (a UUID v4 the caller made) of catalog type `type`
- * for tenant_id. payload is the event's fields as a compact JSON object
- * (without event_type and event_id; optional fields absent, never null).
- * Must run inside a write transaction (conn_write); errors are the store's. */
+/* Appends a new event of catalog type `type` for tenant_id, its id a fresh
+ * UUID v4. fields is the event's object without event_type and event_id
+ * (optional fields absent, never null), stored as compact JSON in its key
+ * order; the caller keeps its reference. Must run inside a write transaction
+ * (store_write); errors are the store's. */
 store_status_t store_event_append_in_tx(store_conn_t *conn, const char *tenant_id,
-                                        const char *event_id, const char *type,
-                                        const char *payload, int64_t now);
+                                        const char *type, const json_t *fields, int64_t now);
 
 #endif

@@ -54,28 +54,14 @@ store_status_t taxdocs_status_get(store_conn_t *conn, const char *tenant_id,
     return status_json_in_tx(conn, tenant_id, owner_uuid, false, out);
 }
 
-/* Appends event `type` with payload (not stolen). */
-static store_status_t append_event(store_conn_t *conn, const char *tenant_id, const char *type,
-                                   const json_t *payload, int64_t now)
-{
-    char event_id[IDS_UUID_LEN];
-    if (ids_uuid_v4(event_id) != 0)
-        return STORE_ERROR;
-    char *text = json_dumps(payload, JSON_COMPACT);
-    if (text == NULL)
-        return STORE_ERROR;
-    store_status_t st = store_event_append_in_tx(conn, tenant_id, event_id, type, text, now);
-    free(text);
-    return st;
-}
-
 store_status_t taxdocs_status_event_in_tx(store_conn_t *conn, const char *tenant_id,
                                           const char *owner_uuid, int64_t now)
 {
     json_t *status = NULL;
     store_status_t st = status_json_in_tx(conn, tenant_id, owner_uuid, true, &status);
     if (st == STORE_OK)
-        st = append_event(conn, tenant_id, "ACCOUNT_OWNER_TAX_DOCUMENTATION_STATUS", status, now);
+        st = store_event_append_in_tx(conn, tenant_id, "ACCOUNT_OWNER_TAX_DOCUMENTATION_STATUS",
+                                      status, now);
     json_decref(status);
     return st;
 }

@@ -15,7 +15,6 @@
 #include <stdlib.h>
 
 #include "core/clock.h"
-#include "core/ids.h"
 #include "core/log.h"
 #include "store/events.h"
 #include "store/taxdocs.h"
@@ -25,21 +24,17 @@ static store_status_t validation_event_in_tx(store_conn_t *conn, const char *ten
                                              const store_taxdoc_t *doc, const char *owner_id,
                                              int64_t now)
 {
-    char when[CLOCK_RFC3339_LEN], event_id[IDS_UUID_LEN];
+    char when[CLOCK_RFC3339_LEN];
     clock_format_rfc3339(doc->state.tin_validated_at, when);
-    if (ids_uuid_v4(event_id) != 0)
-        return STORE_ERROR;
     json_t *payload = json_pack("{s:s, s:s, s:s, s:s, s:s}", "tax_documentation_id", doc->id,
                                 "account_owner_id", doc->owner_uuid,
                                 "account_owner_external_id", owner_id, "status",
                                 doc->state.tin_status, "validation_date", when);
-    char *text = payload != NULL ? json_dumps(payload, JSON_COMPACT) : NULL;
-    json_decref(payload);
-    if (text == NULL)
+    if (payload == NULL)
         return STORE_ERROR;
-    store_status_t st = store_event_append_in_tx(conn, tenant_id, event_id,
-                                                 "TAX_DOCUMENTATION_TIN_VALIDATION", text, now);
-    free(text);
+    store_status_t st = store_event_append_in_tx(conn, tenant_id,
+                                                 "TAX_DOCUMENTATION_TIN_VALIDATION", payload, now);
+    json_decref(payload);
     return st;
 }
 

@@ -20,7 +20,6 @@
 
 #include "core/clock.h"
 #include "core/crypto.h"
-#include "core/ids.h"
 #include "core/log.h"
 #include "core/tin.h"
 #include "store/events.h"
@@ -113,13 +112,11 @@ typedef struct record {
 static store_status_t raise(store_conn_t *conn, const record_t *r, const char *type,
                             json_t *payload)
 {
-    char event_id[IDS_UUID_LEN];
-    char *text = payload != NULL ? json_dumps(payload, JSON_COMPACT) : NULL;
+    store_status_t st = payload != NULL
+                            ? store_event_append_in_tx(conn, r->check->tenant_id, type, payload,
+                                                       r->now)
+                            : STORE_ERROR;
     json_decref(payload);
-    store_status_t st = STORE_ERROR;
-    if (text != NULL && ids_uuid_v4(event_id) == 0)
-        st = store_event_append_in_tx(conn, r->check->tenant_id, event_id, type, text, r->now);
-    free(text);
     return st;
 }
 
