@@ -370,10 +370,7 @@ static void reply_owner(request_t *req, int status, const store_owner_t *o)
     reply_data(req, status, data);
 }
 
-static void reply_not_found(request_t *req, const char *id)
-{
-    reply_error(req, 404, "Account owner with id '%s' not found", id);
-}
+#define OWNER "Account owner" /* the record named by a 404 */
 
 /* ---- handlers */
 
@@ -426,14 +423,8 @@ void api_owners_get(request_t *req)
         return;
     store_owner_t owner;
     store_status_t rc = store_owner_get(db, req->claims.tenant_id, id, &owner);
-    if (rc == STORE_NOT_FOUND) {
-        reply_not_found(req, id);
+    if (!api_found(req, rc, OWNER, id))
         return;
-    }
-    if (rc != STORE_OK) {
-        reply_store_failure(req, rc);
-        return;
-    }
     reply_owner(req, 200, &owner);
 }
 
@@ -532,14 +523,8 @@ void api_owners_update(request_t *req)
     const char *tenant_id = req->claims.tenant_id;
     store_owner_t owner;
     store_status_t rc = store_owner_get(db, tenant_id, id, &owner);
-    if (rc == STORE_NOT_FOUND) {
-        reply_not_found(req, id);
+    if (!api_found(req, rc, OWNER, id))
         return;
-    }
-    if (rc != STORE_OK) {
-        reply_store_failure(req, rc);
-        return;
-    }
 
     issues = json_array();
     check_identity(issues, body, "uuid", owner.uuid);
@@ -552,13 +537,8 @@ void api_owners_update(request_t *req)
     if (reply_if_invalid(req, issues))
         return;
     rc = update_with_check(req, body, &owner);
-    if (rc == STORE_NOT_FOUND) {
-        reply_not_found(req, id); /* it was there a moment ago: report what is true now */
+    /* it was there a moment ago: a 404 reports what is true now */
+    if (!api_found(req, rc, OWNER, id))
         return;
-    }
-    if (rc != STORE_OK) {
-        reply_store_failure(req, rc);
-        return;
-    }
     reply_owner(req, 200, &owner);
 }

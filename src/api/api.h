@@ -88,6 +88,11 @@ json_t *api_time(int64_t ms);
 json_t *api_string_or_null(const char *s);
 /* The request's database connection, or NULL after answering 500. */
 store_conn_t *api_db(request_t *req);
+/* The outcome of reading the record `what` ("Filer") with caller id `id`:
+ * true for STORE_OK; otherwise answers 404 "<what> with id '<id>' not
+ * found" for STORE_NOT_FOUND, or the store failure's status, and returns
+ * false. */
+bool api_found(request_t *req, store_status_t rc, const char *what, const char *id);
 /* Query parameters of the read routes: each problem is added to issues
  * (an array) in the validation shape, and api_query_ok answers 400 for a
  * malformed query string or any issue (issues stolen) and returns false.

@@ -132,6 +132,15 @@ store_conn_t *api_db(request_t *req)
     return db;
 }
 
+bool api_found(request_t *req, store_status_t rc, const char *what, const char *id)
+{
+    if (rc == STORE_NOT_FOUND)
+        reply_error(req, 404, "%s with id '%s' not found", what, id);
+    else if (rc != STORE_OK)
+        reply_store_failure(req, rc);
+    return rc == STORE_OK;
+}
+
 /* ---- query parameters (shared by the read routes) ---------------------- */
 
 static void add_query_issue(json_t *issues, const char *code, const char *name,

@@ -98,9 +98,11 @@ static void reply_filer(request_t *req, int status, const store_filer_t *f)
     reply_data(req, status, data);
 }
 
+#define FILER "Filer" /* the record named by a 404 */
+
 static void reply_not_found(request_t *req, const char *id)
 {
-    reply_error(req, 404, "Filer with id '%s' not found", id);
+    api_found(req, STORE_NOT_FOUND, FILER, id);
 }
 
 /* ---- checks a schema cannot state */
@@ -202,14 +204,8 @@ void api_filers_get(request_t *req)
         return;
     store_filer_t filer;
     store_status_t rc = store_filer_get(db, req->claims.tenant_id, id, &filer);
-    if (rc == STORE_NOT_FOUND) {
-        reply_not_found(req, id);
+    if (!api_found(req, rc, FILER, id))
         return;
-    }
-    if (rc != STORE_OK) {
-        reply_store_failure(req, rc);
-        return;
-    }
     reply_filer(req, 200, &filer);
 }
 
@@ -356,14 +352,8 @@ void api_filers_update(request_t *req)
         return;
     store_filer_t stored;
     store_status_t rc = store_filer_get(db, req->claims.tenant_id, id, &stored);
-    if (rc == STORE_NOT_FOUND) {
-        reply_not_found(req, id);
+    if (!api_found(req, rc, FILER, id))
         return;
-    }
-    if (rc != STORE_OK) {
-        reply_store_failure(req, rc);
-        return;
-    }
     issues_t issues = {json_array(), 0};
     check_unchangeable(&issues, body, id, &stored);
     check_tin(&issues, member_string(body, "tin"));

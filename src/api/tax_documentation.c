@@ -16,21 +16,13 @@
 #include "taxdocs/model.h"
 #include "taxdocs/submit.h"
 
-static void reply_owner_not_found(request_t *req, const char *id)
-{
-    reply_error(req, 404, "Account owner with id '%s' not found", id);
-}
+#define OWNER "Account owner" /* the record named by a 404 */
 
 /* The owner's uuid, or false after answering 404 / 5xx. */
 static bool owner_uuid_of(request_t *req, store_conn_t *db, const char *id,
                           char uuid[STORE_UUID_LEN])
 {
-    store_status_t rc = store_owner_uuid(db, req->claims.tenant_id, id, uuid);
-    if (rc == STORE_NOT_FOUND)
-        reply_owner_not_found(req, id);
-    else if (rc != STORE_OK)
-        reply_store_failure(req, rc);
-    return rc == STORE_OK;
+    return api_found(req, store_owner_uuid(db, req->claims.tenant_id, id, uuid), OWNER, id);
 }
 
 void api_tax_documentation_submit(request_t *req)
@@ -54,15 +46,8 @@ void api_tax_documentation_submit(request_t *req)
     taxdocs_submission_t s = {req->svc->tin_key, req->claims.tenant_id, owner_uuid, type, body,
                               now};
     char doc_id[STORE_UUID_LEN];
-    store_status_t rc = taxdocs_submit(db, &s, doc_id);
-    if (rc == STORE_NOT_FOUND) {
-        reply_owner_not_found(req, id);
+    if (!api_found(req, taxdocs_submit(db, &s, doc_id), OWNER, id))
         return;
-    }
-    if (rc != STORE_OK) {
-        reply_store_failure(req, rc);
-        return;
-    }
     service_wake_workers(req->svc); /* the status event, and a W-9's TIN check */
     json_t *data = json_pack("{s:s, s:s, s:s, s:o}", "tax_documentation_id", doc_id,
                              "account_owner_id", id, "document_type", taxdocs_type_name(type),

@@ -242,13 +242,7 @@ void api_tin_validations_get(request_t *req)
             st = STORE_OK;
         }
     }
-    if (st == STORE_NOT_FOUND) {
-        reply_error(req, 404, "TIN validation with id '%s' not found", raw);
+    if (!api_found(req, st, "TIN validation", raw))
         return;
-    }
-    if (st != STORE_OK) {
-        reply_store_failure(req, st);
-        return;
-    }
     reply_validation(req, 200, c, owner_id[0] != '\0' ? owner_id : NULL);
 }
