@@ -88,31 +88,32 @@ struct inv_engine {
 
 /* Arithmetic that records the first failure and then yields zero, so the
  * processing code reads straight and the run reports the failure once. */
+static dec_t noted(inv_engine_t *e, dec_status_t st, dec_t r)
+{
+    if (st != DEC_OK && e->failure == DEC_OK)
+        e->failure = st;
+    return r;
+}
+
 static dec_t add(inv_engine_t *e, dec_t a, dec_t b)
 {
     dec_t r = dec_zero();
     dec_status_t st = dec_add(a, b, &r);
-    if (st != DEC_OK && e->failure == DEC_OK)
-        e->failure = st;
-    return r;
+    return noted(e, st, r);
 }
 
 static dec_t sub(inv_engine_t *e, dec_t a, dec_t b)
 {
     dec_t r = dec_zero();
     dec_status_t st = dec_sub(a, b, &r);
-    if (st != DEC_OK && e->failure == DEC_OK)
-        e->failure = st;
-    return r;
+    return noted(e, st, r);
 }
 
 static dec_t mul(inv_engine_t *e, dec_t a, dec_t b)
 {
     dec_t r = dec_zero();
     dec_status_t st = dec_mul(a, b, &r);
-    if (st != DEC_OK && e->failure == DEC_OK)
-        e->failure = st;
-    return r;
+    return noted(e, st, r);
 }
 
 /* a x part / whole; whole is never zero where this is called. */
@@ -120,9 +121,7 @@ static dec_t share(inv_engine_t *e, dec_t a, dec_t part, dec_t whole)
 {
     dec_t r = dec_zero();
     dec_status_t st = dec_mul_div(a, part, whole, &r);
-    if (st != DEC_OK && e->failure == DEC_OK)
-        e->failure = st;
-    return r;
+    return noted(e, st, r);
 }
 
 static bool is_reporting(const char *asset)
