@@ -129,6 +129,25 @@ static int parse_uint(const char *text, uint64_t max, uint64_t *out)
     return 0;
 }
 
+/* An absolute http(s) URL with a host. Trailing slashes are dropped: links
+ * append paths that begin with one ("https://x/api/" + "/v1/..."). */
+static int parse_base_url(const char *value, char *out, size_t cap)
+{
+    size_t scheme = 0;
+    if (strncmp(value, "http://", 7) == 0)
+        scheme = 7;
+    else if (strncmp(value, "https://", 8) == 0)
+        scheme = 8;
+    size_t len = strlen(value);
+    while (len > scheme && value[len - 1] == '/')
+        len--;
+    if (scheme == 0 || len == scheme || len >= cap)
+        return -1;
+    memcpy(out, value, len);
+    out[len] = '\0';
+    return 0;
+}
+
 static int apply_option(taxd_config_t *cfg, const option_def_t *opt, const char *value,
                         char *err, size_t err_cap)
 {
@@ -141,14 +160,14 @@ static int apply_option(taxd_config_t *cfg, const option_def_t *opt, const char 
             return 0;
         break;
     case OPT_PATH:
-    case OPT_URL:
         if (value[0] != '\0' && strlen(value) < opt->max) {
-            if (opt->kind == OPT_URL && strncmp(value, "http://", 7) != 0 &&
-                strncmp(value, "https://", 8) != 0)
-                break;
             snprintf(base + opt->offset, opt->max, "%s", value);
             return 0;
         }
+        break;
+    case OPT_URL:
+        if (parse_base_url(value, base + opt->offset, opt->max) == 0)
+            return 0;
         break;
     case OPT_BOOL:
         if (strcmp(value, "1") == 0 || strcmp(value, "true") == 0 || strcmp(value, "0") == 0 ||

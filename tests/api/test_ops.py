@@ -276,10 +276,13 @@ def test_504_when_deadline_passes(make_server, openapi):
 
 def test_listening_line(server):
     """Logs are JSON lines on stderr; the start-up line has "msg":"listening",
-    an integer "port" and an "address"."""
+    an integer "port" and an "address". With port 0 it states the real port,
+    and the default base URL is http:// plus the bound address."""
     line = server.listening_line
-    assert isinstance(line["port"], int)
+    assert isinstance(line["port"], int) and line["port"] > 0
     assert "address" in line
+    assert server.api().get("/healthz").status_code == 200  # the stated port is the one served
+    assert line["base_url"] == f"http://127.0.0.1:{line['port']}"
 
 
 def test_logs_are_json_lines(make_server):
@@ -367,12 +370,16 @@ def test_port_zero_picks_distinct_free_ports(make_server):
 
 
 def test_environment_configuration(make_server, tmp_path_factory):
-    """Env equivalents: TAXD_LISTEN, TAXD_DB, TAXD_MAX_BODY, TAXD_TEST_HOOKS=1
-    configure `taxd serve` without flags."""
+    """Env equivalents: TAXD_LISTEN, TAXD_DB, TAXD_BASE_URL, TAXD_THREADS,
+    TAXD_MAX_BODY, TAXD_TEST_HOOKS=1 configure `taxd serve` without flags."""
     d = tmp_path_factory.mktemp("envsrv")
     db = d / "env.db"
     s = make_server(use_flags=False, env={"TAXD_LISTEN": "127.0.0.1:0", "TAXD_DB": str(db),
+                                          "TAXD_BASE_URL": "https://env.example.com",
+                                          "TAXD_THREADS": "3",
                                           "TAXD_MAX_BODY": "1024", "TAXD_TEST_HOOKS": "1"})
+    assert s.listening_line["base_url"] == "https://env.example.com"
+    assert s.listening_line["threads"] == 3
     # TAXD_DB: the admin on that file sees the server's tenants
     s.db = db
     t = s.new_tenant("env")

@@ -482,6 +482,17 @@ def test_every_get_returns_a_different_url(server):
         assert fetch(server, b["download_url"]).status_code == 200
 
 
+@pytest.mark.parametrize("base_url", ["https://taxd.example.com/api", "https://taxd.example.com/api/"])
+def test_base_url_option_names_the_links(make_server, base_url):
+    """--base-url is the absolute URL clients reach the service at, used for
+    the download links (a trailing slash does not double the path's)."""
+    s = make_server("--base-url", base_url)
+    assert s.listening_line["base_url"] == "https://taxd.example.com/api"
+    t = book(s, "base", accounts=())
+    rid, b = completed(t)
+    assert b["download_url"].startswith(f"https://taxd.example.com/api{TRIGGER}/{rid}/download?"), b
+
+
 # ------------------------------------------------------------------ status errors
 
 def test_unknown_and_malformed_ids_are_404_naming_the_report(server):

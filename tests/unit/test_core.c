@@ -75,6 +75,12 @@ static void test_config_defaults(void **state)
     assert_string_equal(cfg.base_url, "");
     assert_int_equal(cfg.max_body, 1024 * 1024);
     assert_int_equal(cfg.request_timeout_ms, 29000);
+    /* Handlers block on the database: more threads than cores; slow or greedy
+     * clients are bounded by the idle timeout and the per-address limit. */
+    assert_int_equal(cfg.threads, 16);
+    assert_int_equal(cfg.connection_timeout_s, 60);
+    assert_int_equal(cfg.per_ip_connection_limit, 1024);
+    assert_int_equal(cfg.max_in_flight, 512);
     assert_int_equal(cfg.default_rate, 100);
     assert_int_equal(cfg.default_burst, 1000);
     assert_false(cfg.test_hooks);
@@ -120,6 +126,11 @@ static void test_config_refuses_malformed(void **state)
     assert_int_equal(config_parse_serve_args(&cfg, 2, bad_port, err, sizeof err), -1);
     char *bad_url[] = {"--base-url", "ftp://x"};
     assert_int_equal(config_parse_serve_args(&cfg, 2, bad_url, err, sizeof err), -1);
+    char *no_host[] = {"--base-url", "https:///"};
+    assert_int_equal(config_parse_serve_args(&cfg, 2, no_host, err, sizeof err), -1);
+    char *slash[] = {"--base-url", "https://tax.example.com/api//"};
+    assert_int_equal(config_parse_serve_args(&cfg, 2, slash, err, sizeof err), 0);
+    assert_string_equal(cfg.base_url, "https://tax.example.com/api"); /* links add "/v1/..." */
     char *unknown[] = {"--frobnicate"};
     assert_int_equal(config_parse_serve_args(&cfg, 1, unknown, err, sizeof err), -1);
     assert_non_null(strstr(err, "--frobnicate"));
