@@ -1,16 +1,20 @@
 """Operations: /healthz, /metrics, body size limit (413), request deadline
 (504), database unavailability (503), start-up, configuration by environment,
 test hooks, logs and graceful shutdown."""
+import http.client
 import json
+import os
 import signal
+import socket
 import sqlite3
+import stat
 import threading
 import time
 
 import pytest
 import requests
 
-from conftest import (TIMEOUT_BODY, Server, assert_no_rl_headers, body, get_metrics, metric,
+from conftest import (RFC3339_MS_Z_RE, TIMEOUT_BODY, Server, assert_no_rl_headers, body, get_metrics, metric,
                       parse_metrics, poll, probe_get)
 
 FILER = "/v1/filers/default"
@@ -311,6 +315,126 @@ def test_logs_contain_no_secrets(make_server):
     assert tok not in text and tok.split(".")[2] not in text
 
 
+def _request_lines(s):
+    """The access-log lines on stderr, by request id."""
+    lines = {}
+    for raw in s.stderr_text().splitlines():
+        try:
+            obj = json.loads(raw)
+        except ValueError:
+            continue
+        if obj.get("msg") == "request":
+            lines[obj["request_id"]] = obj
+    return lines
+
+
+def test_access_log_line_per_request(make_server):
+    """One access-log line per request, JSON on stderr: time, request id,
+    tenant, method, route template, status, latency; an error response's full
+    body too, a success's body never."""
+    s = make_server()
+    t = s.new_tenant("log")
+    answers = {
+        "ok": t.get(FILER),
+        "missing": t.get("/v1/filers/no-such-filer"),
+        "router": s.api().get("/no/such/path"),
+        "unauthorized": s.api().get(FILER),
+    }
+    ids = {k: r.headers["x-request-id"] for k, r in answers.items()}
+    # the line is written when the request completes, just after its answer
+    lines = poll(lambda: (lambda ls: ls if all(i in ls for i in ids.values()) else None)(_request_lines(s)),
+                 10, what="an access-log line for every request")
+    for kind, r in answers.items():
+        line = lines[ids[kind]]
+        assert RFC3339_MS_Z_RE.match(line["time"]), line
+        assert line["method"] == "GET"
+        assert line["status"] == r.status_code
+        assert isinstance(line["latency_us"], int) and line["latency_us"] >= 0, line
+        if r.status_code >= 400:
+            assert line["body"] == r.json(), f"{kind}: the error body is logged in full"
+        else:
+            assert "body" not in line, f"{kind}: a success body is not logged"
+    assert [lines[ids[k]]["route"] for k in answers] == [ROUTE, ROUTE, None, ROUTE], \
+        "the route template, never the raw path (null when no route matched)"
+    assert lines[ids["ok"]]["tenant_id"] == t.tenant_id
+    assert lines[ids["missing"]]["tenant_id"] == t.tenant_id
+    assert "tenant_id" not in lines[ids["router"]] and "tenant_id" not in lines[ids["unauthorized"]], \
+        "no tenant is named before a token verified"
+
+
+def _keepalive_get(conn):
+    """GET /healthz on a kept-alive http.client connection; returns the status."""
+    conn.request("GET", "/healthz")
+    resp = conn.getresponse()
+    resp.read()
+    return resp.status
+
+
+def test_idle_connection_is_closed_after_the_connection_timeout(make_server):
+    """A connection timeout so slow clients cannot hold threads: a client that
+    connects and sends nothing is disconnected (--connection-timeout 1)."""
+    s = make_server("--connection-timeout", "1")
+    with socket.create_connection(("127.0.0.1", s.port), timeout=15) as sock:
+        t0 = time.monotonic()
+        try:
+            data = sock.recv(1)
+        except ConnectionResetError:
+            data = b""
+        took = time.monotonic() - t0
+    assert data == b"", f"the idle connection got {data!r} instead of being closed"
+    assert 0.5 <= took < 15, f"closed after {took:.2f}s with a 1 s timeout"
+    assert s.api().get("/healthz").status_code == 200
+
+
+def test_per_ip_connection_limit(make_server):
+    """A per-IP connection limit: with --per-ip-connections 2, a third
+    connection from the same address is dropped unanswered while two are open,
+    and the two keep being served."""
+    s = make_server("--per-ip-connections", "2")
+    held = [http.client.HTTPConnection("127.0.0.1", s.port, timeout=15) for _ in range(2)]
+    try:
+        assert [_keepalive_get(c) for c in held] == [200, 200]  # both accepted and kept alive
+        third = http.client.HTTPConnection("127.0.0.1", s.port, timeout=15)
+        try:
+            with pytest.raises((ConnectionError, http.client.RemoteDisconnected)):
+                _keepalive_get(third)
+        finally:
+            third.close()
+        assert [_keepalive_get(c) for c in held] == [200, 200]
+    finally:
+        for c in held:
+            c.close()
+    poll(lambda: s.api().get("/healthz").status_code == 200, 10, what="a new connection once the two closed")
+
+
+KEY_FILES = ("token", "secret", "tin", "links", "webhook")
+
+
+def test_key_files_created_beside_the_database_0600_and_kept(tmp_path_factory, taxd_bin):
+    """Key files are created on first start beside the database with mode
+    0600, and a restart loads them: never replaced or rewritten."""
+    d = tmp_path_factory.mktemp("keys")
+    s1 = Server(d).start()
+    seen = {}
+    try:
+        for name in KEY_FILES:
+            path = f"{s1.db}.{name}.key"
+            st = os.stat(path)
+            assert stat.S_ISREG(st.st_mode), path
+            assert stat.S_IMODE(st.st_mode) == 0o600, f"{path}: mode {oct(stat.S_IMODE(st.st_mode))}"
+            seen[name] = (st.st_ino, st.st_mtime_ns, open(path, "rb").read())
+    finally:
+        s1.stop_and_check()
+    s2 = Server(d).start()
+    try:
+        for name in KEY_FILES:
+            path = f"{s2.db}.{name}.key"
+            st = os.stat(path)
+            assert (st.st_ino, st.st_mtime_ns, open(path, "rb").read()) == seen[name], f"{path} was rewritten"
+    finally:
+        s2.stop_and_check()
+
+
 def test_sigterm_exits_zero(make_server):
     """SIGTERM stops the server gracefully with exit status 0."""
     s = make_server()
@@ -319,8 +443,20 @@ def test_sigterm_exits_zero(make_server):
     assert rc == 0, s.stderr_tail()
 
 
+def _connection_refused(port):
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=2).close()
+    except ConnectionRefusedError:
+        return True
+    except OSError:
+        return False
+    return False
+
+
 def test_sigterm_lets_request_in_flight_finish(make_server):
-    """Graceful shutdown: a request in progress at SIGTERM still gets its answer."""
+    """Graceful shutdown: at SIGTERM taxd stops accepting connections while a
+    request in progress still gets its answer, then closes the database (its
+    WAL and shared-memory files are removed by the last connection's close)."""
     s = make_server("--test-hooks", "--max-in-flight", "1")
     t = s.new_tenant("drain")
     tok = t.token
@@ -353,11 +489,17 @@ def test_sigterm_lets_request_in_flight_finish(make_server):
         poll(in_flight, 30, interval=0.05, what="the pause to be in flight")
         assert th.is_alive(), "the pause finished before it was seen in flight"
         s.proc.send_signal(signal.SIGTERM)
+        refused = poll(lambda: _connection_refused(s.port) or not th.is_alive(), 10,
+                       what="new connections to be refused")
+        refused_while_draining = refused and th.is_alive()
     finally:
         th.join(60)
     assert "exc" not in held, f"request in flight at SIGTERM failed: {held.get('exc')!r}"
     assert held["r"].status_code == 200
+    assert refused_while_draining, "new connections were still accepted while the request was in flight"
     assert s.terminate() == 0, s.stderr_tail()
+    leftovers = [p for p in (f"{s.db}-wal", f"{s.db}-shm") if os.path.exists(p)]
+    assert not leftovers, f"the database was not closed: {leftovers} remain"
 
 
 def test_port_zero_picks_distinct_free_ports(make_server):
