@@ -1,7 +1,12 @@
 """The operator CLI: `taxd admin ...`, `taxd version`, `taxd --help`.
 Success prints one JSON object on stdout and exits 0; an error prints
 {"error": "..."} on stderr, nothing on stdout, and exits non-zero."""
+import base64
+import hashlib
+import hmac
 import json
+import sqlite3
+from pathlib import Path
 
 import pytest
 
@@ -40,6 +45,32 @@ def test_tenant_create_output(db):
     assert isinstance(out["client_id"], str) and out["client_id"]
     assert isinstance(out["client_secret"], str) and len(out["client_secret"]) >= 16
     assert out["client_secret"] != out["client_id"]
+
+
+def _b64decode(text):
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+@pytest.mark.parametrize("command", ["tenant", "credentials"])
+def test_only_a_keyed_hash_of_the_secret_is_stored(db, command):
+    """The secret (at least 256 random bits) is shown only by the command; the
+    database keeps only HMAC-SHA256(<db>.secret.key, secret), never the secret."""
+    out = admin(db, "tenant", "create", "--name", "hashed")
+    if command == "credentials":
+        out = admin(db, "credentials", "create", "--tenant", out["tenant_id"], "--scopes", "reports")
+    secret = out["client_secret"]
+    assert len(_b64decode(secret)) * 8 >= 256, secret
+    key = base64.b64decode(Path(f"{db}.secret.key").read_text().strip())
+    assert len(key) == 32
+    with sqlite3.connect(db) as con:
+        stored = con.execute("SELECT secret_hash FROM credentials WHERE client_id = ?",
+                             (out["client_id"],)).fetchone()[0]
+    assert stored == hmac.new(key, secret.encode(), hashlib.sha256).digest()
+    files = [p for p in Path(db).parent.iterdir() if p.name.startswith(Path(db).name) and not p.name.endswith(".key")]
+    assert files
+    for p in files:
+        data = p.read_bytes()
+        assert secret.encode() not in data and _b64decode(secret) not in data, f"the secret is in {p.name}"
 
 
 def test_tenant_create_gives_distinct_ids(db):
