@@ -7,8 +7,8 @@ import jwt
 import pytest
 
 from conftest import (FORBIDDEN, GATEWAY_DENY, INVALID_CLIENT, INVALID_HEADER, INVALID_TOKEN,
-                      SETTINGS_PROPAGATION_S, UUID4_RE, assert_no_rl_headers, assert_rl_headers, body,
-                      forge_jwt, poll)
+                      SETTINGS_PROPAGATION_S, UUID4_RE, Server, admin, assert_no_rl_headers, assert_rl_headers,
+                      body, forge_jwt, poll)
 
 TOKEN = "/v1/oauth/token"
 FILER = "/v1/filers/default"
@@ -355,6 +355,46 @@ def test_credential_without_scopes_allows_filers(server, tenant):
     """A credential without scopes may call every tenant route."""
     assert tenant.get(FILER).status_code == 200
     assert tenant.get("/v1/filers").status_code == 200
+
+
+# ------------------------------------------------------------ key rotation
+
+def test_key_rotation_keeps_two_keys(tmp_path_factory, taxd_bin):
+    """The kid selects one of up to two active keys, so the key can be
+    rotated: after `taxd admin keys rotate-token` and a restart the new key
+    signs and tokens of the previous one still verify; a second rotation
+    retires the oldest key, and its tokens are then Invalid token."""
+    d = tmp_path_factory.mktemp("rotate")
+    s = Server(d).start()
+    try:
+        t = s.new_tenant("rotating")
+        old = t.mint()
+    finally:
+        s.stop_and_check()
+    old_kid = jwt.get_unverified_header(old)["kid"]
+
+    def restart_after_rotation(previous):
+        out = admin(s.db, "keys", "rotate-token")
+        assert out["previous_kid"] == previous and out["signing_kid"] != previous, out
+        server = Server(d).start()
+        t.server = server
+        return server, out["signing_kid"]
+
+    s, new_kid = restart_after_rotation(old_kid)
+    try:
+        assert t.get(FILER, token=old).status_code == 200, "a token of the previous key still verifies"
+        new = t.mint()
+        assert jwt.get_unverified_header(new)["kid"] == new_kid
+        assert t.get(FILER, token=new).status_code == 200
+    finally:
+        s.stop_and_check()
+    s, _ = restart_after_rotation(new_kid)
+    try:
+        r = t.get(FILER, token=old)
+        assert r.status_code == 401 and body(r) == INVALID_TOKEN, "the oldest key is retired"
+        assert t.get(FILER, token=new).status_code == 200
+    finally:
+        s.stop_and_check()
 
 
 # ------------------------------------------------------------ revocation
