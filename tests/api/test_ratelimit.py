@@ -8,8 +8,9 @@ import time
 
 import requests
 
-from conftest import (ENDPOINT_LIMIT, NODE_SHED, SETTINGS_PROPAGATION_S, TENANT_LIMIT_RE, assert_no_rl_headers,
-                      assert_rl_headers, body, get_metrics, metric, poll, probe_get, set_rule, wait_for_limit_header)
+from conftest import (ENDPOINT_LIMIT, GATEWAY_DENY, INVALID_HEADER, INVALID_TOKEN, NODE_SHED, SETTINGS_PROPAGATION_S,
+                      TENANT_LIMIT_RE, assert_no_rl_headers, assert_rl_headers, body, get_metrics, metric, poll,
+                      probe_get, set_rule, wait_for_limit_header)
 
 FILER = "/v1/filers/default"
 FILER_T = "/v1/filers/{filerId}"
@@ -211,6 +212,28 @@ def test_ratelimit_headers_present_whatever_the_status(server, tenant):
     wait_for_limit_header(tenant, FILER, 2)
     r, _, _ = exhaust(tenant, [FILER], 2)
     assert_rl_headers(r)
+
+
+def test_authentication_and_scopes_answer_before_rate_limits(server, tenant):
+    """Order of checks: authentication (401/403), then rate limits (429). With
+    the tenant's bucket empty, a bad header or token is still 401 (without
+    rate-limit headers), and a credential whose scopes do not cover the route
+    still gets the gateway deny, not a 429."""
+    deny = server.new_tenant("deny", scopes="reports")
+    for t in (tenant, deny):
+        set_rule(server, 1, 2, tenant=t)
+    wait_for_limit_header(tenant, FILER, 2)
+    poll(lambda: deny.get(FILER).headers.get("x-ratelimit-limit") == "2", SETTINGS_PROPAGATION_S,
+         what="the rule on the denied credential's tenant")
+    exhaust(tenant, [FILER], 2)
+    for headers, expected in [({}, INVALID_HEADER), ({"authorization": "Bearer x.y.z"}, INVALID_TOKEN),
+                              ({"authorization": f"Bearer {tenant.token}x"}, INVALID_TOKEN)]:
+        r = server.api().get(FILER, headers=headers)
+        assert (r.status_code, body(r)) == (401, expected)
+        assert_no_rl_headers(r)
+    answers = [deny.get(FILER) for _ in range(5)]  # the denied requests drain the bucket too
+    assert [(r.status_code, body(r)) for r in answers] == [(403, GATEWAY_DENY)] * 5
+    assert assert_rl_headers(answers[-1]) == (2, 0), "the bucket is empty, yet the scope deny answers"
 
 
 # ------------------------------------------------------------- load shedding
