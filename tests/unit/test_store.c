@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "core/clock.h"
+#include "store/internal.h"
 #include "store/migrations.h"
 #include "store/store.h"
 
@@ -176,6 +177,46 @@ static void test_open_creates_schema(void **state)
     sqlite3_close(db);
     assert_int_equal(settings_version(fx->conn), 0);
     assert_int_equal(store_ping(fx->conn), STORE_OK);
+}
+
+/* Decimals are stored as text: no table of any migration has a column that
+ * could hold a float (STRICT allows REAL and ANY; neither may appear). */
+static void test_schema_has_no_float_columns(void **state)
+{
+    fixture_t *fx = *state;
+    sqlite3 *db = raw_open(fx->path);
+    assert_int_equal(raw_int(db, "SELECT count(*) FROM pragma_table_list AS t,"
+                                 " pragma_table_info(t.name) AS c"
+                                 " WHERE t.schema = 'main' AND t.type = 'table'"
+                                 " AND t.name NOT LIKE 'sqlite_%'"
+                                 " AND upper(c.type) IN ('REAL', 'ANY', 'FLOAT', 'DOUBLE', 'NUMERIC')"),
+                     0);
+    sqlite3_close(db);
+}
+
+/* Every connection, pooled or the group commit's writer, runs with an fsync
+ * per commit (a 2xx survives power loss), foreign keys enforced and WAL. */
+static void assert_connection_configured(sqlite3 *db)
+{
+    assert_int_equal(raw_int(db, "PRAGMA synchronous"), 2); /* FULL */
+    assert_int_equal(raw_int(db, "PRAGMA foreign_keys"), 1);
+    assert_int_equal(raw_int(db, "SELECT count(*) FROM pragma_journal_mode"
+                                 " WHERE journal_mode = 'wal'"),
+                     1);
+}
+
+static void test_connections_are_configured(void **state)
+{
+    fixture_t *fx = *state;
+    store_conn_t *second = store_acquire(fx->store);
+    assert_non_null(second);
+    store_conn_t *writer = conn_open_writer(fx->store);
+    assert_non_null(writer);
+    assert_connection_configured(fx->conn->db);
+    assert_connection_configured(second->db);
+    assert_connection_configured(writer->db);
+    conn_close_writer(writer);
+    store_release(fx->store, second);
 }
 
 static void test_reopen_keeps_data(void **state)
@@ -836,6 +877,8 @@ int main(void)
         cmocka_set_test_filter(filter);
     const struct CMUnitTest tests[] = {
         FIXTURE_TEST(test_open_creates_schema),
+        FIXTURE_TEST(test_schema_has_no_float_columns),
+        FIXTURE_TEST(test_connections_are_configured),
         FIXTURE_TEST(test_reopen_keeps_data),
         FIXTURE_TEST(test_concurrent_open_of_new_database),
         FIXTURE_TEST(test_tenant_create_get_each),
