@@ -5,12 +5,14 @@ import base64
 import hashlib
 import hmac
 import json
+import os
 import sqlite3
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from conftest import RFC3339_MS_Z_RE, UUID4_RE, admin, admin_raw, run_taxd
+from conftest import RFC3339_MS_Z_RE, TAXD_BIN, UUID4_RE, admin, admin_raw, run_taxd
 
 KNOWN_SCOPES = ["reports", "accounts", "assets", "transactions", "inventory", "tax-documents"]
 
@@ -212,6 +214,17 @@ def test_admin_uses_taxd_db_env(tmp_path, taxd_bin):
     assert p.returncode == 0, p.stderr
     out = admin(db, "tenant", "list")
     assert [t["name"] for t in out["tenants"]] == ["env"]
+
+
+def test_admin_db_defaults_to_var_taxd_db(tmp_path, taxd_bin):
+    """Without --db and TAXD_DB the admin works on ./var/taxd.db (created with its directory)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TAXD_")}
+    p = subprocess.run([TAXD_BIN, "admin", "tenant", "create", "--name", "cwd"], cwd=tmp_path, env=env,
+                       capture_output=True, text=True, timeout=30)
+    assert p.returncode == 0, p.stderr
+    db = tmp_path / "var" / "taxd.db"
+    assert db.is_file()
+    assert [t["name"] for t in admin(db, "tenant", "list")["tenants"]] == ["cwd"]
 
 
 def test_version(taxd_bin):

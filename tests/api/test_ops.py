@@ -443,6 +443,16 @@ def test_sigterm_exits_zero(make_server):
     assert rc == 0, s.stderr_tail()
 
 
+def test_sigint_stops_like_sigterm(make_server):
+    """SIGINT stops the server as SIGTERM does: logged, exit status 0."""
+    s = make_server()
+    s.new_tenant("x").get(FILER)
+    s.proc.send_signal(signal.SIGINT)
+    assert s.proc.wait(timeout=30) == 0, s.stderr_tail()
+    stops = [json.loads(ln) for ln in s.stderr_text().splitlines() if '"msg":"stopping"' in ln]
+    assert [x.get("signal") for x in stops] == ["SIGINT"], stops
+
+
 def _connection_refused(port):
     try:
         socket.create_connection(("127.0.0.1", port), timeout=2).close()
