@@ -446,12 +446,31 @@ def test_patch_address_is_replaced_whole(tenant):
 
 
 def test_patch_empty_body_keeps_everything(tenant):
+    """A patch that changes nothing leaves the record as it was, updated_at
+    included (updated_at means "last changed")."""
     before = created(tenant, FULL)
+    time.sleep(0.005)  # a write would get a later millisecond; not a barrier
     r = patch(tenant, FULL["id"], {})
-    after = body(r)["data"]
-    assert r.status_code == 200
-    assert {k: v for k, v in after.items() if k != "updated_at"} == \
-        {k: v for k, v in before.items() if k != "updated_at"}
+    assert r.status_code == 200, r.text
+    assert body(r) == {"data": before}
+    assert body(get(tenant, FULL["id"])) == {"data": before}
+
+
+def test_patch_with_the_stored_values_changes_nothing(tenant):
+    """Sending back the stored values (the TIN in clear among them, the record
+    as read otherwise) is no change: the answer and a later GET are the record
+    as it was, updated_at included. A real change afterwards still moves it."""
+    before = created(tenant, FULL)
+    time.sleep(0.005)
+    same = dict(FULL, uuid=before["uuid"], created_at=before["created_at"])
+    for changes in (same, {"tin": FULL["tin"]}, {"address": FULL["address"], "email": FULL["email"]},
+                    {"name": FULL["name"], "tin_type": FULL["tin_type"], "line2": "ignored"}):
+        r = patch(tenant, FULL["id"], changes)
+        assert r.status_code == 200, r.text
+        assert body(r) == {"data": before}, changes
+    assert body(get(tenant, FULL["id"])) == {"data": before}
+    after = body(patch(tenant, FULL["id"], {"tin": "123456789"}))["data"]  # same digits, other text
+    assert after["tin"] == "*****6789" and after["updated_at"] > before["updated_at"]
 
 
 def test_patch_required_fields_cannot_be_null(tenant):
