@@ -23,6 +23,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
+from cryptography.exceptions import InvalidTag
 
 from conftest import (FORBIDDEN, GATEWAY_DENY, INVALID_HEADER, RFC3339_MS_Z_RE, TIMEOUT_BODY, UUID4_RE,
                       assert_no_rl_headers, assert_rl_headers, body, set_rule, wait_for_limit_header)
@@ -643,7 +644,8 @@ def test_tin_never_in_clear_in_responses_or_log(make_server):
 
 def test_database_holds_only_the_sealed_tin(make_server):
     """Encrypted at rest: tin_sealed holds nonce + ciphertext + tag (28 bytes more
-    than the TIN), and neither the database nor its WAL contains the clear TIN."""
+    than the TIN) that open with AES-256-GCM under <db>.tin.key for this tenant
+    and owner only, and neither the database nor its WAL contains the clear TIN."""
     s = make_server()
     t = s.new_tenant("rest")
     data = created(t, {"id": "r1", "name": "R", "account_owner_type": "individual",
@@ -661,6 +663,10 @@ def test_database_holds_only_the_sealed_tin(make_server):
     assert isinstance(sealed, bytes) and len(sealed) == len(SECRET_TINS[0]) + 28
     assert SECRET_TINS[0].encode() not in sealed
     assert Path(str(s.db) + ".tin.key").is_file()
+    # AES-256-GCM under the key file beside the database, bound to the tenant and the owner.
+    assert s.open_tin(t.tenant_id, uuid, sealed) == SECRET_TINS[0]
+    with pytest.raises(InvalidTag):
+        s.open_tin(t.tenant_id, "00000000-0000-4000-8000-000000000000", sealed)
     for f in (s.db, Path(str(s.db) + "-wal")):
         if f.exists():
             raw = f.read_bytes()

@@ -187,6 +187,8 @@ def test_tin_sealed_at_rest_and_never_logged(server, tenant):
                                (tenant.tenant_id,)).fetchone()
     assert isinstance(sealed, bytes) and len(sealed) == len(tin) + 28  # nonce + tag
     assert tin.encode() not in sealed and b"7654321" not in sealed
+    filer_uuid = body(get(tenant, "sealed"))["data"]["uuid"]
+    assert server.open_tin(tenant.tenant_id, filer_uuid, sealed) == tin  # AES-256-GCM, <db>.tin.key
     log = server.stderr_text()
     assert "POST /v1/filers" in log  # the access log did record the requests
     assert "7654321" not in log
