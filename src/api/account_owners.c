@@ -27,8 +27,10 @@
  * PATCH reads the record, merges and writes it back as a whole (by uuid, in
  * the tenant): two concurrent PATCHes of one owner resolve as last writer
  * wins for the whole record, which keeps the store interface to one update
- * statement. An update never reseals an unchanged TIN: its associated data
- * (tenant, uuid) does not change.
+ * statement. An update never reseals an unchanged TIN (absent, or sent with
+ * its stored value): its associated data (tenant, uuid) does not change. A
+ * PATCH whose merged record equals the stored one writes nothing, so
+ * updated_at moves only when something changed.
  *
  * TIN checks (api/owner_tin.h): a create with a TIN, or a PATCH changing the
  * TIN, its type or the name, queues the owner's TIN check in the owner's
@@ -484,8 +486,40 @@ static void check_identity(json_t *issues, const json_t *body, const char *key,
     add_issue(issues, (const char *const[]){key, NULL}, "custom", message, NULL);
 }
 
+/* The patch's TIN into owner. A TIN sent with the value the stored record
+ * has keeps the stored sealed bytes: sealing it again (a fresh nonce) would
+ * make an unchanged record look changed. */
+static int patch_tin(const service_t *svc, const char *tenant_id, const json_t *body,
+                     const store_owner_t *stored, const owner_tin_t *before, store_owner_t *owner)
+{
+    const char *tin = json_string_value(json_object_get(body, "tin"));
+    if (tin == NULL || !before->has_tin || strcmp(tin, before->tin) != 0)
+        return seal_tin(svc, tenant_id, body, owner);
+    memcpy(owner->tin_sealed, stored->tin_sealed, stored->tin_sealed_len);
+    owner->tin_sealed_len = stored->tin_sealed_len;
+    return 0;
+}
+
+#define TEXT_DIFFERS(a, b, field) (strcmp((a)->field, (b)->field) != 0)
+
+/* Does the merged record differ from the stored one in anything a client
+ * can see? The times are not compared: they are the write's to set. */
+static bool owner_changed(const store_owner_t *a, const store_owner_t *b)
+{
+    return TEXT_DIFFERS(a, b, uuid) || TEXT_DIFFERS(a, b, name) ||
+           TEXT_DIFFERS(a, b, account_owner_type) || TEXT_DIFFERS(a, b, tax_country_code) ||
+           TEXT_DIFFERS(a, b, tin_type) || TEXT_DIFFERS(a, b, birth_date) ||
+           TEXT_DIFFERS(a, b, email) || TEXT_DIFFERS(a, b, address_line1) ||
+           TEXT_DIFFERS(a, b, address_line2) || TEXT_DIFFERS(a, b, address_city) ||
+           TEXT_DIFFERS(a, b, address_state) || TEXT_DIFFERS(a, b, address_postal_code) ||
+           TEXT_DIFFERS(a, b, address_country_code) || a->tin_sealed_len != b->tin_sealed_len ||
+           memcmp(a->tin_sealed, b->tin_sealed, a->tin_sealed_len) != 0;
+}
+
 /* Seals the patch's TIN and writes the owner; the snapshot taken before the
- * merge tells owner_tin_write whether the TIN check must run again. */
+ * merge tells owner_tin_write whether the TIN check must run again. A patch
+ * that changes nothing writes nothing and leaves owner as stored, so
+ * updated_at means "last changed" (as for accounts and filers). */
 static store_status_t update_with_check(request_t *req, const json_t *body, store_owner_t *owner)
 {
     const char *tenant_id = req->claims.tenant_id;
@@ -494,9 +528,11 @@ static store_status_t update_with_check(request_t *req, const json_t *body, stor
     store_status_t rc = store_owner_get(api_db(req), tenant_id, owner->id, &stored);
     if (rc == STORE_OK && owner_tin_snapshot(req, &stored, &before) != 0)
         rc = STORE_ERROR;
-    if (rc == STORE_OK && seal_tin(req->svc, tenant_id, body, owner) != 0)
+    if (rc == STORE_OK && patch_tin(req->svc, tenant_id, body, &stored, &before, owner) != 0)
         rc = STORE_ERROR;
-    if (rc == STORE_OK) {
+    if (rc == STORE_OK && !owner_changed(&stored, owner)) {
+        *owner = stored;
+    } else if (rc == STORE_OK) {
         owner->updated_at = clock_now_ms(&req->svc->clock);
         rc = owner_tin_write(req, owner, &before);
     }

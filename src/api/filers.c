@@ -18,8 +18,9 @@
  *    the value (clients send back what they read) but not change it, so a
  *    create asking for true is refused rather than silently given false.
  *    id and uuid are likewise fixed in a patch.
- *  - A patch that changes nothing (no name, no tin) answers the stored
- *    record without a write, so updated_at means "last changed".
+ *  - A patch that changes nothing (no name or tin, or their stored values)
+ *    answers the stored record without a write, so updated_at means "last
+ *    changed".
  *  - Ids are at most 256 bytes (docs/decisions.md) while the validator
  *    counts characters, so a byte check follows the schema for ids with
  *    multi-byte characters. */
@@ -294,16 +295,35 @@ void api_filers_create(request_t *req)
     reply_filer(req, 201, &filer);
 }
 
+/* Is tin the filer's stored TIN? A stored TIN that does not open is taken
+ * as different, so the patch replaces it. */
+static bool is_stored_tin(const request_t *req, const store_filer_t *stored, const char *tin)
+{
+    if (stored->tin_sealed_len == 0)
+        return false;
+    char clear[TIN_MAX];
+    bool same = tin_open(req->svc->tin_key, req->claims.tenant_id, stored->uuid,
+                         stored->tin_sealed, stored->tin_sealed_len, clear) == 0 &&
+                strcmp(clear, tin) == 0;
+    explicit_bzero(clear, sizeof clear);
+    return same;
+}
+
 /* Turns a checked patch body into a store patch; the TIN is sealed into
- * `sealed` (TIN_SEALED_MAX bytes) for the stored filer's uuid. */
+ * `sealed` (TIN_SEALED_MAX bytes) for the stored filer's uuid. Values equal
+ * to the stored ones are left out, so sending back the record as read
+ * changes nothing. */
 static bool make_patch(request_t *req, const json_t *body, const store_filer_t *stored,
                        store_filer_patch_t *patch, uint8_t *sealed)
 {
     memset(patch, 0, sizeof *patch);
     patch->name = member_string(body, "name");
+    if (patch->name != NULL && strcmp(patch->name, stored->name) == 0)
+        patch->name = NULL;
     patch->updated_at = clock_now_ms(&req->svc->clock);
     const json_t *tin = json_object_get(body, "tin");
-    if (tin == NULL)
+    if (tin == NULL || (json_is_null(tin) && stored->tin_sealed_len == 0) ||
+        (json_is_string(tin) && is_stored_tin(req, stored, json_string_value(tin))))
         return true;
     if (json_is_null(tin)) {
         patch->tin = STORE_FILER_TIN_CLEAR;

@@ -225,6 +225,18 @@ class Server:
         assert keys, "empty token key file"
         return keys
 
+    def open_tin(self, tenant_id, record_uuid, sealed):
+        """The clear TIN of a sealed column value, opened as the spec of the
+        tenant records says it is sealed: AES-256-GCM under the key in
+        '<db>.tin.key' (base64, one line), sealed = 12-byte nonce, ciphertext,
+        16-byte tag, associated data "<tenant_id>\\n<record_uuid>". Raises
+        cryptography's InvalidTag when it does not open."""
+        from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+        key = base64.b64decode(Path(str(self.db) + ".tin.key").read_text().strip())
+        assert len(key) == 32, "the TIN key is not an AES-256 key"
+        aad = f"{tenant_id}\n{record_uuid}".encode()
+        return AESGCM(key).decrypt(sealed[:12], sealed[12:], aad).decode()
+
     # -- helpers bound to this server
     def admin(self, *args):
         return admin(self.db, *args)

@@ -23,6 +23,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
+from cryptography.exceptions import InvalidTag
 
 from conftest import (FORBIDDEN, GATEWAY_DENY, INVALID_HEADER, RFC3339_MS_Z_RE, TIMEOUT_BODY, UUID4_RE,
                       assert_no_rl_headers, assert_rl_headers, body, set_rule, wait_for_limit_header)
@@ -446,12 +447,31 @@ def test_patch_address_is_replaced_whole(tenant):
 
 
 def test_patch_empty_body_keeps_everything(tenant):
+    """A patch that changes nothing leaves the record as it was, updated_at
+    included (updated_at means "last changed")."""
     before = created(tenant, FULL)
+    time.sleep(0.005)  # a write would get a later millisecond; not a barrier
     r = patch(tenant, FULL["id"], {})
-    after = body(r)["data"]
-    assert r.status_code == 200
-    assert {k: v for k, v in after.items() if k != "updated_at"} == \
-        {k: v for k, v in before.items() if k != "updated_at"}
+    assert r.status_code == 200, r.text
+    assert body(r) == {"data": before}
+    assert body(get(tenant, FULL["id"])) == {"data": before}
+
+
+def test_patch_with_the_stored_values_changes_nothing(tenant):
+    """Sending back the stored values (the TIN in clear among them, the record
+    as read otherwise) is no change: the answer and a later GET are the record
+    as it was, updated_at included. A real change afterwards still moves it."""
+    before = created(tenant, FULL)
+    time.sleep(0.005)
+    same = dict(FULL, uuid=before["uuid"], created_at=before["created_at"])
+    for changes in (same, {"tin": FULL["tin"]}, {"address": FULL["address"], "email": FULL["email"]},
+                    {"name": FULL["name"], "tin_type": FULL["tin_type"], "line2": "ignored"}):
+        r = patch(tenant, FULL["id"], changes)
+        assert r.status_code == 200, r.text
+        assert body(r) == {"data": before}, changes
+    assert body(get(tenant, FULL["id"])) == {"data": before}
+    after = body(patch(tenant, FULL["id"], {"tin": "123456789"}))["data"]  # same digits, other text
+    assert after["tin"] == "*****6789" and after["updated_at"] > before["updated_at"]
 
 
 def test_patch_required_fields_cannot_be_null(tenant):
@@ -624,7 +644,8 @@ def test_tin_never_in_clear_in_responses_or_log(make_server):
 
 def test_database_holds_only_the_sealed_tin(make_server):
     """Encrypted at rest: tin_sealed holds nonce + ciphertext + tag (28 bytes more
-    than the TIN), and neither the database nor its WAL contains the clear TIN."""
+    than the TIN) that open with AES-256-GCM under <db>.tin.key for this tenant
+    and owner only, and neither the database nor its WAL contains the clear TIN."""
     s = make_server()
     t = s.new_tenant("rest")
     data = created(t, {"id": "r1", "name": "R", "account_owner_type": "individual",
@@ -642,6 +663,10 @@ def test_database_holds_only_the_sealed_tin(make_server):
     assert isinstance(sealed, bytes) and len(sealed) == len(SECRET_TINS[0]) + 28
     assert SECRET_TINS[0].encode() not in sealed
     assert Path(str(s.db) + ".tin.key").is_file()
+    # AES-256-GCM under the key file beside the database, bound to the tenant and the owner.
+    assert s.open_tin(t.tenant_id, uuid, sealed) == SECRET_TINS[0]
+    with pytest.raises(InvalidTag):
+        s.open_tin(t.tenant_id, "00000000-0000-4000-8000-000000000000", sealed)
     for f in (s.db, Path(str(s.db) + "-wal")):
         if f.exists():
             raw = f.read_bytes()

@@ -102,10 +102,12 @@ def invalid(issues, message="Invalid asset"):
 
 
 def seed_reference(server, tenant_id, asset_uuid):
-    """SEEDED until the transactions API exists: an account owner, an account
-    on the default filer, a transaction and its transaction_assets row naming
-    the asset, written straight into the server's database (WAL: the server
-    sees them on its next read). Foreign keys are on, as for real rows."""
+    """SEEDED at the row level (the same rule through the transactions API is
+    test_transactions.py::test_asset_referenced_by_a_transaction_cannot_be_deleted):
+    an account owner, an account on the default filer, a transaction and its
+    transaction_assets row naming the asset, written straight into the
+    server's database (WAL: the server sees them on its next read). Foreign
+    keys are on, as for real rows."""
     owner, account, tx = (str(uuid.uuid4()) for _ in range(3))
     con = sqlite3.connect(str(server.db), timeout=10)
     try:
@@ -482,8 +484,8 @@ def test_delete_usd_409(tenant):
 
 def test_delete_referenced_409(server, tenant):
     """409 when deleting an asset that a transaction references.
-    SEEDED: the transaction is written straight into the database until the
-    transactions API exists."""
+    SEEDED: the transaction is written straight into the database (see
+    seed_reference)."""
     btc = created(tenant, "BTC", "Bitcoin", decimals=8)
     created(tenant, "ETH", "Ether")
     seed_reference(server, tenant.tenant_id, btc["uuid"])

@@ -8,6 +8,7 @@ response, which a 204 has none of, so `send` checks a 204 here instead:
 documented for the operation, with an empty body and the request id.
 """
 import sqlite3
+import time
 import urllib.parse
 
 import pytest
@@ -186,6 +187,8 @@ def test_tin_sealed_at_rest_and_never_logged(server, tenant):
                                (tenant.tenant_id,)).fetchone()
     assert isinstance(sealed, bytes) and len(sealed) == len(tin) + 28  # nonce + tag
     assert tin.encode() not in sealed and b"7654321" not in sealed
+    filer_uuid = body(get(tenant, "sealed"))["data"]["uuid"]
+    assert server.open_tin(tenant.tenant_id, filer_uuid, sealed) == tin  # AES-256-GCM, <db>.tin.key
     log = server.stderr_text()
     assert "POST /v1/filers" in log  # the access log did record the requests
     assert "7654321" not in log
@@ -345,6 +348,22 @@ def test_patch_without_changes_keeps_updated_at(tenant):
     assert body(r)["data"] == before
     r = patch(tenant, "same", {"id": "same", "uuid": before["uuid"], "is_default": False, "other": 1})
     assert body(r)["data"] == before
+    r = patch(tenant, "same", {"name": "Same", "tin": None})  # the stored values: no TIN
+    assert body(r)["data"] == before
+
+
+def test_patch_with_the_stored_values_keeps_updated_at(tenant):
+    """Sending back the stored name and TIN (in clear) is no change: the
+    record, updated_at included, stays as it was; a real change moves it."""
+    before = create(tenant, "kept", "Kept", tin="12-3456789")
+    time.sleep(0.005)  # a write would get a later millisecond; not a barrier
+    for changes in ({"name": "Kept"}, {"tin": "12-3456789"}, {"name": "Kept", "tin": "12-3456789"}):
+        r = patch(tenant, "kept", changes)
+        assert r.status_code == 200, r.text
+        assert body(r)["data"] == before, changes
+    assert body(get(tenant, "kept"))["data"] == before
+    after = body(patch(tenant, "kept", {"tin": "123456789"}))["data"]  # same digits, other text
+    assert after["tin"] == "*****6789" and after["updated_at"] > before["updated_at"]
 
 
 def test_patch_default_filer(tenant):
