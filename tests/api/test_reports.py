@@ -48,6 +48,7 @@ import signal
 import sqlite3
 import subprocess
 import time
+from datetime import datetime, timezone
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
@@ -253,11 +254,16 @@ def test_trigger_answers_202_pending_with_a_uuid(server):
     """202 with top-level report_id (UUID v4), status pending and created_at,
     with no body, with {} and with account_ids; every id is new."""
     t = book(server, "trig")
-    ids = {start(t), start(t, {}), start(t, {"account_ids": ["a1"]}),
-           start(t, {"format": "jsonl"})}
+    every = [start(t), start(t, {})]
+    ids = {*every, start(t, {"account_ids": ["a1"]}), start(t, {"format": "jsonl"})}
     assert len(ids) == 4
     r = trigger(t, data=b"", headers={"content-type": "application/json"})
     assert UUID4_RE.match(body(r)["report_id"])
+    # no body, {} and an empty body: every account of the organization
+    for rid in every + [body(r)["report_id"]]:
+        b = wait_for(t, rid)
+        assert b["status"] == "completed" and b["format"] == "csv", b
+        assert b["metadata"] == {"total_accounts_included": 2}, b
 
 
 ISSUE_CASES = [
@@ -415,6 +421,35 @@ def test_workflow_jsonl(server):
     assert any(o["account_id"] == '=HYPERLINK("http://x")' for o in objs)
 
 
+CHUNK_BYTES = 256 * 1024   # report_chunks rows (store/reports.h)
+
+
+def test_a_file_of_several_chunks_is_written_and_streamed_whole(server):
+    """The file is written into the database chunk by chunk while the rows
+    are read, and streamed back chunk by chunk: a report of three chunks
+    comes back byte for byte, every row (including those that straddle a
+    chunk boundary) equal to GET /v1/inventory/summaries."""
+    t = server.new_tenant("chunks")
+    make_owner(t)
+    accounts = [f"{i:02d}".ljust(256, "k") for i in range(16)]
+    codes = [f"C{j:03d}".ljust(32, "Z") for j in range(100)]
+    for i, a in enumerate(accounts):
+        make_account(t, a)
+        post_tx(t, {"id": f"t{i}", "account_id": a, "datetime": T0, "type": "income",
+                    "received": [line(c, f"{i + 1}.{j:03d}", rate=f"{j + 1}.5")
+                                 for j, c in enumerate(codes)]})
+    rid, b = completed(t)
+    assert b["metadata"] == {"total_accounts_included": 16}
+    r, rows = download_rows(server, b)
+    assert len(r.content) > 2 * CHUNK_BYTES
+    assert int(r.headers["content-length"]) == len(r.content)
+    assert rows[0] == CSV_HEADER and len(rows) == 1 + 16 * 100
+    got = [{"account_id": c[0], "asset_code": c[1], "total_quantity": c[3], "total_cost": c[4],
+            "average_unit_cost": c[5] or None, "total_quantity_with_cost_basis": c[6]}
+           for c in rows[1:]]
+    assert got == expected_rows(t, accounts)
+
+
 def test_report_includes_writes_acknowledged_before_the_trigger(server):
     """Dirty recalculations of the included accounts are finished first: a
     transaction acknowledged just before the trigger is in the report."""
@@ -479,6 +514,8 @@ def test_every_get_returns_a_different_url(server):
         exp = int(q["expires"][0])
         assert abs(exp - time.time() - 900) < 60
         assert RFC3339_MS_Z_RE.match(b["expires_at"])
+        expires_at = datetime.strptime(b["expires_at"], "%Y-%m-%dT%H:%M:%S.%fZ")
+        assert expires_at.replace(tzinfo=timezone.utc).timestamp() == exp   # the link's expiry
         assert fetch(server, b["download_url"]).status_code == 200
 
 
