@@ -617,36 +617,53 @@ def test_failed_report_has_an_error_object(make_server, server):
     completed(plain, {}, headers={TEST_HEADER: "fail"})
 
 
-def test_retention_30_days_then_the_janitor_deletes(make_server):
+def test_retention_30_days_then_the_janitor_deletes(tmp_path, taxd_bin):
     """Once 30 days have passed since creation GET answers 404 and the link
-    stops working, before the janitor ran (the check compares with the
-    clock); the janitor then deletes the report and its file."""
-    s = make_server("--test-hooks")
-    t = book(s, "retention")
-    post_tx(t, buy("t1", "a1", "BTC", "1", "10"))
-    rid, _ = completed(t)
-    set_clock(s, THIRTY_DAYS_MS - 5 * 60 * 1000, t)
-    b = status(t, rid)
-    assert b["status"] == "completed"
-    url = b["download_url"]
-    assert fetch(s, url).status_code == 200
-    db = sqlite3.connect(f"file:{s.db}?mode=ro", uri=True)
+    stops working, whenever the janitor runs: a process that runs no janitor
+    (serve --no-workers) on the same database already answers 404 while the
+    report and its file are still stored; a process with its janitor then
+    deletes them. The clock is moved in each process (test-only offset)."""
+    srv = tmp_path / "srv"
+    a = Server(srv, args=("--test-hooks",)).start()
     try:
-        count = lambda: db.execute("SELECT (SELECT count(*) FROM reports WHERE id = ?),"
-                                   " (SELECT count(*) FROM report_chunks WHERE report_id = ?)",
-                                   (rid, rid)).fetchone()
-        assert count() == (1, 1)
-        set_clock(s, THIRTY_DAYS_MS + 1000, t)
+        t = book(a, "retention")
+        post_tx(t, buy("t1", "a1", "BTC", "1", "10"))
+        rid, _ = completed(t)
+    finally:
+        a.stop_and_check()
+    count = lambda db: db.execute("SELECT (SELECT count(*) FROM reports WHERE id = ?),"
+                                  " (SELECT count(*) FROM report_chunks WHERE report_id = ?)",
+                                  (rid, rid)).fetchone()
+    db = sqlite3.connect(f"file:{a.db}?mode=ro", uri=True)
+    no_janitor = Server(srv, args=("--test-hooks", "--no-workers")).start()
+    try:
+        t.server = no_janitor
+        set_clock(no_janitor, THIRTY_DAYS_MS - 5 * 60 * 1000, t)
+        b = status(t, rid)
+        assert b["status"] == "completed"
+        url = b["download_url"]               # valid until 30 days + 10 minutes
+        assert fetch(no_janitor, url).status_code == 200
+        set_clock(no_janitor, THIRTY_DAYS_MS + 1000, t)
         r = t.get(f"{TRIGGER}/{rid}")
         assert r.status_code == 404, r.text
-        r = fetch(s, url)
+        assert body(r)["message"] == f"Report with id '{rid}' not found"
+        r = fetch(no_janitor, url)
         assert r.status_code == 404, r.text
-        poll(lambda: count() == (0, 0), 30, interval=0.1, what="the janitor to delete the report")
+        assert count(db) == (1, 1)            # still stored: nothing deleted it
+    finally:
+        no_janitor.stop_and_check()
+    with_janitor = Server(srv, args=("--test-hooks",)).start()
+    try:
+        t.server = with_janitor
+        set_clock(with_janitor, THIRTY_DAYS_MS + 1000, t)
+        poll(lambda: count(db) == (0, 0), 30, interval=0.1, what="the janitor to delete the report")
+        assert t.get(f"{TRIGGER}/{rid}").status_code == 404
+        # a report created on the moved clock is not expired
+        rid2 = start(t)
+        assert wait_for(t, rid2)["status"] == "completed"
     finally:
         db.close()
-    # a report created on the moved clock is not expired
-    rid2 = start(t)
-    assert wait_for(t, rid2)["status"] == "completed"
+        with_janitor.stop_and_check()
 
 
 # ------------------------------------------------------------------ rate limit
