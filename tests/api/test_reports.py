@@ -55,9 +55,9 @@ import pytest
 import requests
 
 from conftest import (ENDPOINT_LIMIT, FORBIDDEN, GATEWAY_DENY, HTTP_TIMEOUT_S, RFC3339_MS_Z_RE,
-                      SETTINGS_PROPAGATION_S, STOP_TIMEOUT_S, TAXD_BIN, UUID4_RE, Server, body,
-                      check_against_openapi, check_json_content_type, check_request_id, poll,
-                      set_rule)
+                      SETTINGS_PROPAGATION_S, STOP_TIMEOUT_S, TAXD_BIN, UUID4_RE, Server,
+                      assert_rl_headers, body, check_against_openapi, check_json_content_type,
+                      check_request_id, poll, set_rule)
 
 TRIGGER = "/v1/reports/inventory-summary"
 ROUTE = "POST /v1/reports/inventory-summary"
@@ -669,9 +669,13 @@ def test_retention_30_days_then_the_janitor_deletes(tmp_path, taxd_bin):
 # ------------------------------------------------------------------ rate limit
 
 def test_trigger_has_no_own_limit_by_default(server):
+    """No own bucket: the headers show the tenant's default bucket (burst
+    1,000), which they would not if a tighter own limit applied."""
     t = book(server, "nolimit", accounts=())
     for _ in range(15):
-        trigger(t, {})
+        r = trigger(t, {})
+    limit, remaining = assert_rl_headers(r)
+    assert limit == 1000 and remaining > 900, (limit, remaining)
 
 
 def test_endpoint_limit_answers_429(make_server):
