@@ -48,15 +48,16 @@ import signal
 import sqlite3
 import subprocess
 import time
+from datetime import datetime, timezone
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
 import requests
 
 from conftest import (ENDPOINT_LIMIT, FORBIDDEN, GATEWAY_DENY, HTTP_TIMEOUT_S, RFC3339_MS_Z_RE,
-                      SETTINGS_PROPAGATION_S, STOP_TIMEOUT_S, TAXD_BIN, UUID4_RE, Server, body,
-                      check_against_openapi, check_json_content_type, check_request_id, poll,
-                      set_rule)
+                      SETTINGS_PROPAGATION_S, STOP_TIMEOUT_S, TAXD_BIN, UUID4_RE, Server,
+                      assert_rl_headers, body, check_against_openapi, check_json_content_type,
+                      check_request_id, poll, set_rule)
 
 TRIGGER = "/v1/reports/inventory-summary"
 ROUTE = "POST /v1/reports/inventory-summary"
@@ -253,11 +254,16 @@ def test_trigger_answers_202_pending_with_a_uuid(server):
     """202 with top-level report_id (UUID v4), status pending and created_at,
     with no body, with {} and with account_ids; every id is new."""
     t = book(server, "trig")
-    ids = {start(t), start(t, {}), start(t, {"account_ids": ["a1"]}),
-           start(t, {"format": "jsonl"})}
+    every = [start(t), start(t, {})]
+    ids = {*every, start(t, {"account_ids": ["a1"]}), start(t, {"format": "jsonl"})}
     assert len(ids) == 4
     r = trigger(t, data=b"", headers={"content-type": "application/json"})
     assert UUID4_RE.match(body(r)["report_id"])
+    # no body, {} and an empty body: every account of the organization
+    for rid in every + [body(r)["report_id"]]:
+        b = wait_for(t, rid)
+        assert b["status"] == "completed" and b["format"] == "csv", b
+        assert b["metadata"] == {"total_accounts_included": 2}, b
 
 
 ISSUE_CASES = [
@@ -415,6 +421,35 @@ def test_workflow_jsonl(server):
     assert any(o["account_id"] == '=HYPERLINK("http://x")' for o in objs)
 
 
+CHUNK_BYTES = 256 * 1024   # report_chunks rows (store/reports.h)
+
+
+def test_a_file_of_several_chunks_is_written_and_streamed_whole(server):
+    """The file is written into the database chunk by chunk while the rows
+    are read, and streamed back chunk by chunk: a report of three chunks
+    comes back byte for byte, every row (including those that straddle a
+    chunk boundary) equal to GET /v1/inventory/summaries."""
+    t = server.new_tenant("chunks")
+    make_owner(t)
+    accounts = [f"{i:02d}".ljust(256, "k") for i in range(16)]
+    codes = [f"C{j:03d}".ljust(32, "Z") for j in range(100)]
+    for i, a in enumerate(accounts):
+        make_account(t, a)
+        post_tx(t, {"id": f"t{i}", "account_id": a, "datetime": T0, "type": "income",
+                    "received": [line(c, f"{i + 1}.{j:03d}", rate=f"{j + 1}.5")
+                                 for j, c in enumerate(codes)]})
+    rid, b = completed(t)
+    assert b["metadata"] == {"total_accounts_included": 16}
+    r, rows = download_rows(server, b)
+    assert len(r.content) > 2 * CHUNK_BYTES
+    assert int(r.headers["content-length"]) == len(r.content)
+    assert rows[0] == CSV_HEADER and len(rows) == 1 + 16 * 100
+    got = [{"account_id": c[0], "asset_code": c[1], "total_quantity": c[3], "total_cost": c[4],
+            "average_unit_cost": c[5] or None, "total_quantity_with_cost_basis": c[6]}
+           for c in rows[1:]]
+    assert got == expected_rows(t, accounts)
+
+
 def test_report_includes_writes_acknowledged_before_the_trigger(server):
     """Dirty recalculations of the included accounts are finished first: a
     transaction acknowledged just before the trigger is in the report."""
@@ -479,6 +514,8 @@ def test_every_get_returns_a_different_url(server):
         exp = int(q["expires"][0])
         assert abs(exp - time.time() - 900) < 60
         assert RFC3339_MS_Z_RE.match(b["expires_at"])
+        expires_at = datetime.strptime(b["expires_at"], "%Y-%m-%dT%H:%M:%S.%fZ")
+        assert expires_at.replace(tzinfo=timezone.utc).timestamp() == exp   # the link's expiry
         assert fetch(server, b["download_url"]).status_code == 200
 
 
@@ -591,44 +628,65 @@ def test_failed_report_has_an_error_object(make_server, server):
     completed(plain, {}, headers={TEST_HEADER: "fail"})
 
 
-def test_retention_30_days_then_the_janitor_deletes(make_server):
+def test_retention_30_days_then_the_janitor_deletes(tmp_path, taxd_bin):
     """Once 30 days have passed since creation GET answers 404 and the link
-    stops working, before the janitor ran (the check compares with the
-    clock); the janitor then deletes the report and its file."""
-    s = make_server("--test-hooks")
-    t = book(s, "retention")
-    post_tx(t, buy("t1", "a1", "BTC", "1", "10"))
-    rid, _ = completed(t)
-    set_clock(s, THIRTY_DAYS_MS - 5 * 60 * 1000, t)
-    b = status(t, rid)
-    assert b["status"] == "completed"
-    url = b["download_url"]
-    assert fetch(s, url).status_code == 200
-    db = sqlite3.connect(f"file:{s.db}?mode=ro", uri=True)
+    stops working, whenever the janitor runs: a process that runs no janitor
+    (serve --no-workers) on the same database already answers 404 while the
+    report and its file are still stored; a process with its janitor then
+    deletes them. The clock is moved in each process (test-only offset)."""
+    srv = tmp_path / "srv"
+    a = Server(srv, args=("--test-hooks",)).start()
     try:
-        count = lambda: db.execute("SELECT (SELECT count(*) FROM reports WHERE id = ?),"
-                                   " (SELECT count(*) FROM report_chunks WHERE report_id = ?)",
-                                   (rid, rid)).fetchone()
-        assert count() == (1, 1)
-        set_clock(s, THIRTY_DAYS_MS + 1000, t)
+        t = book(a, "retention")
+        post_tx(t, buy("t1", "a1", "BTC", "1", "10"))
+        rid, _ = completed(t)
+    finally:
+        a.stop_and_check()
+    count = lambda db: db.execute("SELECT (SELECT count(*) FROM reports WHERE id = ?),"
+                                  " (SELECT count(*) FROM report_chunks WHERE report_id = ?)",
+                                  (rid, rid)).fetchone()
+    db = sqlite3.connect(f"file:{a.db}?mode=ro", uri=True)
+    no_janitor = Server(srv, args=("--test-hooks", "--no-workers")).start()
+    try:
+        t.server = no_janitor
+        set_clock(no_janitor, THIRTY_DAYS_MS - 5 * 60 * 1000, t)
+        b = status(t, rid)
+        assert b["status"] == "completed"
+        url = b["download_url"]               # valid until 30 days + 10 minutes
+        assert fetch(no_janitor, url).status_code == 200
+        set_clock(no_janitor, THIRTY_DAYS_MS + 1000, t)
         r = t.get(f"{TRIGGER}/{rid}")
         assert r.status_code == 404, r.text
-        r = fetch(s, url)
+        assert body(r)["message"] == f"Report with id '{rid}' not found"
+        r = fetch(no_janitor, url)
         assert r.status_code == 404, r.text
-        poll(lambda: count() == (0, 0), 30, interval=0.1, what="the janitor to delete the report")
+        assert count(db) == (1, 1)            # still stored: nothing deleted it
+    finally:
+        no_janitor.stop_and_check()
+    with_janitor = Server(srv, args=("--test-hooks",)).start()
+    try:
+        t.server = with_janitor
+        set_clock(with_janitor, THIRTY_DAYS_MS + 1000, t)
+        poll(lambda: count(db) == (0, 0), 30, interval=0.1, what="the janitor to delete the report")
+        assert t.get(f"{TRIGGER}/{rid}").status_code == 404
+        # a report created on the moved clock is not expired
+        rid2 = start(t)
+        assert wait_for(t, rid2)["status"] == "completed"
     finally:
         db.close()
-    # a report created on the moved clock is not expired
-    rid2 = start(t)
-    assert wait_for(t, rid2)["status"] == "completed"
+        with_janitor.stop_and_check()
 
 
 # ------------------------------------------------------------------ rate limit
 
 def test_trigger_has_no_own_limit_by_default(server):
+    """No own bucket: the headers show the tenant's default bucket (burst
+    1,000), which they would not if a tighter own limit applied."""
     t = book(server, "nolimit", accounts=())
     for _ in range(15):
-        trigger(t, {})
+        r = trigger(t, {})
+    limit, remaining = assert_rl_headers(r)
+    assert limit == 1000 and remaining > 900, (limit, remaining)
 
 
 def test_endpoint_limit_answers_429(make_server):

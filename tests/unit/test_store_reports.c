@@ -1,0 +1,204 @@
+/* test_store_reports: the report's read (store_report_read) against a real
+ * database file. The tenant is made through store_tenant_create; its owner,
+ * accounts and inventory summaries are seeded with a raw sqlite3 connection
+ * standing in for the other store files (and for another process), so these
+ * tests depend only on the schema.
+ *
+ * What they prove: the counts, the skipped ids and the rows of a report come
+ * from one read snapshot (issue 5, "the rows are read in one read snapshot"):
+ * a write committed by another connection while the read is under way, after
+ * its first statement, is not seen by the later statements. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/reports.h"
+#include "store/store.h"
+
+#include "scratch_store.h"
+
+#define TENANT "00000000-0000-4000-8000-00000000000a"
+#define FILER "00000000-0000-4000-8000-0000000f000a"
+#define OWNER "00000000-0000-4000-8000-0000000d000a"
+#define T0 1700000000000
+#define ROWS_MAX 8
+
+typedef struct fixture {
+    char dir[64];
+    char path[128];
+    store_t *store;
+    store_conn_t *conn;
+    sqlite3 *raw; /* "another process": seeds, and writes during a read */
+} fixture_t;
+
+/* What a read handed to its callbacks, and the write it makes midway. */
+typedef struct seen {
+    fixture_t *fx;
+    const char *write_on_skip; /* SQL the raw connection commits at the first skipped id */
+    char skipped[ROWS_MAX][32];
+    size_t n_skipped;
+    char rows[ROWS_MAX][64];   /* "account/asset/quantity" */
+    size_t n_rows;
+} seen_t;
+
+/* ---- fixture */
+
+static void raw_exec(fixture_t *fx, const char *sql)
+{
+    char *err = NULL;
+    int rc = sqlite3_exec(fx->raw, sql, NULL, NULL, &err);
+    if (rc != SQLITE_OK)
+        fail_msg("%s: %s", sql, err != NULL ? err : sqlite3_errstr(rc));
+}
+
+static int setup(void **state)
+{
+    fixture_t *fx = calloc(1, sizeof *fx);
+    if (fx == NULL)
+        return -1;
+    fx->store = SCRATCH_STORE_OPEN(fx, "taxd.db");
+    if (fx->store == NULL || (fx->conn = store_acquire(fx->store)) == NULL)
+        return -1;
+    store_tenant_t t = {.created_at = T0};
+    snprintf(t.id, sizeof t.id, "%s", TENANT);
+    snprintf(t.name, sizeof t.name, "tenant a");
+    store_tenant_seed_t seed;
+    snprintf(seed.default_filer_uuid, sizeof seed.default_filer_uuid, "%s", FILER);
+    snprintf(seed.usd_asset_uuid, sizeof seed.usd_asset_uuid,
+             "00000000-0000-4000-8000-0000000e000a");
+    if (store_tenant_create(fx->conn, &t, &seed, NULL) != STORE_OK)
+        return -1;
+    if (sqlite3_open_v2(fx->path, &fx->raw, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_busy_timeout(fx->raw, 5000);
+    *state = fx;
+    raw_exec(fx, "INSERT INTO account_owners (uuid, tenant_id, id, name, account_owner_type,"
+                 " created_at, updated_at) VALUES ('" OWNER "', '" TENANT "', 'o1', 'Owner',"
+                 " 'individual', 1, 1)");
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture_t *fx = *state;
+    sqlite3_close(fx->raw);
+    store_release(fx->store, fx->conn);
+    scratch_store_close(fx->store, fx->dir);
+    free(fx);
+    return 0;
+}
+
+/* SQL adding account `id` (uuid suffix n) with one summary of asset at qty. */
+#define ACCOUNT_SQL(id, n, asset, qty)                                                        \
+    "INSERT INTO accounts (uuid, tenant_id, id, owner_uuid, filer_uuid, cost_basis_method,"  \
+    " created_at, updated_at) VALUES ('00000000-0000-4000-8000-00000000010" n "', '" TENANT   \
+    "', '" id "', '" OWNER "', '" FILER "', 'FIFO', 1, 1);"                                   \
+    "INSERT INTO inventory_summaries (account_uuid, asset_code, total_quantity, total_cost,"  \
+    " quantity_with_basis, average_unit_cost) VALUES ('00000000-0000-4000-8000-00000000010" n \
+    "', '" asset "', '" qty "', '10', '" qty "', NULL);"
+
+/* ---- callbacks */
+
+static int on_skipped(const char *account_id, void *ctx)
+{
+    seen_t *s = ctx;
+    if (s->n_skipped == 0 && s->write_on_skip != NULL)
+        raw_exec(s->fx, s->write_on_skip); /* commits while the read is under way */
+    if (s->n_skipped < ROWS_MAX)
+        snprintf(s->skipped[s->n_skipped++], sizeof s->skipped[0], "%s", account_id);
+    return 0;
+}
+
+static int on_row(const store_report_row_t *row, void *ctx)
+{
+    seen_t *s = ctx;
+    if (s->n_rows < ROWS_MAX)
+        snprintf(s->rows[s->n_rows++], sizeof s->rows[0], "%s/%s/%s", row->account_id,
+                 row->asset_code, row->total_quantity);
+    return 0;
+}
+
+/* ---- tests */
+
+/* Another connection commits, between the read's skipped ids and its rows,
+ * a change to a row already counted, an account that was missing (with a
+ * holding) and a new holding: the rows and counts are those of the snapshot
+ * the read began with. Without the read transaction the rows would show
+ * a1 at 9, a3 and a2's SOL. */
+static void test_read_is_one_snapshot(void **state)
+{
+    fixture_t *fx = *state;
+    raw_exec(fx, ACCOUNT_SQL("a1", "1", "BTC", "1") ACCOUNT_SQL("a2", "2", "ETH", "2"));
+    seen_t s = {.fx = fx,
+                .write_on_skip =
+                    "BEGIN;"
+                    "UPDATE inventory_summaries SET total_quantity = '9'"
+                    " WHERE asset_code = 'BTC';" ACCOUNT_SQL("a3", "3", "DOGE", "3")
+                    "INSERT INTO inventory_summaries (account_uuid, asset_code, total_quantity,"
+                    " total_cost, quantity_with_basis) VALUES"
+                    " ('00000000-0000-4000-8000-000000000102', 'SOL', '5', '0', '0');"
+                    "COMMIT;"};
+    store_report_reader_t reader = {.skipped = on_skipped, .row = on_row, .ctx = &s};
+    assert_int_equal(store_report_read(fx->conn, TENANT, "[\"a1\",\"a3\",\"a2\",\"a1\"]",
+                                       &reader),
+                     STORE_OK);
+    assert_int_equal(reader.requested, 4);
+    assert_int_equal(reader.included, 2);
+    assert_int_equal(s.n_skipped, 1);
+    assert_string_equal(s.skipped[0], "a3");
+    assert_int_equal(s.n_rows, 2);
+    assert_string_equal(s.rows[0], "a1/BTC/1");
+    assert_string_equal(s.rows[1], "a2/ETH/2");
+
+    /* the write did commit: the next read sees it */
+    seen_t after = {.fx = fx};
+    store_report_reader_t again = {.skipped = on_skipped, .row = on_row, .ctx = &after};
+    assert_int_equal(store_report_read(fx->conn, TENANT, "[\"a1\",\"a3\",\"a2\"]", &again),
+                     STORE_OK);
+    assert_int_equal(again.included, 3);
+    assert_int_equal(after.n_skipped, 0);
+    assert_int_equal(after.n_rows, 4);
+    assert_string_equal(after.rows[0], "a1/BTC/9");
+    assert_string_equal(after.rows[1], "a2/ETH/2");
+    assert_string_equal(after.rows[2], "a2/SOL/5");
+    assert_string_equal(after.rows[3], "a3/DOGE/3");
+}
+
+/* Rows are the holdings only (a summary at zero is no row), ordered by
+ * account id then asset code, whatever order the ids were given in; every
+ * account counts without account_ids. */
+static void test_rows_held_in_order(void **state)
+{
+    fixture_t *fx = *state;
+    raw_exec(fx, ACCOUNT_SQL("b", "1", "ETH", "2") ACCOUNT_SQL("a", "2", "BTC", "0")
+                 ACCOUNT_SQL("c", "3", "BTC", "1")
+                 "INSERT INTO inventory_summaries (account_uuid, asset_code, total_quantity,"
+                 " total_cost, quantity_with_basis) VALUES"
+                 " ('00000000-0000-4000-8000-000000000101', 'BTC', '4', '0', '0');");
+    seen_t s = {.fx = fx};
+    store_report_reader_t reader = {.skipped = on_skipped, .row = on_row, .ctx = &s};
+    assert_int_equal(store_report_read(fx->conn, TENANT, NULL, &reader), STORE_OK);
+    assert_int_equal(reader.requested, 0);
+    assert_int_equal(reader.included, 3);
+    assert_int_equal(s.n_rows, 3);
+    assert_string_equal(s.rows[0], "b/BTC/4");
+    assert_string_equal(s.rows[1], "b/ETH/2");
+    assert_string_equal(s.rows[2], "c/BTC/1");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_read_is_one_snapshot, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_rows_held_in_order, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
