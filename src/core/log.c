@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
 #include <unistd.h>
 
 #include "core/buf.h"
@@ -64,23 +65,77 @@ static void write_raw_line(buf_t *b, log_level_t level, const char *msg,
     buf_puts(b, "}\n");
 }
 
-void log_event_raw(log_level_t level, const char *msg, const char *fields_json)
+/* Formats the line into stack (or, when it is longer, a heap buffer the
+ * caller frees through *heap); NULL when out of memory. */
+static const char *raw_line(char *stack, size_t cap, char **heap, size_t *len, log_level_t level,
+                            const char *msg, const char *fields_json)
 {
-    char stack[2048];
-    buf_t b = buf_over(stack, sizeof stack);
+    buf_t b = buf_over(stack, cap);
     write_raw_line(&b, level, msg, fields_json);
-    char *heap = NULL;
+    *heap = NULL;
     if (b.overflow) { /* a long error body: the line goes on the heap */
-        size_t cap = strlen(fields_json) + strlen(msg) + 128;
-        heap = malloc(cap);
-        if (heap == NULL)
-            return;
-        b = buf_over(heap, cap);
+        size_t heap_cap = strlen(fields_json) + strlen(msg) + 128;
+        if ((*heap = malloc(heap_cap)) == NULL)
+            return NULL;
+        b = buf_over(*heap, heap_cap);
         write_raw_line(&b, level, msg, fields_json);
     }
-    ssize_t written = write(STDERR_FILENO, b.data, b.len);
+    *len = b.len;
+    return b.data;
+}
+
+static void write_all(const char *data, size_t len)
+{
+    ssize_t written = write(STDERR_FILENO, data, len);
     (void)written; /* nowhere to report a failed log write */
+}
+
+void log_event_raw(log_level_t level, const char *msg, const char *fields_json)
+{
+    char stack[2048], *heap;
+    size_t len;
+    const char *line = raw_line(stack, sizeof stack, &heap, &len, level, msg, fields_json);
+    if (line != NULL)
+        write_all(line, len);
     free(heap);
+}
+
+void log_batch_add(log_batch_t *b, log_level_t level, const char *msg, const char *fields_json)
+{
+    char stack[2048], *heap;
+    size_t len;
+    const char *line = raw_line(stack, sizeof stack, &heap, &len, level, msg, fields_json);
+    if (line == NULL)
+        return;
+    if (b->len + len > PIPE_BUF)
+        log_batch_flush(b);
+    if (len > PIPE_BUF - b->len) { /* longer than a batch: alone */
+        write_all(line, len);
+        free(heap);
+        return;
+    }
+    if (b->data == NULL && (b->data = malloc(PIPE_BUF)) == NULL) {
+        write_all(line, len);
+        free(heap);
+        return;
+    }
+    memcpy(b->data + b->len, line, len);
+    b->len += len;
+    free(heap);
+}
+
+void log_batch_flush(log_batch_t *b)
+{
+    if (b->len > 0)
+        write_all(b->data, b->len);
+    b->len = 0;
+}
+
+void log_batch_free(log_batch_t *b)
+{
+    log_batch_flush(b);
+    free(b->data);
+    b->data = NULL;
 }
 
 void log_msg(log_level_t level, const char *fmt, ...)

@@ -445,6 +445,27 @@ static const char *const MIGRATIONS[] = {
     "ALTER TABLE inventory_summaries ADD COLUMN since INTEGER;"
     "CREATE INDEX inventory_lots_acquired ON inventory_lots (account_uuid, acquired_at);"
     "CREATE INDEX inventory_reliefs_datetime ON inventory_reliefs (account_uuid, datetime);",
+
+    /* v8: indexes the delivery path only appends to or deletes from in
+     * order. Dispatching an event used to move an entry of events keyed by
+     * a random account uuid and a deliveries entry per state, so each
+     * commit of a batch wrote about a page per delivery. Now an account's
+     * open INVENTORY_UPDATE event is found as its newest one (events_account
+     * never changes after the insert), the open events of a tenant are
+     * listed by tenant and rowid (claimed roughly in rowid order), and only
+     * pending deliveries are indexed by due time; the other states have
+     * small partial indexes for the operator's commands. */
+    "DROP INDEX events_open_inventory;"
+    "CREATE INDEX events_account ON events (account_uuid) WHERE account_uuid IS NOT NULL;"
+    "CREATE INDEX events_open ON events (tenant_id)"
+    "  WHERE claimed_at IS NULL AND type = 'INVENTORY_UPDATE';"
+    "DROP INDEX deliveries_due;"
+    "CREATE INDEX deliveries_due ON deliveries (subscription_id, next_attempt_at)"
+    "  WHERE state = 'pending';"
+    "CREATE INDEX deliveries_subscription ON deliveries (subscription_id, created_at);"
+    "CREATE INDEX deliveries_held ON deliveries (subscription_id) WHERE state = 'held';"
+    "CREATE INDEX deliveries_failed ON deliveries (subscription_id, created_at)"
+    "  WHERE state = 'failed';",
 };
 
 #define MIGRATION_COUNT ((int)(sizeof MIGRATIONS / sizeof MIGRATIONS[0]))

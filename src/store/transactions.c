@@ -52,10 +52,16 @@ static const store_sql_t Q_TX_ASSET_LINK = {
 static const store_sql_t Q_MARK_DIRTY = {
     "tx_mark_dirty", "UPDATE accounts SET dirty_from = min(coalesce(dirty_from, ?2), ?2),"
                      " inventory_version = inventory_version + 1 WHERE uuid = ?1"};
+/* An account has at most one open (unclaimed) INVENTORY_UPDATE event, and
+ * it is the account's newest: a new one is opened only once the newest is
+ * claimed. So the newest is read, not an index of open events that every
+ * claim would have to update. */
 static const store_sql_t Q_EVENT_OPEN = {
-    "tx_event_open", "SELECT id, from_ms, from_tx, latest_ms, latest_tx, has_ids FROM events"
-                     " WHERE account_uuid = ?1 AND type = 'INVENTORY_UPDATE'"
-                     " AND claimed_at IS NULL LIMIT 1"};
+    "tx_event_open",
+    "SELECT id, from_ms, from_tx, latest_ms, latest_tx, has_ids FROM"
+    " (SELECT id, from_ms, from_tx, latest_ms, latest_tx, has_ids, claimed_at FROM events"
+    "  WHERE account_uuid = ?1 AND type = 'INVENTORY_UPDATE' ORDER BY rowid DESC LIMIT 1)"
+    " WHERE claimed_at IS NULL"};
 static const store_sql_t Q_EVENT_INSERT = {
     "tx_event_insert",
     "INSERT INTO events (id, tenant_id, type, created_at, account_uuid, account_id, from_ms,"

@@ -99,8 +99,11 @@ static const store_sql_t Q_UNHOLD = {
                  " window_ends_at = NULL, next_attempt_at = ?2"
                  " WHERE subscription_id = ?1 AND state = 'held'"};
 static const store_sql_t Q_BACKLOG = {
-    "wh_backlog",
-    "SELECT state, count(*) FROM deliveries WHERE subscription_id = ?1 GROUP BY state"};
+    "wh_backlog", /* each count from an index alone; delivered is the rest */
+    "SELECT (SELECT count(*) FROM deliveries WHERE subscription_id = ?1 AND state = 'pending'),"
+    " (SELECT count(*) FROM deliveries WHERE subscription_id = ?1 AND state = 'held'),"
+    " (SELECT count(*) FROM deliveries WHERE subscription_id = ?1 AND state = 'failed'),"
+    " (SELECT count(*) FROM deliveries WHERE subscription_id = ?1)"};
 static const store_sql_t Q_DELIVERY_LIST = {
     "wh_delivery_list",
     "SELECT d.id, d.event_id, e.type, d.trace_id, d.state, d.attempts, d.first_attempt_at,"
@@ -658,20 +661,13 @@ store_status_t store_subscription_backlog(store_conn_t *conn, const char *id,
         st = conn_prepare_key(conn, &Q_BACKLOG, id, &stmt);
     if (st != STORE_OK)
         return st;
-    int rc;
-    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-        const char *state = (const char *)sqlite3_column_text(stmt, 0);
-        int64_t n = sqlite3_column_int64(stmt, 1);
-        if (state == NULL)
-            continue;
-        if (strcmp(state, "pending") == 0)
-            out->pending = n;
-        else if (strcmp(state, "held") == 0)
-            out->held = n;
-        else if (strcmp(state, "delivered") == 0)
-            out->delivered = n;
-        else if (strcmp(state, "failed") == 0)
-            out->failed = n;
+    int rc = sqlite3_step(stmt);
+    if (rc == SQLITE_ROW) {
+        out->pending = sqlite3_column_int64(stmt, 0);
+        out->held = sqlite3_column_int64(stmt, 1);
+        out->failed = sqlite3_column_int64(stmt, 2);
+        out->delivered = sqlite3_column_int64(stmt, 3) - out->pending - out->held - out->failed;
+        rc = SQLITE_DONE;
     }
     st = rc == SQLITE_DONE ? STORE_OK : conn_fail(conn, &Q_BACKLOG, rc);
     stmt_done(stmt);

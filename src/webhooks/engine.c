@@ -30,7 +30,10 @@
  *    signals, the configured CA bundle as the only trust (CAPATH cleared),
  *    the source address from the subscription or the process. The Basic
  *    header is written by taxd (libcurl's auth negotiation would first send
- *    a request without credentials).
+ *    a request without credentials). Easy handles are kept for reuse with
+ *    the options all requests share; a request sets only its own.
+ *  - One log line per attempt, gathered during a step and written at its
+ *    end (core/log.h's batch): one write(2) per step, not per delivery.
  *  - Outcomes: 2xx delivered; 401, 403, 407 (also a proxy's 407 on CONNECT)
  *    deauthorize the subscription at once: no attempt of it starts after
  *    that answer was processed, its other running attempts are aborted, and
@@ -87,11 +90,11 @@
 #define STORE_RETRY_MS 200      /* after a store failure */
 #define SUB_CONCURRENCY 64      /* attempts in flight per subscription */
 #define DISPATCHER_TRANSFERS 1024 /* attempts in flight per dispatcher */
-#define SUB_AHEAD 128           /* attempts begun ahead of sending, per subscription */
+#define SUB_AHEAD 256           /* attempts begun ahead of sending, per subscription */
 #define DISPATCHER_AHEAD 1024   /* attempts begun ahead of sending, per dispatcher */
 #define BATCH_MAX 256           /* attempts begun per subscription per step */
-#define JOB_READY_LOW 48        /* a subscription with fewer ready: begin more now */
-#define JOB_OUTCOMES 64         /* this many outcomes: record them now */
+#define JOB_READY_LOW 128       /* a subscription with fewer ready: begin more now */
+#define JOB_OUTCOMES 128        /* this many outcomes: record them now */
 #define JOB_DELAY_US 20000      /* an outcome waits at most this long to be recorded */
 #define IN_FLIGHT_GUARD_MS 30000 /* past the timeout: a lost attempt is due again */
 #define SUB_KEEP_US 5000000LL   /* an idle subscription's bucket is kept this long */
@@ -196,8 +199,9 @@ typedef struct dispatcher {
     int64_t ready_wait_ms;     /* from the last start of ready attempts */
     uint64_t seen_wakes;
     uint64_t rng;
-    ready_t *ready;            /* in the order they were begun */
-    size_t ready_count, ready_cap;
+    log_batch_t log;           /* the attempts' lines, written once per step */
+    ready_t *ready;            /* ready[ready_first..ready_end): in the order begun */
+    size_t ready_first, ready_end, ready_cap;
     /* the store thread and its one job (job_state under job_lock) */
     pthread_mutex_t job_lock;
     pthread_cond_t job_cond;
@@ -576,8 +580,10 @@ static void put_json_string(char *buf, size_t cap, size_t *used, const char *s)
 }
 
 /* One log line per attempt: subscription, event, trace id, status, latency.
- * Written as a pre-serialized fragment: one per delivery on the hot path. */
-static void log_attempt(const transfer_t *t, const store_wh_outcome_t *o, int64_t latency_us)
+ * A pre-serialized fragment, gathered in the dispatcher's batch: one per
+ * delivery on the hot path, written by the step that collected it. */
+static void log_attempt(dispatcher_t *d, const transfer_t *t, const store_wh_outcome_t *o,
+                        int64_t latency_us)
 {
     char line[3 * STORE_WH_ERROR_MAX + 512];
     size_t n = (size_t)snprintf(line, sizeof line, "\"subscription_id\":");
@@ -598,7 +604,8 @@ static void log_attempt(const transfer_t *t, const store_wh_outcome_t *o, int64_
     put_json_string(line, sizeof line, &n, o->error);
     snprintf(line + n, sizeof line - n, ",\"latency_us\":%lld,\"outcome\":\"%s\"",
              (long long)(latency_us >= 0 ? latency_us : 0), result_name(o->result));
-    log_event_raw(o->result == STORE_WH_DELIVERED ? LOG_INFO : LOG_WARN, "webhook attempt", line);
+    log_batch_add(&d->log, o->result == STORE_WH_DELIVERED ? LOG_INFO : LOG_WARN,
+                  "webhook attempt", line);
 }
 
 /* Records the outcome of the attempt t (its transfer is over). */
@@ -619,7 +626,7 @@ static void outcome_record(dispatcher_t *d, const transfer_t *t, store_wh_outcom
     copy_text(p->error, sizeof p->error, error);
     p->o = o;
     o.error = p->error[0] ? p->error : NULL;
-    log_attempt(t, &o, latency_us);
+    log_attempt(d, t, &o, latency_us);
     count_outcome(d->engine, o.result, latency_us);
     if (o.result == STORE_WH_RETRY && (t->sub->next_due == 0 || o.next_attempt_at <
                                                                      t->sub->next_due))
@@ -656,6 +663,11 @@ static size_t discard_body(char *data, size_t size, size_t n, void *ctx)
     return size * n;
 }
 
+static bool easy_setup_once(dispatcher_t *d, transfer_t *t);
+
+/* A transfer from the free list, or a new one. Its easy handle keeps the
+ * options every request shares (easy_setup_once); only the request's own
+ * are set again (easy_setup), as libcurl allows between transfers. */
 static transfer_t *transfer_get(dispatcher_t *d)
 {
     transfer_t *t = d->free_list;
@@ -664,14 +676,15 @@ static transfer_t *transfer_get(dispatcher_t *d)
         CURL *easy = t->easy;
         memset(t, 0, sizeof *t);
         t->easy = easy;
-        curl_easy_reset(easy);
         return t;
     }
     t = calloc(1, sizeof *t);
     if (t == NULL)
         return NULL;
     t->easy = curl_easy_init();
-    if (t->easy == NULL) {
+    if (t->easy == NULL || !easy_setup_once(d, t)) {
+        if (t->easy != NULL)
+            curl_easy_cleanup(t->easy);
         free(t);
         return NULL;
     }
@@ -729,38 +742,47 @@ static bool build_headers(transfer_t *t, const char *signature)
     return true;
 }
 
-static bool easy_setup(dispatcher_t *d, transfer_t *t, size_t body_len)
+/* The options every request of this dispatcher shares. The error buffer
+ * and the private pointer stay valid: a transfer_t keeps its easy handle for
+ * life, and memset leaves errbuf empty for the next request. */
+static bool easy_setup_once(dispatcher_t *d, transfer_t *t)
 {
     CURL *h = t->easy;
     const webhook_engine_t *e = d->engine;
-    const wsub_t *s = t->sub;
-    long timeout = (long)s->timeout_s * 1000L;
     bool ok =
-        curl_easy_setopt(h, CURLOPT_URL, s->url) == CURLE_OK &&
         curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "https") == CURLE_OK &&
         curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L) == CURLE_OK &&
         curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1) == CURLE_OK &&
         curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L) == CURLE_OK &&
         curl_easy_setopt(h, CURLOPT_PROXY, "") == CURLE_OK &&
         curl_easy_setopt(h, CURLOPT_POST, 1L) == CURLE_OK &&
-        curl_easy_setopt(h, CURLOPT_POSTFIELDS, t->body) == CURLE_OK &&
-        curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len) == CURLE_OK &&
-        curl_easy_setopt(h, CURLOPT_HTTPHEADER, t->headers) == CURLE_OK &&
         curl_easy_setopt(h, CURLOPT_USERAGENT, "taxd-webhooks") == CURLE_OK &&
         curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, discard_body) == CURLE_OK &&
-        curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout) == CURLE_OK &&
-        curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
-                         timeout < CONNECT_TIMEOUT_MS ? timeout : CONNECT_TIMEOUT_MS) ==
-            CURLE_OK &&
         curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L) == CURLE_OK &&
         curl_easy_setopt(h, CURLOPT_ERRORBUFFER, t->errbuf) == CURLE_OK &&
         curl_easy_setopt(h, CURLOPT_PRIVATE, t) == CURLE_OK;
     if (ok && e->ca_file[0] != '\0')
         ok = curl_easy_setopt(h, CURLOPT_CAINFO, e->ca_file) == CURLE_OK &&
              curl_easy_setopt(h, CURLOPT_CAPATH, NULL) == CURLE_OK;
-    if (ok && s->interface[0] != '\0')
-        ok = curl_easy_setopt(h, CURLOPT_INTERFACE, s->interface) == CURLE_OK;
     return ok;
+}
+
+/* The options of this request: its subscription's and its body. */
+static bool easy_setup(transfer_t *t, size_t body_len)
+{
+    CURL *h = t->easy;
+    const wsub_t *s = t->sub;
+    long timeout = (long)s->timeout_s * 1000L;
+    return curl_easy_setopt(h, CURLOPT_URL, s->url) == CURLE_OK &&
+           curl_easy_setopt(h, CURLOPT_POSTFIELDS, t->body) == CURLE_OK &&
+           curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len) == CURLE_OK &&
+           curl_easy_setopt(h, CURLOPT_HTTPHEADER, t->headers) == CURLE_OK &&
+           curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout) == CURLE_OK &&
+           curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
+                            timeout < CONNECT_TIMEOUT_MS ? timeout : CONNECT_TIMEOUT_MS) ==
+               CURLE_OK &&
+           curl_easy_setopt(h, CURLOPT_INTERFACE,
+                            s->interface[0] != '\0' ? s->interface : NULL) == CURLE_OK;
 }
 
 /* An attempt that could not be sent at all (the event does not render, no
@@ -807,7 +829,7 @@ static void start_transfer(dispatcher_t *d, const ready_t *r)
     }
     char *signature = signature_header_keyed((const crypto_hmac_key_t *const *)s->keys,
                                              s->secret_count, t->body, len);
-    bool ready = signature != NULL && build_headers(t, signature) && easy_setup(d, t, len);
+    bool ready = signature != NULL && build_headers(t, signature) && easy_setup(t, len);
     free(signature);
     if (!ready || curl_multi_add_handle(d->multi, t->easy) != CURLM_OK) {
         start_failed(d, t, "the request could not be prepared", false);
@@ -944,15 +966,25 @@ static char *render_event(store_wh_attempt_t *a, size_t *len)
     return text;
 }
 
+static size_t ready_count(const dispatcher_t *d)
+{
+    return d->ready_end - d->ready_first;
+}
+
 static bool ready_push(dispatcher_t *d, wsub_t *s, store_wh_attempt_t *a, char *event,
                        size_t event_len)
 {
-    ready_t *grown = grow_array(d->ready, &d->ready_cap, d->ready_count + 1, sizeof *grown, 256);
+    if (d->ready_end == d->ready_cap && d->ready_first > 0) { /* reuse the sent ones' room */
+        memmove(d->ready, d->ready + d->ready_first, ready_count(d) * sizeof *d->ready);
+        d->ready_end -= d->ready_first;
+        d->ready_first = 0;
+    }
+    ready_t *grown = grow_array(d->ready, &d->ready_cap, d->ready_end + 1, sizeof *grown, 256);
     if (grown == NULL)
         return false;
     d->ready = grown;
-    d->ready[d->ready_count++] = (ready_t){.sub = s, .a = *a, .event = event,
-                                           .event_len = event_len};
+    d->ready[d->ready_end++] = (ready_t){.sub = s, .a = *a, .event = event,
+                                         .event_len = event_len};
     s->ready++;
     return true;
 }
@@ -1010,39 +1042,44 @@ static ready_verdict_t ready_check(dispatcher_t *d, ready_t *r, int64_t now, int
 }
 
 /* Sends every ready attempt that may start now, in the order they were
- * begun; the others keep their place. */
+ * begun; the others keep their place. Those that leave from the front only
+ * move ready_first: with one busy subscription nothing is copied. */
 static void start_ready(dispatcher_t *d)
 {
     d->ready_wait_ms = IDLE_MAX_MS;
-    if (d->ready_count == 0)
-        return;
     int64_t now = now_ms(d), now_us = clock_monotonic_us();
-    size_t kept = 0;
-    for (size_t i = 0; i < d->ready_count; i++) {
+    size_t kept = d->ready_first;
+    for (size_t i = d->ready_first; i < d->ready_end; i++) {
         ready_t *r = &d->ready[i];
         ready_verdict_t v = ready_check(d, r, now, now_us);
         if (v == READY_KEEP) {
-            d->ready[kept++] = *r;
+            if (kept != i)
+                d->ready[kept] = *r;
+            kept++;
             continue;
         }
         if (v == READY_START)
             start_transfer(d, r);
         r->sub->ready--;
         free(r->event);
+        if (kept == d->ready_first) /* nothing kept yet: the front moves */
+            d->ready_first = kept = i + 1;
     }
-    d->ready_count = kept;
+    d->ready_end = kept;
+    if (d->ready_first == d->ready_end)
+        d->ready_first = d->ready_end = 0;
 }
 
 /* At shutdown: nothing ready is sent any more; each is due again at once. */
 static void ready_drop_all(dispatcher_t *d)
 {
-    for (size_t i = 0; i < d->ready_count; i++) {
+    for (size_t i = d->ready_first; i < d->ready_end; i++) {
         ready_t *r = &d->ready[i];
         unsent_record(d, r, STORE_WH_RETRY, NULL);
         r->sub->ready--;
         free(r->event);
     }
-    d->ready_count = 0;
+    d->ready_first = d->ready_end = 0;
 }
 
 /* ---- beginning attempts */
@@ -1059,7 +1096,7 @@ static size_t sub_capacity(dispatcher_t *d, wsub_t *s, int64_t now, int64_t *wai
         return 0;
     }
     size_t ahead = (size_t)s->in_flight + s->ready;
-    size_t total = (size_t)d->running_count + d->ready_count;
+    size_t total = (size_t)d->running_count + ready_count(d);
     if (ahead >= SUB_CONCURRENCY + SUB_AHEAD || total >= DISPATCHER_TRANSFERS + DISPATCHER_AHEAD)
         return 0; /* a finishing transfer wakes the poll */
     int64_t now_us = clock_monotonic_us();
@@ -1317,11 +1354,8 @@ static void job_next(dispatcher_t *d)
 
 /* ---- the step */
 
-int64_t webhook_engine_step(webhook_engine_t *e, unsigned thread_index)
+static int64_t step(dispatcher_t *d)
 {
-    if (e == NULL || thread_index >= e->threads)
-        return IDLE_MAX_MS;
-    dispatcher_t *d = &e->disp[thread_index];
     job_harvest(d);
     start_ready(d);
     bool busy = job_state_get(d) == JOB_QUEUED;
@@ -1342,6 +1376,16 @@ int64_t webhook_engine_step(webhook_engine_t *e, unsigned thread_index)
         return STORE_RETRY_MS;
     int64_t wait = min_i64(d->wait_ms, d->ready_wait_ms);
     return wait > 0 ? wait : 1;
+}
+
+int64_t webhook_engine_step(webhook_engine_t *e, unsigned thread_index)
+{
+    if (e == NULL || thread_index >= e->threads)
+        return IDLE_MAX_MS;
+    dispatcher_t *d = &e->disp[thread_index];
+    int64_t wait = step(d);
+    log_batch_flush(&d->log); /* before the caller sleeps */
+    return wait;
 }
 
 void webhook_engine_wake(webhook_engine_t *e)
@@ -1503,6 +1547,7 @@ static void dispatcher_close(webhook_engine_t *e, dispatcher_t *d)
     free(d->subs);
     free(d->outcomes);
     free(d->ready);
+    log_batch_free(&d->log);
     curl_multi_cleanup(d->multi);
     d->multi = NULL;
 }

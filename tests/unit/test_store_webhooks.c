@@ -3,7 +3,8 @@
  * the outbox fan-out (one delivery per subscription listing the type,
  * pending or held), subscribing closes open INVENTORY_UPDATE events, the
  * two-secret rule, leases (one dispatcher at a time), beginning an attempt
- * claims its event, and an outcome never overrides an operator's replay. */
+ * claims its event, an outcome never overrides an operator's replay, and the
+ * backlog's count of each state. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -360,6 +361,35 @@ static void test_unsent_attempt_is_undone(void **state)
     store_wh_attempts_free(attempts, n);
 }
 
+/* Each count of the backlog comes from its own index (v8): pending, held
+ * and failed from partial ones, delivered as the rest of the total. */
+static void test_backlog_counts_each_state(void **state)
+{
+    fixture_t *f = *state;
+    subscribe(f, "sub", TENANT, "INVENTORY_UPDATE");
+    subscribe(f, "sub_other", TENANT, "INVENTORY_UPDATE");
+    const char *ids[] = {"e1", "e2", "e3", "e4", "e5", "e6", "e7"};
+    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++)
+        event(f, ids[i], TENANT);
+    exec(f, "UPDATE deliveries SET state = 'delivered' WHERE subscription_id = 'sub'"
+            " AND event_id IN ('e1', 'e2', 'e3')");
+    exec(f, "UPDATE deliveries SET state = 'held' WHERE subscription_id = 'sub'"
+            " AND event_id = 'e4'");
+    exec(f, "UPDATE deliveries SET state = 'failed' WHERE subscription_id = 'sub'"
+            " AND event_id IN ('e5', 'e6')");
+    store_wh_backlog_t b;
+    assert_int_equal(store_subscription_backlog(f->conn, "sub", &b), STORE_OK);
+    assert_int_equal(b.pending, 1);
+    assert_int_equal(b.held, 1);
+    assert_int_equal(b.delivered, 3);
+    assert_int_equal(b.failed, 2);
+    assert_int_equal(store_subscription_backlog(f->conn, "sub_other", &b), STORE_OK);
+    assert_int_equal(b.pending, 7);
+    assert_int_equal(b.held + b.delivered + b.failed, 0);
+    assert_int_equal(store_subscription_backlog(f->conn, "sub_none", &b), STORE_OK);
+    assert_int_equal(b.pending + b.held + b.delivered + b.failed, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -375,6 +405,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_deauthorizing_outcome_holds_pending_deliveries,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_unsent_attempt_is_undone, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_backlog_counts_each_state, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
