@@ -43,6 +43,7 @@
 #include "store/store.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
 #include <pthread.h>
@@ -54,6 +55,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "core/clock.h"
 #include "core/log.h"
@@ -591,6 +593,23 @@ static bool store_make_parent(const char *path, char **err)
     return ok;
 }
 
+/* Creates the database file readable by its owner only when it does not
+ * exist yet (SQLite gives its -wal and -shm files the same mode): it holds
+ * personal data, beside key files of mode 0600. An empty file is an empty
+ * database. */
+static bool store_create_private(const char *path, char **err)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+        close(fd);
+        return true;
+    }
+    if (errno == EEXIST)
+        return true;
+    store_set_err(err, "cannot create %s: %s", path, strerror(errno));
+    return false;
+}
+
 /* An empty pool for path. */
 static store_t *store_new(const char *path, char **err)
 {
@@ -624,7 +643,7 @@ store_t *store_open(const char *path, char **err)
         store_set_err(err, "no database path");
         return NULL;
     }
-    if (!store_make_parent(path, err))
+    if (!store_make_parent(path, err) || !store_create_private(path, err))
         return NULL;
     store_t *store = store_new(path, err);
     if (store == NULL)

@@ -402,18 +402,26 @@ def test_key_rotation_keeps_two_keys(tmp_path_factory, taxd_bin):
 def test_revocation_invalidates_existing_tokens_within_a_second(server, tenant):
     """Operator changes (revocation) take effect in the running server within
     one second: a token of a revoked credential is then 401 Invalid token,
-    without rate-limit headers."""
-    tok = tenant.token
-    assert tenant.get(FILER, token=tok).status_code == 200
-    out = server.admin("credentials", "revoke", "--client-id", tenant.client_id)
-    assert out["client_id"] == tenant.client_id
-    t0 = time.monotonic()
-    r = poll(lambda: (lambda r: [r] if r.status_code == 401 else None)(tenant.get(FILER, token=tok)),
-             SETTINGS_PROPAGATION_S, what="revoked token to be refused")[0]
-    elapsed = time.monotonic() - t0
-    assert body(r) == INVALID_TOKEN
-    assert_no_rl_headers(r)
-    assert elapsed <= SETTINGS_PROPAGATION_S
+    without rate-limit headers. Three revocations in turn: the median delay
+    from the admin command's exit to the first refusal must be under a
+    second (the server reloads every 200 ms), and none may pass the polling
+    bound, so one stall of a loaded machine does not decide the result."""
+    from conftest import Tenant
+    delays = []
+    for _ in range(3):
+        cred = server.admin("credentials", "create", "--tenant", tenant.tenant_id)
+        t = Tenant(server, cred["tenant_id"], cred["client_id"], cred["client_secret"])
+        tok = t.token
+        assert t.get(FILER, token=tok).status_code == 200
+        out = server.admin("credentials", "revoke", "--client-id", t.client_id)
+        assert out["client_id"] == t.client_id
+        t0 = time.monotonic()
+        r = poll(lambda: (lambda r: [r] if r.status_code == 401 else None)(t.get(FILER, token=tok)),
+                 SETTINGS_PROPAGATION_S, interval=0.01, what="revoked token to be refused")[0]
+        delays.append(time.monotonic() - t0)
+        assert body(r) == INVALID_TOKEN
+        assert_no_rl_headers(r)
+    assert sorted(delays)[1] < 1.0, delays
 
 
 def test_revoked_credential_cannot_mint(server, api, tenant):

@@ -435,6 +435,25 @@ def test_key_files_created_beside_the_database_0600_and_kept(tmp_path_factory, t
         s2.stop_and_check()
 
 
+def test_database_created_readable_by_its_owner_only(tmp_path_factory):
+    """The database holds personal data: taxd creates it (and SQLite its
+    -wal and -shm files) with mode 0600, as it does the key files beside it,
+    whatever the umask would have allowed."""
+    d = tmp_path_factory.mktemp("dbmode")
+    old = os.umask(0o022)
+    try:
+        s = Server(d).start()
+    finally:
+        os.umask(old)
+    try:
+        s.new_tenant("x").get(FILER)
+        for path in (s.db, f"{s.db}-wal", f"{s.db}-shm"):
+            mode = stat.S_IMODE(os.stat(path).st_mode)
+            assert mode == 0o600, f"{path}: mode {oct(mode)}"
+    finally:
+        s.stop_and_check()
+
+
 def test_sigterm_exits_zero(make_server):
     """SIGTERM stops the server gracefully with exit status 0."""
     s = make_server()
