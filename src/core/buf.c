@@ -69,3 +69,40 @@ void buf_put_hex(buf_t *b, uint64_t v, unsigned width)
         out[width - 1 - i] = HEX[(v >> (4 * i)) & 0xf];
     buf_put(b, out, width);
 }
+
+static void put_json_escape(buf_t *b, unsigned char c)
+{
+    static const char HEX[] = "0123456789abcdef";
+    switch (c) {
+    case '"': buf_put(b, "\\\"", 2); break;
+    case '\\': buf_put(b, "\\\\", 2); break;
+    case '\b': buf_put(b, "\\b", 2); break;
+    case '\f': buf_put(b, "\\f", 2); break;
+    case '\n': buf_put(b, "\\n", 2); break;
+    case '\r': buf_put(b, "\\r", 2); break;
+    case '\t': buf_put(b, "\\t", 2); break;
+    default: {
+        char esc[6] = {'\\', 'u', '0', '0', HEX[c >> 4], HEX[c & 0xf]};
+        buf_put(b, esc, sizeof esc);
+    }
+    }
+}
+
+void buf_put_json_string(buf_t *b, const char *s)
+{
+    if (s == NULL) {
+        buf_put(b, "null", 4);
+        return;
+    }
+    buf_putc(b, '"');
+    const unsigned char *p = (const unsigned char *)s, *run = p;
+    for (; *p != '\0'; p++) {
+        if (*p >= 0x20 && *p != '"' && *p != '\\')
+            continue;
+        buf_put(b, (const char *)run, (size_t)(p - run)); /* the plain run before it */
+        put_json_escape(b, *p);
+        run = p + 1;
+    }
+    buf_put(b, (const char *)run, (size_t)(p - run));
+    buf_putc(b, '"');
+}

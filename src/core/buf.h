@@ -26,6 +26,10 @@ void buf_put_u64(buf_t *b, uint64_t v);
 void buf_put_i64(buf_t *b, int64_t v);
 /* v in decimal, zero-padded to at least `width` digits. */
 void buf_put_dec(buf_t *b, uint64_t v, unsigned width);
+/* s as a JSON string (NULL as null): quotes, backslashes and control
+ * characters escaped as JavaScript's JSON.stringify does, anything else,
+ * UTF-8 included, as it is. */
+void buf_put_json_string(buf_t *b, const char *s);
 /* v as exactly `width` lowercase hex digits (the low 4*width bits). */
 void buf_put_hex(buf_t *b, uint64_t v, unsigned width);
 

@@ -96,41 +96,16 @@ static void csv_row(const report_row_t *row, buf_t *out)
 
 /* ---- JSON lines ------------------------------------------------------- */
 
-static void json_string(buf_t *out, const char *text)
-{
-    static const char HEX[] = "0123456789abcdef";
-    buf_putc(out, '"');
-    for (const unsigned char *p = (const unsigned char *)text; *p != '\0'; p++) {
-        switch (*p) {
-        case '"': buf_put(out, "\\\"", 2); break;
-        case '\\': buf_put(out, "\\\\", 2); break;
-        case '\b': buf_put(out, "\\b", 2); break;
-        case '\f': buf_put(out, "\\f", 2); break;
-        case '\n': buf_put(out, "\\n", 2); break;
-        case '\r': buf_put(out, "\\r", 2); break;
-        case '\t': buf_put(out, "\\t", 2); break;
-        default:
-            if (*p < 0x20) {
-                char esc[6] = {'\\', 'u', '0', '0', HEX[*p >> 4], HEX[*p & 0xf]};
-                buf_put(out, esc, sizeof esc);
-            } else {
-                buf_putc(out, (char)*p);
-            }
-        }
-    }
-    buf_putc(out, '"');
-}
-
 static void json_member(buf_t *out, const char *key, const char *value, bool first)
 {
     if (!first)
         buf_putc(out, ',');
-    json_string(out, key);
+    buf_put_json_string(out, key);
     buf_putc(out, ':');
     if (value == NULL)
         buf_puts(out, "null");
     else
-        json_string(out, value);
+        buf_put_json_string(out, value);
 }
 
 static void jsonl_row(const report_row_t *row, buf_t *out)

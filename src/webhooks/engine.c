@@ -72,6 +72,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/buf.h"
 #include "core/crypto.h"
 #include "core/grow.h"
 #include "core/log.h"
@@ -243,9 +244,12 @@ static uint64_t rng_next(dispatcher_t *d)
     return x * 0x2545F4914F6CDD1DULL;
 }
 
+/* src into dst[cap], cut to fit (ids and errors are bounded at the source). */
 static void copy_text(char *dst, size_t cap, const char *src)
 {
-    snprintf(dst, cap, "%s", src != NULL ? src : "");
+    size_t n = src != NULL ? strnlen(src, cap - 1) : 0;
+    memcpy(dst, src != NULL ? src : "", n);
+    dst[n] = '\0';
 }
 
 static int64_t min_i64(int64_t a, int64_t b)
@@ -551,61 +555,40 @@ static const char *result_name(store_wh_result_t r)
 
 /* Appends s as a JSON string (quotes, backslashes and control characters
  * escaped; other bytes as they are) or null. */
-static void put_json_string(char *buf, size_t cap, size_t *used, const char *s)
-{
-    static const char HEX[] = "0123456789abcdef";
-    if (s == NULL) {
-        *used += (size_t)snprintf(buf + *used, cap - *used, "null");
-        return;
-    }
-    size_t n = *used;
-    buf[n++] = '"';
-    for (; *s != '\0' && n + 8 < cap; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') {
-            buf[n++] = '\\';
-            buf[n++] = (char)c;
-        } else if (c < 0x20) {
-            memcpy(buf + n, "\\u00", 4);
-            buf[n + 4] = HEX[c >> 4];
-            buf[n + 5] = HEX[c & 15];
-            n += 6;
-        } else {
-            buf[n++] = (char)c;
-        }
-    }
-    buf[n++] = '"';
-    buf[n] = '\0';
-    *used = n;
-}
-
 /* One log line per attempt: subscription, event, trace id, status, latency.
  * A pre-serialized fragment, gathered in the dispatcher's batch: one per
  * delivery on the hot path, written by the step that collected it. */
 static void log_attempt(dispatcher_t *d, const transfer_t *t, const store_wh_outcome_t *o,
                         int64_t latency_us)
 {
-    char line[3 * STORE_WH_ERROR_MAX + 512];
-    size_t n = (size_t)snprintf(line, sizeof line, "\"subscription_id\":");
-    put_json_string(line, sizeof line, &n, t->sub->id);
-    n += (size_t)snprintf(line + n, sizeof line - n, ",\"event_id\":");
-    put_json_string(line, sizeof line, &n, t->event_id);
-    n += (size_t)snprintf(line + n, sizeof line - n, ",\"trace_id\":");
-    put_json_string(line, sizeof line, &n, t->trace_id);
-    n += (size_t)snprintf(line + n, sizeof line - n, ",\"delivery_id\":");
-    put_json_string(line, sizeof line, &n, t->delivery_id);
-    n += (size_t)snprintf(line + n, sizeof line - n, ",\"attempt\":%lld,\"status\":",
-                          (long long)t->attempts);
+    /* room for every field escaped at worst (6 bytes a character) */
+    char line[6 * (STORE_WH_ERROR_MAX + 4 * STORE_WH_ID_MAX) + 256];
+    buf_t b = buf_over(line, sizeof line);
+    buf_puts(&b, "\"subscription_id\":");
+    buf_put_json_string(&b, t->sub->id);
+    buf_puts(&b, ",\"event_id\":");
+    buf_put_json_string(&b, t->event_id);
+    buf_puts(&b, ",\"trace_id\":");
+    buf_put_json_string(&b, t->trace_id);
+    buf_puts(&b, ",\"delivery_id\":");
+    buf_put_json_string(&b, t->delivery_id);
+    buf_puts(&b, ",\"attempt\":");
+    buf_put_i64(&b, t->attempts);
+    buf_puts(&b, ",\"status\":");
     if (o->status > 0)
-        n += (size_t)snprintf(line + n, sizeof line - n, "%d", o->status);
+        buf_put_i64(&b, o->status);
     else
-        n += (size_t)snprintf(line + n, sizeof line - n, "null");
-    n += (size_t)snprintf(line + n, sizeof line - n, ",\"error\":");
-    put_json_string(line, sizeof line, &n, o->error);
-    snprintf(line + n, sizeof line - n, ",\"latency_us\":%lld,\"outcome\":\"%s\"",
-             (long long)(latency_us >= 0 ? latency_us : 0), result_name(o->result));
-    log_batch_add(&d->log, o->result == STORE_WH_DELIVERED ? LOG_INFO : LOG_WARN,
-                  "webhook attempt", line);
+        buf_puts(&b, "null");
+    buf_puts(&b, ",\"error\":");
+    buf_put_json_string(&b, o->error);
+    buf_puts(&b, ",\"latency_us\":");
+    buf_put_i64(&b, latency_us >= 0 ? latency_us : 0);
+    buf_puts(&b, ",\"outcome\":\"");
+    buf_puts(&b, result_name(o->result));
+    buf_putc(&b, '"');
+    if (!b.overflow) /* sized above: cannot happen */
+        log_batch_add(&d->log, o->result == STORE_WH_DELIVERED ? LOG_INFO : LOG_WARN,
+                      "webhook attempt", line);
 }
 
 /* Records the outcome of the attempt t (its transfer is over). */

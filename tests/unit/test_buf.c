@@ -43,11 +43,36 @@ static void test_overflow_is_flagged_and_bounded(void **state)
     assert_int_equal(storage[6], 'x'); /* nothing written past cap */
 }
 
+/* The escapes JSON.stringify makes and no others: short forms for the
+ * five that have one, lowercase \u00xx for the other control characters,
+ * UTF-8 and DEL as they are. */
+static void test_json_string(void **state)
+{
+    (void)state;
+    char storage[128];
+    buf_t b = buf_over(storage, sizeof storage);
+    buf_put_json_string(&b, "plain");
+    buf_putc(&b, ' ');
+    buf_put_json_string(&b, "q\"b\\n\nt\tr\rb\bf\fx\x01\x1f\x7f\xc3\xa9");
+    buf_putc(&b, ' ');
+    buf_put_json_string(&b, NULL);
+    buf_putc(&b, ' ');
+    buf_put_json_string(&b, "");
+    assert_false(b.overflow);
+    assert_string_equal(storage, "\"plain\" \"q\\\"b\\\\n\\nt\\tr\\rb\\bf\\fx\\u0001\\u001f\x7f\xc3\xa9\""
+                                 " null \"\"");
+    b = buf_over(storage, 8);
+    buf_put_json_string(&b, "longer than eight");
+    assert_true(b.overflow);
+    assert_true(strlen(storage) < 8);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_appends),
         cmocka_unit_test(test_overflow_is_flagged_and_bounded),
+        cmocka_unit_test(test_json_string),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
