@@ -82,6 +82,7 @@
 #include "webhooks/event.h"
 #include "webhooks/payload.h"
 #include "webhooks/signature.h"
+#include "webhooks/subscription.h"
 #include "webhooks/vault.h"
 
 #define LEASE_MS 15000          /* a subscription's lease; renewed every claim round */
@@ -108,24 +109,6 @@ static const double LATENCY_BOUNDS[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5
 
 /* ---- types */
 
-typedef struct wsub {
-    char id[STORE_WH_ID_MAX];
-    int64_t updated_at;        /* of the loaded configuration */
-    bool loaded, stale, leased, deauthorized, broken;
-    char url[STORE_WH_URL_MAX];
-    char interface[STORE_WH_ADDR_MAX + 8]; /* "host!<ip>" or "" */
-    char *auth_header;         /* "authorization: Basic ..." or NULL: the source marker */
-    char *secrets[STORE_WH_SECRETS_MAX]; /* newest first */
-    crypto_hmac_key_t *keys[STORE_WH_SECRETS_MAX]; /* the same, prepared for signing */
-    size_t secret_count;
-    uint32_t rate, retries, window_s, timeout_s;
-    webhook_bucket_t bucket;
-    unsigned in_flight;
-    unsigned ready;            /* begun in the database, waiting to be sent */
-    int64_t next_due;          /* wall ms; 0: look now */
-    int64_t last_used_us;
-} wsub_t;
-
 #define HEADER_COUNT 6
 #define SIGNATURE_LINE_MAX 160 /* "x-service-signature: " and two v1= signatures */
 
@@ -137,7 +120,7 @@ typedef struct transfer {
     char trace_line[STORE_WH_ID_MAX + 16];
     char *auth_line;           /* a copy of the Basic header (malloc'd, wiped) or NULL */
     char *body;
-    wsub_t *sub;               /* never freed while in_flight > 0 */
+    webhook_sub_t *sub;               /* never freed while in_flight > 0 */
     char delivery_id[STORE_WH_ID_MAX];
     char event_id[STORE_UUID_LEN];
     char trace_id[STORE_WH_ID_MAX];
@@ -157,7 +140,7 @@ typedef struct pending_outcome {
 /* An attempt begun in the database that waits for its turn to be sent:
  * the store thread begins the next batch while the current one is sent. */
 typedef struct ready {
-    wsub_t *sub;               /* never freed while ready > 0 */
+    webhook_sub_t *sub;               /* never freed while ready > 0 */
     store_wh_attempt_t a;      /* its event's strings were freed once rendered */
     char *event;               /* canonical JSON (payload_dump), owned; NULL: does not render */
     size_t event_len;
@@ -173,7 +156,7 @@ typedef struct store_job {
     size_t outcome_count, outcome_cap;
     store_wh_outcome_t *list;  /* views into outcomes */
     store_wh_begin_t *reqs;
-    wsub_t **subs;             /* reqs[i] is of subs[i]; none is freed while queued */
+    webhook_sub_t **subs;             /* reqs[i] is of subs[i]; none is freed while queued */
     size_t count;
     int64_t now;
     store_status_t status;
@@ -187,7 +170,7 @@ typedef struct dispatcher {
     struct webhook_engine *engine;
     char owner[OWNER_MAX];
     CURLM *multi;
-    wsub_t **subs;
+    webhook_sub_t **subs;
     size_t sub_count, sub_cap;
     transfer_t *running, *free_list;
     unsigned running_count;
@@ -259,26 +242,7 @@ static int64_t min_i64(int64_t a, int64_t b)
 
 /* ---- subscriptions held by a dispatcher */
 
-static void sub_clear_config(wsub_t *s)
-{
-    for (size_t i = 0; i < s->secret_count; i++) {
-        webhook_vault_free(s->secrets[i]);
-        crypto_hmac_key_free(s->keys[i]);
-        s->keys[i] = NULL;
-    }
-    s->secret_count = 0;
-    webhook_vault_free(s->auth_header);
-    s->auth_header = NULL;
-    s->loaded = false;
-}
-
-static void sub_free(wsub_t *s)
-{
-    sub_clear_config(s);
-    free(s);
-}
-
-static wsub_t *sub_find(dispatcher_t *d, const char *id)
+static webhook_sub_t *sub_find(dispatcher_t *d, const char *id)
 {
     for (size_t i = 0; i < d->sub_count; i++)
         if (strcmp(d->subs[i]->id, id) == 0)
@@ -286,17 +250,15 @@ static wsub_t *sub_find(dispatcher_t *d, const char *id)
     return NULL;
 }
 
-static wsub_t *sub_add(dispatcher_t *d, const char *id)
+static webhook_sub_t *sub_add(dispatcher_t *d, const char *id)
 {
-    wsub_t **grown = grow_array(d->subs, &d->sub_cap, d->sub_count + 1, sizeof *grown, 16);
+    webhook_sub_t **grown = grow_array(d->subs, &d->sub_cap, d->sub_count + 1, sizeof *grown, 16);
     if (grown == NULL)
         return NULL;
     d->subs = grown;
-    wsub_t *s = calloc(1, sizeof *s);
+    webhook_sub_t *s = webhook_sub_new(id);
     if (s == NULL)
         return NULL;
-    copy_text(s->id, sizeof s->id, id);
-    s->last_used_us = clock_monotonic_us();
     d->subs[d->sub_count++] = s;
     return s;
 }
@@ -308,114 +270,14 @@ static void subs_evict(dispatcher_t *d)
     int64_t now_us = clock_monotonic_us();
     size_t kept = 0;
     for (size_t i = 0; i < d->sub_count; i++) {
-        wsub_t *s = d->subs[i];
+        webhook_sub_t *s = d->subs[i];
         if (!s->leased && s->in_flight == 0 && s->ready == 0 &&
             now_us - s->last_used_us > SUB_KEEP_US)
-            sub_free(s);
+            webhook_sub_free(s);
         else
             d->subs[kept++] = s;
     }
     d->sub_count = kept;
-}
-
-/* "authorization: Basic base64(user:password)", malloc'd. */
-static char *basic_header(const char *user, const char *password)
-{
-    size_t plain_len = strlen(user) + 1 + strlen(password);
-    char *plain = malloc(plain_len + 1);
-    size_t cap = 22 + CRYPTO_BASE64_LEN(plain_len);
-    char *header = malloc(cap);
-    if (plain == NULL || header == NULL) {
-        free(plain);
-        free(header);
-        return NULL;
-    }
-    snprintf(plain, plain_len + 1, "%s:%s", user, password);
-    int n = snprintf(header, cap, "authorization: Basic ");
-    crypto_base64_encode(plain, plain_len, header + n, cap - (size_t)n);
-    explicit_bzero(plain, plain_len);
-    free(plain);
-    return header;
-}
-
-static int sub_open_secrets(webhook_engine_t *e, wsub_t *s, const store_wh_secret_t *secrets,
-                            size_t count)
-{
-    for (size_t i = 0; i < count; i++) {
-        s->secrets[i] = webhook_vault_open(e->key, s->id, WEBHOOK_VAULT_SECRET,
-                                           secrets[i].sealed, secrets[i].sealed_len);
-        if (s->secrets[i] == NULL)
-            return -1;
-        s->secret_count = i + 1;
-        s->keys[i] = crypto_hmac_key_new(s->secrets[i], strlen(s->secrets[i]));
-        if (s->keys[i] == NULL)
-            return -1;
-    }
-    return count > 0 ? 0 : -1;
-}
-
-static int sub_open_basic(webhook_engine_t *e, wsub_t *s, const store_subscription_t *row)
-{
-    if (!row->basic)
-        return 0;
-    char *password = webhook_vault_open(e->key, s->id, WEBHOOK_VAULT_BASIC_PASSWORD,
-                                        row->basic_password_sealed,
-                                        row->basic_password_sealed_len);
-    if (password == NULL)
-        return -1;
-    s->auth_header = basic_header(row->basic_user, password);
-    webhook_vault_free(password);
-    return s->auth_header != NULL ? 0 : -1;
-}
-
-static void sub_apply_row(dispatcher_t *d, wsub_t *s, const store_subscription_t *row)
-{
-    copy_text(s->url, sizeof s->url, row->url);
-    const char *egress = row->egress_address[0] ? row->egress_address : d->engine->egress;
-    if (egress[0] != '\0')
-        snprintf(s->interface, sizeof s->interface, "host!%s", egress);
-    else
-        s->interface[0] = '\0';
-    bool fresh = s->rate == 0;
-    s->rate = row->rate_limit;
-    s->retries = row->retry_attempts;
-    s->window_s = row->retry_window_s;
-    s->timeout_s = row->timeout_s;
-    s->deauthorized = row->deauthorized;
-    s->updated_at = row->updated_at;
-    int64_t now_us = clock_monotonic_us();
-    if (fresh)
-        webhook_bucket_init(&s->bucket, s->rate, webhook_burst_of(s->rate), now_us);
-    else
-        webhook_bucket_set_rule(&s->bucket, s->rate, webhook_burst_of(s->rate), now_us);
-}
-
-/* (Re)loads a subscription's configuration and opens its secrets. */
-static void sub_load(dispatcher_t *d, store_conn_t *conn, wsub_t *s)
-{
-    store_subscription_t row;
-    store_wh_secret_t secrets[STORE_WH_SECRETS_MAX];
-    size_t count = 0;
-    store_status_t st = store_subscription_get(conn, s->id, &row);
-    if (st == STORE_OK)
-        st = store_subscription_secrets(conn, s->id, secrets, &count);
-    if (st == STORE_NOT_FOUND) {
-        s->leased = false; /* deleted */
-        return;
-    }
-    if (st != STORE_OK)
-        return; /* stays stale: tried again next step */
-    sub_clear_config(s);
-    sub_apply_row(d, s, &row);
-    bool opened = sub_open_secrets(d->engine, s, secrets, count) == 0 &&
-                  sub_open_basic(d->engine, s, &row) == 0;
-    explicit_bzero(secrets, sizeof secrets);
-    s->stale = false;
-    s->loaded = true;
-    if (!opened && !s->broken)
-        log_event(LOG_ERROR, "webhook secrets do not open (another key file?)",
-                  json_pack("{s:s}", "subscription_id", s->id));
-    s->broken = !opened;
 }
 
 /* ---- claim rounds */
@@ -423,7 +285,7 @@ static void sub_load(dispatcher_t *d, store_conn_t *conn, wsub_t *s)
 static int on_leased(const char *id, int64_t updated_at, void *ctx)
 {
     dispatcher_t *d = ctx;
-    wsub_t *s = sub_find(d, id);
+    webhook_sub_t *s = sub_find(d, id);
     if (s == NULL && (s = sub_add(d, id)) == NULL)
         return 0;
     s->leased = true;
@@ -449,7 +311,7 @@ static void claim_round(dispatcher_t *d, store_conn_t *conn)
         return;
     size_t idle_count = 0;
     for (size_t i = 0; i < d->sub_count; i++) {
-        wsub_t *s = d->subs[i];
+        webhook_sub_t *s = d->subs[i];
         if (s->leased && s->in_flight == 0 && s->ready == 0)
             idle[idle_count++] = s->id;
     }
@@ -754,7 +616,7 @@ static bool easy_setup_once(dispatcher_t *d, transfer_t *t)
 static bool easy_setup(transfer_t *t, size_t body_len)
 {
     CURL *h = t->easy;
-    const wsub_t *s = t->sub;
+    const webhook_sub_t *s = t->sub;
     long timeout = (long)s->timeout_s * 1000L;
     return curl_easy_setopt(h, CURLOPT_URL, s->url) == CURLE_OK &&
            curl_easy_setopt(h, CURLOPT_POSTFIELDS, t->body) == CURLE_OK &&
@@ -783,7 +645,7 @@ static void start_failed(dispatcher_t *d, transfer_t *t, const char *why, bool p
 /* Sends ready attempt r: the envelope around its rendered event, signed. */
 static void start_transfer(dispatcher_t *d, const ready_t *r)
 {
-    wsub_t *s = r->sub;
+    webhook_sub_t *s = r->sub;
     const store_wh_attempt_t *a = &r->a;
     transfer_t *t = transfer_get(d);
     if (t == NULL)
@@ -833,7 +695,7 @@ static bool deauthorizing(long status)
 }
 
 /* Aborts the other running attempts of a subscription just deauthorized. */
-static void abort_subscription(dispatcher_t *d, wsub_t *s)
+static void abort_subscription(dispatcher_t *d, webhook_sub_t *s)
 {
     transfer_t *t = d->running;
     while (t != NULL) {
@@ -895,7 +757,7 @@ static void finish_transfer(dispatcher_t *d, CURL *easy, CURLcode res)
     char error[STORE_WH_ERROR_MAX];
     store_wh_outcome_t o = classify(d, t, res, error, sizeof error);
     int64_t latency = clock_monotonic_us() - t->started_us;
-    wsub_t *s = t->sub;
+    webhook_sub_t *s = t->sub;
     s->in_flight--;
     d->running_count--;
     if (o.deauthorize) {
@@ -954,7 +816,7 @@ static size_t ready_count(const dispatcher_t *d)
     return d->ready_end - d->ready_first;
 }
 
-static bool ready_push(dispatcher_t *d, wsub_t *s, store_wh_attempt_t *a, char *event,
+static bool ready_push(dispatcher_t *d, webhook_sub_t *s, store_wh_attempt_t *a, char *event,
                        size_t event_len)
 {
     if (d->ready_end == d->ready_cap && d->ready_first > 0) { /* reuse the sent ones' room */
@@ -997,7 +859,7 @@ typedef enum ready_verdict { READY_KEEP, READY_START, READY_DROPPED } ready_verd
  * sent (then its unsent outcome is recorded). */
 static ready_verdict_t ready_check(dispatcher_t *d, ready_t *r, int64_t now, int64_t now_us)
 {
-    wsub_t *s = r->sub;
+    webhook_sub_t *s = r->sub;
     if (s->deauthorized) {
         unsent_record(d, r, STORE_WH_HELD, NULL);
         return READY_DROPPED;
@@ -1070,7 +932,7 @@ static void ready_drop_all(dispatcher_t *d)
 /* How many attempts of s may be begun now (sent now or soon: at most
  * SUB_AHEAD beyond its concurrency bound, and no more than its bucket holds
  * tokens for); sets *wait_ms when s waits. */
-static size_t sub_capacity(dispatcher_t *d, wsub_t *s, int64_t now, int64_t *wait_ms)
+static size_t sub_capacity(dispatcher_t *d, webhook_sub_t *s, int64_t now, int64_t *wait_ms)
 {
     if (!s->leased || s->deauthorized || s->broken || !s->loaded || s->stale)
         return 0;
@@ -1098,11 +960,11 @@ static size_t sub_capacity(dispatcher_t *d, wsub_t *s, int64_t now, int64_t *wai
     return n < BATCH_MAX ? n : BATCH_MAX;
 }
 
-static void begin_results(dispatcher_t *d, store_wh_begin_t *reqs, wsub_t **subs, size_t count,
+static void begin_results(dispatcher_t *d, store_wh_begin_t *reqs, webhook_sub_t **subs, size_t count,
                           int64_t now)
 {
     for (size_t i = 0; i < count; i++) {
-        wsub_t *s = subs[i];
+        webhook_sub_t *s = subs[i];
         if (reqs[i].lost)
             s->leased = false;
         if (reqs[i].stale) {
@@ -1260,9 +1122,9 @@ static void job_prepare(dispatcher_t *d, store_conn_t *conn)
     j->reqs = calloc(d->sub_count + 1, sizeof *j->reqs);
     j->subs = calloc(d->sub_count + 1, sizeof *j->subs);
     for (size_t i = 0; j->reqs != NULL && j->subs != NULL && i < d->sub_count; i++) {
-        wsub_t *s = d->subs[i];
+        webhook_sub_t *s = d->subs[i];
         if (s->leased && (s->stale || !s->loaded))
-            sub_load(d, conn, s);
+            webhook_sub_load(s, conn, d->engine->key, d->engine->egress);
         size_t n = sub_capacity(d, s, now, &d->wait_ms);
         if (n == 0)
             continue;
@@ -1304,7 +1166,7 @@ static bool job_wanted(dispatcher_t *d, int64_t now_us)
         return true;
     int64_t now = now_ms(d), ignored = 0;
     for (size_t i = 0; i < d->sub_count; i++) { /* nobody waits behind a busy subscription */
-        wsub_t *s = d->subs[i];
+        webhook_sub_t *s = d->subs[i];
         if (s->leased && (s->stale || !s->loaded))
             return true;
         if (s->ready < JOB_READY_LOW && sub_capacity(d, s, now, &ignored) > 0)
@@ -1526,7 +1388,7 @@ static void dispatcher_close(webhook_engine_t *e, dispatcher_t *d)
         free(t);
     }
     for (size_t i = 0; i < d->sub_count; i++)
-        sub_free(d->subs[i]);
+        webhook_sub_free(d->subs[i]);
     free(d->subs);
     free(d->outcomes);
     free(d->ready);
