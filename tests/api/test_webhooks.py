@@ -15,10 +15,15 @@ import base64
 import hashlib
 import hmac
 import json
+import signal
+import socket
 import sqlite3
+import statistics
 import subprocess
+import threading
 import time
 import uuid
+from datetime import datetime, timezone
 
 import pytest
 
@@ -87,7 +92,11 @@ def deposit(tenant, account_id, tx_id, when=T0):
 
 
 def subscribe(server, tenant, receiver, path_, *extra):
-    out = server.admin("subscription", "create", "--tenant", tenant.tenant_id, "--url", receiver.url(path_),
+    return subscribe_url(server, tenant, receiver.url(path_), *extra)
+
+
+def subscribe_url(server, tenant, url, *extra):
+    out = server.admin("subscription", "create", "--tenant", tenant.tenant_id, "--url", url,
                        "--events", "INVENTORY_UPDATE", *extra)
     assert set(out) == {"subscription_id", "secret"}, out
     return out["subscription_id"], out["secret"]
@@ -106,6 +115,37 @@ def wait_deliveries(server, sub, state, count=1):
                 WAIT_S, interval=0.1, what=f"{count} {state} deliveries of {sub}")
 
 
+def wait_settled(server, sub):
+    """Waits until sub's only delivery is delivered or failed; returns it."""
+    return poll(lambda: (lambda d: d[0] if d and d[0]["state"] in ("delivered", "failed") else None)(
+        deliveries(server, sub)), WAIT_S, interval=0.1, what=f"the delivery of {sub} settled")
+
+
+def metrics(server):
+    """The /metrics samples as {series: value}."""
+    out = {}
+    for line in server.api().get("/metrics").text.splitlines():
+        if line and not line.startswith("#"):
+            series, _, value = line.rpartition(" ")
+            out[series] = float(value)
+    return out
+
+
+def attempt_lines(server, trace_id):
+    """The `webhook attempt` log lines of one delivery, in order."""
+    lines = []
+    for raw in server.stderr_text().splitlines():
+        if '"webhook attempt"' in raw:
+            line = json.loads(raw)
+            if line.get("trace_id") == trace_id:
+                lines.append(line)
+    return lines
+
+
+def b64(text):
+    return base64.b64encode(text.encode()).decode()
+
+
 def quiet(receiver, path_, count):
     """Observes for QUIET_S that the receiver still has exactly `count` requests on path_."""
     time.sleep(QUIET_S)
@@ -116,6 +156,12 @@ def quiet(receiver, path_, count):
 
 def sign(secret, body):
     return "v1=" + base64.b64encode(hmac.new(secret.encode(), body, hashlib.sha256).digest()).decode()
+
+
+def dispatch_time(req):
+    """The envelope's timestamp as seconds since the epoch."""
+    text = json.loads(req["body"])["timestamp"]
+    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc).timestamp()
 
 
 def python_roundtrip(body):
@@ -264,15 +310,23 @@ def test_exactly_one_plus_n_attempts_then_failed_then_replayed(server, book, rec
     got = quiet(receiver, path, 4)
     assert all(r["t"] - got[0]["t"] < 4.0 for r in got)
     assert {header(r, "x-trace-id")[0] for r in got} == {failed["trace_id"]}
+    # Each attempt's envelope is stamped when it is dispatched, not when the
+    # event occurred; the event (and its event_id) is the same every time.
+    stamps = [dispatch_time(r) for r in got]
+    assert stamps == sorted(stamps) and len(set(stamps)) == 4, stamps
+    assert all(abs(s - r["wall"]) < 2.0 for s, r in zip(stamps, got))
+    assert {the_event(r)[1]["event_id"] for r in got} == {failed["event_id"]}
     receiver.script(path, default={"status": 200})
     out = server.admin("subscription", "replay", "--subscription", sub, "--failed")
     assert out["requeued"] == 1
     done = wait_deliveries(server, sub, "delivered")[0]
     assert done["trace_id"] != failed["trace_id"] and done["attempts"] == 1
-    assert header(receiver.wait_for(5, path, WAIT_S)[4], "x-trace-id") == [done["trace_id"]]
+    replayed = receiver.wait_for(5, path, WAIT_S)[4]
+    assert header(replayed, "x-trace-id") == [done["trace_id"]]
+    assert the_event(replayed)[1]["event_id"] == failed["event_id"]
     out = server.admin("subscription", "replay", "--subscription", sub, "--event", done["event_id"])
     assert out["requeued"] == 1
-    receiver.wait_for(6, path, WAIT_S)
+    assert the_event(receiver.wait_for(6, path, WAIT_S)[5])[1]["event_id"] == failed["event_id"]
 
 
 def test_no_attempt_after_a_short_window_closes(server, book, receiver, path):
@@ -362,14 +416,57 @@ def test_rate_limit_holds_as_the_receiver_sees_it(server, book, receiver, path):
     wait_deliveries(server, sub, "delivered", count)
 
 
-def test_metrics_count_deliveries_and_backlog(server, book, receiver, path):
-    sub, _ = subscribe(server, book, receiver, path)
+# ------------------------------------------------------------------ observability
+
+def test_metrics_count_outcomes_latency_backlog_and_deauthorizations(server, book, receiver, path):
+    """Rule: metrics for deliveries by outcome, attempt latency, backlog per
+    subscription and deauthorized subscriptions, each moving with what the
+    receiver saw."""
+    retried, refused = path + "/retried", path + "/refused"
+    receiver.script(retried, [{"status": 503}])
+    receiver.script(path, default={"status": 503})
+    receiver.script(refused, [{"status": 401}])
+    before = metrics(server)
+    ok_sub, _ = subscribe(server, book, receiver, retried, "--retry-attempts", "1", "--retry-window", "2")
+    waiting, _ = subscribe(server, book, receiver, path)  # 1 h window: its retry is 15 min away
+    deauth, _ = subscribe(server, book, receiver, refused)
     deposit(book, TRICKY, "x1")
-    wait_deliveries(server, sub, "delivered")
-    text = server.api().get("/metrics").text
-    assert 'taxd_webhook_deliveries_total{outcome="delivered"}' in text
-    assert f'taxd_webhook_backlog{{subscription="{sub}"}} 0' in text
-    assert "taxd_webhook_deauthorized_subscriptions" in text
+    wait_deliveries(server, ok_sub, "delivered")
+    wait_deliveries(server, deauth, "held")
+    poll(lambda: deliveries(server, waiting)[0]["last_status"] == 503 or None, WAIT_S, what="the 503")
+    after = metrics(server)
+
+    def moved(series):
+        return after.get(series, 0) - before.get(series, 0)
+
+    total = 'taxd_webhook_deliveries_total{outcome="%s"}'
+    assert (moved(total % "delivered"), moved(total % "retry"), moved(total % "held")) >= (1, 2, 1)
+    assert moved("taxd_webhook_attempt_duration_seconds_count") >= 4
+    assert moved('taxd_webhook_attempt_duration_seconds_bucket{le="10"}') >= 4
+    assert moved("taxd_webhook_attempt_duration_seconds_sum") > 0
+    assert moved("taxd_webhook_deauthorized_subscriptions") == 1
+    assert after[f'taxd_webhook_backlog{{subscription="{waiting}"}}'] == 1
+    assert after[f'taxd_webhook_backlog{{subscription="{ok_sub}"}}'] == 0
+
+
+def test_one_log_line_per_attempt_and_no_secret_logged(server, book, receiver, path, tmp_path):
+    """Rules: one log line per attempt with subscription, event id, trace id,
+    status and latency; secrets and passwords never reach the log."""
+    receiver.script(path, [{"status": 500}])
+    pw = tmp_path / "pw"
+    pw.write_text("log-me-not\n")
+    sub, secret = subscribe(server, book, receiver, path, "--retry-attempts", "1", "--retry-window", "2",
+                            "--basic-user", "u", "--basic-password-file", str(pw))
+    deposit(book, TRICKY, "l1")
+    d = wait_deliveries(server, sub, "delivered")[0]
+    lines = poll(lambda: (lambda got: got if len(got) >= 2 else None)(attempt_lines(server, d["trace_id"])),
+                 WAIT_S, what="two attempt lines")
+    assert [(x["attempt"], x["status"], x["outcome"]) for x in lines] == [(1, 500, "retry"), (2, 200, "delivered")]
+    for x in lines:
+        assert (x["subscription_id"], x["event_id"]) == (sub, d["event_id"])
+        assert isinstance(x["latency_us"], int) and x["latency_us"] > 0
+    text = server.stderr_text()
+    assert secret not in text and "log-me-not" not in text and b64("u:log-me-not") not in text
 
 
 # ------------------------------------------------------------------ durability
