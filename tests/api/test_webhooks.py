@@ -217,6 +217,50 @@ def test_defaults_and_show_without_secrets(server, book, receiver, path):
     assert [s["subscription_id"] for s in listed] == [sub]
 
 
+def test_update_changes_what_the_next_delivery_uses(server, book, receiver, path):
+    """Rule: `update` changes URL, events, rate, retries, window, timeout and
+    egress address, and the next delivery uses them."""
+    moved = path + "/moved"
+    sub, _ = subscribe(server, book, receiver, path)
+    shown = server.admin("subscription", "update", "--subscription", sub, "--url", receiver.url(moved),
+                         "--rate-limit", "7", "--retry-attempts", "0", "--retry-window", "9",
+                         "--timeout", "1", "--egress-address", "127.0.0.4")
+    assert (shown["url"], shown["rate_limit"], shown["retry_attempts"], shown["retry_window_seconds"],
+            shown["timeout_seconds"], shown["egress_address"]) == (receiver.url(moved), 7, 0, 9, 1, "127.0.0.4")
+    # Slower than the new timeout, within the old one: with the old settings
+    # (10 s, 2 retries) this delivery would succeed.
+    receiver.script(moved, default={"status": 200, "delay": 1.6})
+    deposit(book, TRICKY, "u1")
+    d = wait_settled(server, sub)
+    assert (d["state"], d["attempts"], d["last_status"]) == ("failed", 1, None), d
+    got = receiver.requests(moved)
+    assert len(got) == 1 and got[0]["conn"].startswith("127.0.0.4:"), got
+    assert receiver.requests(path) == []
+    server.admin("subscription", "update", "--subscription", sub, "--events", "FORM_STATUS_UPDATE")
+    deposit(book, TRICKY, "u2", when="2024-03-02T10:00:00.000Z")
+    assert len(deliveries(server, sub)) == 1  # INVENTORY_UPDATE is no longer listed
+    shown = server.admin("subscription", "update", "--subscription", sub, "--egress-address", "")
+    assert shown["egress_address"] is None
+
+
+def test_delete_stops_every_delivery_of_the_subscription(server, book, receiver, path):
+    """Rule: `delete` removes the subscription with its deliveries: one
+    waiting for its retry is never sent again, new events queue nothing."""
+    receiver.script(path, default={"status": 503})
+    sub, _ = subscribe(server, book, receiver, path, "--retry-attempts", "3", "--retry-window", "6")
+    deposit(book, TRICKY, "del1")
+    receiver.wait_for(1, path, WAIT_S)
+    assert server.admin("subscription", "delete", "--subscription", sub) == {"subscription_id": sub,
+                                                                             "deleted": True}
+    sent = len(receiver.requests(path))
+    assert sent < 3, "the retries came before the delete: nothing was proven"
+    p = server.admin_raw("subscription", "show", "--subscription", sub)
+    assert p.returncode == 1 and sub in json.loads(p.stderr)["error"], p.stderr
+    assert server.admin("subscription", "list", "--tenant", book.tenant_id)["subscriptions"] == []
+    deposit(book, TRICKY, "del2", when="2024-03-02T10:00:00.000Z")
+    quiet(receiver, path, sent)  # the first retry was due within 0.75 s
+
+
 # ------------------------------------------------------------------ the request
 
 def test_signed_envelope_with_one_event(server, book, receiver, path):
@@ -294,6 +338,32 @@ def test_basic_mode_headers(server, book, receiver, path, tmp_path):
     deposit(book, TRICKY, "b2", when="2024-03-02T10:00:00.000Z")
     req = receiver.wait_for(2, path, WAIT_S)[1]
     assert header(req, "authorization") == [] and header(req, "x-service-source") == ["webhook"]
+
+
+def test_basic_credential_at_creation_then_replaced_at_the_cutover(server, book, receiver, path, tmp_path):
+    """Rules: create --basic-user U --basic-password-file PATH starts in
+    basic mode; set-basic replaces the single credential (no overlap: only
+    the new one is sent afterwards); a password is never taken on the
+    command line."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.write_text("old-pass\n")
+    second.write_text("new-pass")
+    sub, _ = subscribe(server, book, receiver, path, "--basic-user", "alice", "--basic-password-file", str(first))
+    shown = server.admin("subscription", "show", "--subscription", sub)
+    assert (shown["auth_mode"], shown["basic_user"]) == ("basic", "alice")
+    assert "old-pass" not in json.dumps(shown)
+    deposit(book, TRICKY, "c1")
+    req = receiver.wait_for(1, path, WAIT_S)[0]
+    assert header(req, "authorization") == ["Basic " + b64("alice:old-pass")]
+    assert header(req, "x-service-source") == []
+    p = server.admin_raw("subscription", "set-basic", "--subscription", sub, "--user", "carol",
+                         "--password", "new-pass")
+    assert p.returncode != 0 and p.stdout == ""
+    server.admin("subscription", "set-basic", "--subscription", sub, "--user", "carol",
+                 "--password-file", str(second))
+    deposit(book, TRICKY, "c2", when="2024-03-02T10:00:00.000Z")
+    req = receiver.wait_for(2, path, WAIT_S)[1]
+    assert header(req, "authorization") == ["Basic " + b64("carol:new-pass")]
 
 
 # ------------------------------------------------------------------ retries
