@@ -441,6 +441,57 @@ def test_redirects_are_not_followed(server, book, receiver, path):
     assert receiver.requests(path + "/moved") == []
 
 
+@pytest.mark.parametrize("status", [202, 299])
+def test_any_2xx_is_delivered(server, book, receiver, path, status):
+    receiver.script(path, [{"status": status}], default={"status": 500})
+    sub, _ = subscribe(server, book, receiver, path, "--retry-attempts", "0")
+    deposit(book, TRICKY, f"ok-{status}")
+    d = wait_settled(server, sub)
+    assert (d["state"], d["attempts"], d["last_status"]) == ("delivered", 1, status)
+
+
+def test_connection_and_tls_errors_are_failed_attempts(server, book):
+    """Rule: a connection error (nothing listens) and a TLS error (the peer
+    does not speak TLS) are failed attempts: retried, then failed with the
+    error and no status."""
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    refused_port = closed.getsockname()[1]
+    closed.close()
+    plain = socket.socket()
+    plain.bind(("127.0.0.1", 0))
+    plain.listen(16)
+    plain.settimeout(0.2)
+    stop = threading.Event()
+
+    def answer_in_clear():
+        while not stop.is_set():
+            try:
+                conn, _ = plain.accept()
+            except socket.timeout:
+                continue
+            with conn:
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+
+    clear = threading.Thread(target=answer_in_clear, daemon=True)
+    clear.start()
+    try:
+        retry = ("--retry-attempts", "1", "--retry-window", "2")
+        refused, _ = subscribe_url(server, book, f"https://127.0.0.1:{refused_port}/x", *retry)
+        not_tls, _ = subscribe_url(server, book, f"https://127.0.0.1:{plain.getsockname()[1]}/x", *retry)
+        deposit(book, TRICKY, "e1")
+        errors = []
+        for sub in (refused, not_tls):
+            d = wait_settled(server, sub)
+            assert (d["state"], d["attempts"], d["last_status"]) == ("failed", 2, None), d
+            errors.append(d["last_error"])
+        assert all(errors) and errors[0] != errors[1], errors
+    finally:
+        stop.set()
+        clear.join()
+        plain.close()
+
+
 # ------------------------------------------------------------------ deauthorization
 
 @pytest.mark.parametrize("status", [401, 403, 407])
