@@ -537,6 +537,43 @@ def test_rate_limit_holds_as_the_receiver_sees_it(server, book, receiver, path):
     wait_deliveries(server, sub, "delivered", count)
 
 
+def test_a_slow_endpoint_delays_no_other_and_its_concurrency_is_bounded(server, book, receiver, path):
+    """Rules: one slow endpoint never delays others; each subscription's
+    concurrency is bounded by taxd (64 at once), not by queueing inside
+    libcurl, whose timeout would count the queueing."""
+    slow, fast = path + "/slow", path + "/fast"
+    delay, count, bound = 5.0, 80, 64
+    receiver.script(slow, default={"status": 200, "delay": delay})
+    slow_sub, _ = subscribe(server, book, receiver, slow, "--rate-limit", "5000", "--timeout", "8")
+    subscribe(server, book, receiver, fast, "--rate-limit", "5000")
+    queue_events(server.db, book.tenant_id, count)  # each event to both subscriptions
+    receiver.wait_for(count, fast, WAIT_S)
+    assert len(receiver.requests(slow)) <= bound, "the fast endpoint waited, or the slow one took more than its bound"
+    # Every slow attempt succeeded at once: none timed out queued behind the others.
+    done = wait_deliveries(server, slow_sub, "delivered", count)
+    assert {d["attempts"] for d in done} == {1}
+    # Requests that arrived within less than the delay of each other were all
+    # unanswered at once.
+    times = sorted(r["t"] for r in receiver.requests(slow))
+    assert len(times) == count
+    assert max(sum(1 for u in times if t <= u < t + delay - 0.5) for t in times) <= bound
+    assert max(sum(1 for u in times if t <= u < t + delay - 0.5) for t in times) > bound // 2
+
+
+def test_a_commit_wakes_the_dispatcher_at_once(server, book, receiver, path):
+    """Rule: a commit wakes the engine at once, with no polling delay in
+    one process: the dispatcher sleeps up to 500 ms when idle, and the
+    median time from the deposit's answer to the receiver is far below it."""
+    subscribe(server, book, receiver, path)
+    waits = []
+    for i in range(9):
+        time.sleep(0.1 + 0.04 * i)  # the dispatcher settles into its idle wait
+        deposit(book, TRICKY, f"wake-{i}", when=f"2024-03-{i + 2:02d}T10:00:00.000Z")
+        answered = time.monotonic()
+        waits.append(receiver.wait_for(i + 1, path, WAIT_S)[i]["t"] - answered)
+    assert statistics.median(waits) < 0.1, waits
+
+
 # ------------------------------------------------------------------ observability
 
 def test_metrics_count_outcomes_latency_backlog_and_deauthorizations(server, book, receiver, path):
