@@ -681,6 +681,42 @@ def test_kill_9_loses_no_event(tmp_path_factory, taxd_bin, receiver, path):
         second.stop_and_check()
 
 
+def test_taxd_worker_alone_delivers_and_processes_share_a_subscription(tmp_path_factory, taxd_bin, receiver, path):
+    """Rules: the engine runs alone in `taxd worker` (serve --no-workers
+    sends nothing); with several processes a subscription is served by one
+    dispatcher at a time (a lease), so its rate holds globally and nothing
+    is sent twice. The workers trust the CA through TAXD_WEBHOOK_CA_FILE."""
+    rate, count = 10, 30
+    burst = max(1, rate // 10)
+    workdir = tmp_path_factory.mktemp("workers")
+    api = Server(workdir, args=("--no-workers",)).start()
+    workers = []
+    try:
+        tenant = api.new_tenant("workers")
+        sub, _ = subscribe(api, tenant, receiver, path, "--rate-limit", str(rate))
+        queue_events(api.db, tenant.tenant_id, count)
+        quiet(receiver, path, 0)
+        env = dict(api.env, TAXD_WEBHOOK_CA_FILE=str(receiver.ca_pem))
+        for i in range(2):
+            err = open(workdir / f"worker{i}.stderr", "wb")
+            workers.append((subprocess.Popen([taxd_bin, "worker", "--db", str(api.db)], stdin=subprocess.DEVNULL,
+                                             stdout=subprocess.DEVNULL, stderr=err, env=env, cwd=workdir), err))
+        times = sorted(r["t"] for r in receiver.wait_for(count, path, 60))
+        for i in range(len(times)):
+            for j in range(i, len(times)):
+                assert j - i + 1 <= burst + rate * (times[j] - times[i]) + 1, (i, j, times[j] - times[i])
+        wait_deliveries(api, sub, "delivered", count)
+        got = quiet(receiver, path, count)
+        assert len({the_event(r)[1]["event_id"] for r in got}) == count
+    finally:
+        for i, (proc, err) in enumerate(workers):
+            proc.send_signal(signal.SIGTERM)
+            rc = proc.wait(timeout=30)
+            err.close()
+            assert rc == 0, (workdir / f"worker{i}.stderr").read_text()[-3000:]
+        api.stop_and_check()
+
+
 # ------------------------------------------------------------------ egress address
 
 def test_subscription_egress_address_is_the_source_of_its_requests(server, book, receiver, path):
