@@ -203,10 +203,14 @@ def test_admin_refuses_http_urls_and_unknown_event_types(server, book):
                          "--events", "INVENTORY_UPDATE,NOT_A_TYPE")
     assert p.returncode == 1 and "NOT_A_TYPE" in json.loads(p.stderr)["error"], p.stderr
     assert p.stdout == ""
+    for command in ("show", "update", "delete", "rotate-secret", "drop-secret", "reactivate", "deliveries"):
+        p = server.admin_raw("subscription", command)
+        assert p.returncode == 2 and "--subscription" in json.loads(p.stderr)["error"], (command, p.stderr)
 
 
 def test_defaults_and_show_without_secrets(server, book, receiver, path):
     sub, secret = subscribe(server, book, receiver, path)
+    elsewhere, _ = subscribe(server, server.new_tenant("other"), receiver, path)
     assert len(base64.b64decode(secret, validate=True)) == 32
     shown = server.admin("subscription", "show", "--subscription", sub)
     assert (shown["rate_limit"], shown["retry_attempts"], shown["retry_window_seconds"],
@@ -215,6 +219,8 @@ def test_defaults_and_show_without_secrets(server, book, receiver, path):
     assert secret not in json.dumps(shown)
     listed = server.admin("subscription", "list", "--tenant", book.tenant_id)["subscriptions"]
     assert [s["subscription_id"] for s in listed] == [sub]
+    everyone = server.admin("subscription", "list")["subscriptions"]
+    assert {sub, elsewhere} <= {s["subscription_id"] for s in everyone}
 
 
 def test_update_changes_what_the_next_delivery_uses(server, book, receiver, path):
@@ -399,6 +405,30 @@ def test_exactly_one_plus_n_attempts_then_failed_then_replayed(server, book, rec
     assert the_event(receiver.wait_for(6, path, WAIT_S)[5])[1]["event_id"] == failed["event_id"]
 
 
+def test_deliveries_and_replay_since(server, book, receiver, path):
+    """Rules: `deliveries --since T` and `replay --failed --since T` take
+    only the deliveries created from T on."""
+    receiver.script(path, default={"status": 500})
+    sub, _ = subscribe(server, book, receiver, path, "--retry-attempts", "0")
+    deposit(book, TRICKY, "s1")
+    wait_deliveries(server, sub, "failed")
+    time.sleep(0.01)
+    since = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    time.sleep(0.01)
+    second = make_account(book, "since account")
+    deposit(book, "since account", "s2")
+    failed = wait_deliveries(server, sub, "failed", 2)
+    later = server.admin("subscription", "deliveries", "--subscription", sub,
+                         "--since", since)["deliveries"]
+    assert [d["event_id"] for d in later] == [failed[1]["event_id"]], (since, failed)
+    receiver.script(path, default={"status": 200})
+    out = server.admin("subscription", "replay", "--subscription", sub, "--failed", "--since", since)
+    assert out["requeued"] == 1
+    wait_deliveries(server, sub, "delivered")
+    assert [d["event_id"] for d in deliveries(server, sub, "failed")] == [failed[0]["event_id"]]
+    assert the_event(receiver.wait_for(3, path, WAIT_S)[2])[1]["account_id"] == second
+
+
 def test_no_attempt_after_a_short_window_closes(server, book, receiver, path):
     """Rule: every attempt begins inside the retry window counted from the
     first attempt, even when slow attempts leave no room for the rest."""
@@ -515,6 +545,26 @@ def test_deauthorized_then_held_then_reactivated(server, book, receiver, path, s
     got = receiver.wait_for(3, path, WAIT_S)
     assert {the_event(r)[1]["account_id"] for r in got[1:]} == {book.account_uuid, other}
     assert {d["event_id"] for d in delivered} == {the_event(r)[1]["id"] for r in got[1:]}
+
+
+def test_deauthorized_with_a_backlog_aborts_running_attempts_and_holds_every_delivery(server, book, receiver, path):
+    """Rules: after a 401 no request starts; the subscription's running
+    attempts are aborted and its begun, pending and queued deliveries are
+    all held, none failed or dropped; reactivation sends every one."""
+    count = 10
+    receiver.script(path, [{"status": 401, "delay": 0.5}], default={"status": 200, "delay": 3.0})
+    sub, _ = subscribe(server, book, receiver, path, "--rate-limit", "5")
+    queue_events(server.db, book.tenant_id, count)
+    held = wait_deliveries(server, sub, "held", count)
+    sent = len(receiver.requests(path))
+    assert 2 <= sent < count, f"{sent} requests: the 401 came too late to prove anything"
+    assert sum("aborted" in (d["last_error"] or "") for d in held) == sent - 1
+    quiet(receiver, path, sent)
+    receiver.script(path, default={"status": 200})
+    out = server.admin("subscription", "reactivate", "--subscription", sub)
+    assert out["requeued"] == count
+    wait_deliveries(server, sub, "delivered", count)
+    assert len({the_event(r)[1]["event_id"] for r in receiver.requests(path)}) == count
 
 
 # ------------------------------------------------------------------ rate
