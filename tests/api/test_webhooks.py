@@ -28,7 +28,7 @@ from datetime import datetime, timezone
 import pytest
 
 from conftest import Server, poll
-from webhook_receiver import Receiver, header
+from webhook_receiver import Proxy407, Receiver, header
 
 T0 = "2024-03-01T10:00:00.000Z"
 WAIT_S = 30.0          # bound for what must happen (2 shared cores, ASan)
@@ -545,6 +545,34 @@ def test_deauthorized_then_held_then_reactivated(server, book, receiver, path, s
     got = receiver.wait_for(3, path, WAIT_S)
     assert {the_event(r)[1]["account_id"] for r in got[1:]} == {book.account_uuid, other}
     assert {d["event_id"] for d in delivered} == {the_event(r)[1]["id"] for r in got[1:]}
+
+
+def test_a_proxys_407_on_connect_deauthorizes(tmp_path_factory, taxd_bin, receiver, path):
+    """Rule: a proxy's 407 deauthorizes too, also when it refuses the CONNECT
+    of the HTTPS tunnel (the answer is then in CURLINFO_HTTP_CONNECTCODE,
+    not the response code). taxd uses no proxy in production, so the test
+    puts one in front with the --test-hooks-only --webhook-test-proxy."""
+    proxy = Proxy407().start()
+    s = Server(tmp_path_factory.mktemp("proxy"), args=("--webhook-ca-file", str(receiver.ca_pem), "--test-hooks",
+                                                       "--webhook-test-proxy", proxy.url)).start()
+    try:
+        t = s.new_tenant("proxy")
+        r = call(t, "POST", "/v1/account-owners", {"id": "o1", "name": "Owner", "account_owner_type": "individual"})
+        assert r.status_code == 201, r.text
+        make_account(t, "acct")
+        sub, _ = subscribe(s, t, receiver, path)
+        deposit(t, "acct", "p1")
+        held = wait_deliveries(s, sub, "held")[0]
+        assert held["last_status"] == 407, held
+        assert s.admin("subscription", "show", "--subscription", sub)["state"] == "deauthorized"
+        assert proxy.requests() == [f"CONNECT 127.0.0.1:{receiver.port} HTTP/1.1"]
+        deposit(t, "acct", "p2", when="2024-03-02T10:00:00.000Z")
+        wait_deliveries(s, sub, "held", 2)
+        time.sleep(QUIET_S)
+        assert len(proxy.requests()) == 1 and receiver.requests(path) == []
+    finally:
+        s.stop_and_check()
+        proxy.stop()
 
 
 def test_deauthorized_with_a_backlog_aborts_running_attempts_and_holds_every_delivery(server, book, receiver, path):
