@@ -24,6 +24,7 @@ import threading
 import time
 import uuid
 from datetime import datetime, timezone
+from email.utils import formatdate
 
 import pytest
 
@@ -452,13 +453,18 @@ def test_timeout_counts_as_a_failed_attempt(server, book, receiver, path):
     assert len(receiver.requests(path)) == 2
 
 
-def test_retry_after_of_a_429_is_honoured_within_the_window(server, book, receiver, path):
-    receiver.script(path, [{"status": 429, "headers": {"Retry-After": "2"}}])
-    sub, _ = subscribe(server, book, receiver, path, "--retry-attempts", "1", "--retry-window", "10")
+@pytest.mark.parametrize("form", ["seconds", "http-date"])
+def test_retry_after_of_a_429_is_honoured_within_the_window(server, book, receiver, path, form):
+    """Rule: a 429's Retry-After (seconds or an HTTP date) delays the next
+    attempt. With 3 retries in 10 s the first retry is due within 1.25 s
+    of the first attempt, so a gap of 2.5 s or more is Retry-After's."""
+    after = "3" if form == "seconds" else formatdate(time.time() + 4, usegmt=True)
+    receiver.script(path, [{"status": 429, "headers": {"Retry-After": after}}])
+    sub, _ = subscribe(server, book, receiver, path, "--retry-attempts", "3", "--retry-window", "10")
     deposit(book, TRICKY, "q1")
     got = receiver.wait_for(2, path, WAIT_S)
-    assert got[1]["t"] - got[0]["t"] >= 1.9
-    wait_deliveries(server, sub, "delivered")
+    assert got[1]["t"] - got[0]["t"] >= 2.5
+    assert wait_deliveries(server, sub, "delivered")[0]["attempts"] == 2
 
 
 def test_redirects_are_not_followed(server, book, receiver, path):
