@@ -18,6 +18,7 @@ workers_t *engines_start(service_t *svc, char **err)
     webhook_engine_config_t hooks = {
         .store = svc->store, .clock = &svc->clock, .db_path = svc->cfg.db_path,
         .ca_file = svc->cfg.webhook_ca_file, .egress_address = svc->cfg.webhook_egress_address,
+        .proxy = svc->cfg.test_hooks ? svc->cfg.webhook_test_proxy : NULL,
         .instance_id = svc->instance_id, .threads = 1};
     svc->tinchecks = tincheck_runner_new(&svc->cfg, err);
     if (svc->tinchecks == NULL)

@@ -63,6 +63,9 @@ static const option_def_t OPTIONS[] = {
     {"--tin-test-pause-ms", "TAXD_TIN_TEST_PAUSE_MS", OPT_MS,
      OFF(tin_check_test_pause_ms), 600000,
      "with --test-hooks only: hold each claimed TIN check this long (kill tests)"},
+    {"--webhook-test-proxy", "TAXD_WEBHOOK_TEST_PROXY", OPT_PATH, OFF(webhook_test_proxy),
+     sizeof(((taxd_config_t *)0)->webhook_test_proxy),
+     "with --test-hooks only: send webhook deliveries through this HTTP proxy (407 tests)"},
     {"--test-hooks", "TAXD_TEST_HOOKS", OPT_BOOL, OFF(test_hooks), 0,
      "enable test-only routes and clock offset (never in production)"},
 };

@@ -35,6 +35,7 @@ typedef struct taxd_config {
     char tin_match_file[4096];  /* the list matcher's TIN,name list ("" = none) */
     int64_t tin_check_lease_ms; /* a claimed TIN check's lease */
     int64_t tin_check_test_pause_ms; /* test hooks only: hold each claimed check this long */
+    char webhook_test_proxy[512]; /* test hooks only: deliveries through this HTTP proxy */
 } taxd_config_t;
 
 /* Fills cfg with defaults, then TAXD_* environment variables. Returns 0, or

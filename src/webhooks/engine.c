@@ -26,7 +26,8 @@
  *    (libcurl's timeout would count the time spent queued). Subscriptions
  *    are independent: a slow or dead endpoint only fills its own slots.
  *  - libcurl: HTTP/1.1 pinned, connections reused from the multi handle's
- *    cache, no redirects followed, no proxy from the environment, no
+ *    cache, no redirects followed, no proxy from the environment (a
+ *    proxy only for tests, --webhook-test-proxy with --test-hooks), no
  *    signals, the configured CA bundle as the only trust (CAPATH cleared),
  *    the source address from the subscription or the process. The Basic
  *    header is written by taxd (libcurl's auth negotiation would first send
@@ -202,6 +203,7 @@ struct webhook_engine {
     uint8_t key[CRYPTO_AEAD_KEY_LEN];
     char ca_file[4096];
     char egress[STORE_WH_ADDR_MAX];
+    char proxy[512];
     dispatcher_t *disp;
     unsigned threads;
     _Atomic uint64_t wakes;
@@ -599,7 +601,7 @@ static bool easy_setup_once(dispatcher_t *d, transfer_t *t)
         curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L) == CURLE_OK &&
         curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1) == CURLE_OK &&
         curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L) == CURLE_OK &&
-        curl_easy_setopt(h, CURLOPT_PROXY, "") == CURLE_OK &&
+        curl_easy_setopt(h, CURLOPT_PROXY, e->proxy) == CURLE_OK &&
         curl_easy_setopt(h, CURLOPT_POST, 1L) == CURLE_OK &&
         curl_easy_setopt(h, CURLOPT_USERAGENT, "taxd-webhooks") == CURLE_OK &&
         curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, discard_body) == CURLE_OK &&
@@ -1310,6 +1312,7 @@ webhook_engine_t *webhook_engine_new(const webhook_engine_config_t *cfg, char **
     e->threads = threads;
     copy_text(e->ca_file, sizeof e->ca_file, cfg->ca_file);
     copy_text(e->egress, sizeof e->egress, cfg->egress_address);
+    copy_text(e->proxy, sizeof e->proxy, cfg->proxy);
     if (webhook_vault_key_load(cfg->db_path, e->key, err) != 0) {
         webhook_engine_free(e);
         return NULL;

@@ -24,6 +24,8 @@ typedef struct webhook_engine_config {
     const char *db_path;         /* the key file "<db_path>.webhook.key" lives beside it */
     const char *ca_file;         /* NULL or "": the system's trust store */
     const char *egress_address;  /* NULL or "": any source address */
+    const char *proxy;           /* NULL or "": none, whatever the environment says;
+                                  * set only by tests (--webhook-test-proxy) */
     const char *instance_id;     /* names this process in lease owners */
     unsigned threads;            /* dispatchers (one thread each), >= 1 */
 } webhook_engine_config_t;

@@ -15,15 +15,21 @@ import base64
 import hashlib
 import hmac
 import json
+import signal
+import socket
 import sqlite3
+import statistics
 import subprocess
+import threading
 import time
 import uuid
+from datetime import datetime, timezone
+from email.utils import formatdate
 
 import pytest
 
 from conftest import Server, poll
-from webhook_receiver import Receiver, header
+from webhook_receiver import Proxy407, Receiver, header
 
 T0 = "2024-03-01T10:00:00.000Z"
 WAIT_S = 30.0          # bound for what must happen (2 shared cores, ASan)
@@ -87,7 +93,11 @@ def deposit(tenant, account_id, tx_id, when=T0):
 
 
 def subscribe(server, tenant, receiver, path_, *extra):
-    out = server.admin("subscription", "create", "--tenant", tenant.tenant_id, "--url", receiver.url(path_),
+    return subscribe_url(server, tenant, receiver.url(path_), *extra)
+
+
+def subscribe_url(server, tenant, url, *extra):
+    out = server.admin("subscription", "create", "--tenant", tenant.tenant_id, "--url", url,
                        "--events", "INVENTORY_UPDATE", *extra)
     assert set(out) == {"subscription_id", "secret"}, out
     return out["subscription_id"], out["secret"]
@@ -106,6 +116,37 @@ def wait_deliveries(server, sub, state, count=1):
                 WAIT_S, interval=0.1, what=f"{count} {state} deliveries of {sub}")
 
 
+def wait_settled(server, sub):
+    """Waits until sub's only delivery is delivered or failed; returns it."""
+    return poll(lambda: (lambda d: d[0] if d and d[0]["state"] in ("delivered", "failed") else None)(
+        deliveries(server, sub)), WAIT_S, interval=0.1, what=f"the delivery of {sub} settled")
+
+
+def metrics(server):
+    """The /metrics samples as {series: value}."""
+    out = {}
+    for line in server.api().get("/metrics").text.splitlines():
+        if line and not line.startswith("#"):
+            series, _, value = line.rpartition(" ")
+            out[series] = float(value)
+    return out
+
+
+def attempt_lines(server, trace_id):
+    """The `webhook attempt` log lines of one delivery, in order."""
+    lines = []
+    for raw in server.stderr_text().splitlines():
+        if '"webhook attempt"' in raw:
+            line = json.loads(raw)
+            if line.get("trace_id") == trace_id:
+                lines.append(line)
+    return lines
+
+
+def b64(text):
+    return base64.b64encode(text.encode()).decode()
+
+
 def quiet(receiver, path_, count):
     """Observes for QUIET_S that the receiver still has exactly `count` requests on path_."""
     time.sleep(QUIET_S)
@@ -116,6 +157,12 @@ def quiet(receiver, path_, count):
 
 def sign(secret, body):
     return "v1=" + base64.b64encode(hmac.new(secret.encode(), body, hashlib.sha256).digest()).decode()
+
+
+def dispatch_time(req):
+    """The envelope's timestamp as seconds since the epoch."""
+    text = json.loads(req["body"])["timestamp"]
+    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc).timestamp()
 
 
 def python_roundtrip(body):
@@ -157,10 +204,14 @@ def test_admin_refuses_http_urls_and_unknown_event_types(server, book):
                          "--events", "INVENTORY_UPDATE,NOT_A_TYPE")
     assert p.returncode == 1 and "NOT_A_TYPE" in json.loads(p.stderr)["error"], p.stderr
     assert p.stdout == ""
+    for command in ("show", "update", "delete", "rotate-secret", "drop-secret", "reactivate", "deliveries"):
+        p = server.admin_raw("subscription", command)
+        assert p.returncode == 2 and "--subscription" in json.loads(p.stderr)["error"], (command, p.stderr)
 
 
 def test_defaults_and_show_without_secrets(server, book, receiver, path):
     sub, secret = subscribe(server, book, receiver, path)
+    elsewhere, _ = subscribe(server, server.new_tenant("other"), receiver, path)
     assert len(base64.b64decode(secret, validate=True)) == 32
     shown = server.admin("subscription", "show", "--subscription", sub)
     assert (shown["rate_limit"], shown["retry_attempts"], shown["retry_window_seconds"],
@@ -169,6 +220,52 @@ def test_defaults_and_show_without_secrets(server, book, receiver, path):
     assert secret not in json.dumps(shown)
     listed = server.admin("subscription", "list", "--tenant", book.tenant_id)["subscriptions"]
     assert [s["subscription_id"] for s in listed] == [sub]
+    everyone = server.admin("subscription", "list")["subscriptions"]
+    assert {sub, elsewhere} <= {s["subscription_id"] for s in everyone}
+
+
+def test_update_changes_what_the_next_delivery_uses(server, book, receiver, path):
+    """Rule: `update` changes URL, events, rate, retries, window, timeout and
+    egress address, and the next delivery uses them."""
+    moved = path + "/moved"
+    sub, _ = subscribe(server, book, receiver, path)
+    shown = server.admin("subscription", "update", "--subscription", sub, "--url", receiver.url(moved),
+                         "--rate-limit", "7", "--retry-attempts", "0", "--retry-window", "9",
+                         "--timeout", "1", "--egress-address", "127.0.0.4")
+    assert (shown["url"], shown["rate_limit"], shown["retry_attempts"], shown["retry_window_seconds"],
+            shown["timeout_seconds"], shown["egress_address"]) == (receiver.url(moved), 7, 0, 9, 1, "127.0.0.4")
+    # Slower than the new timeout, within the old one: with the old settings
+    # (10 s, 2 retries) this delivery would succeed.
+    receiver.script(moved, default={"status": 200, "delay": 1.6})
+    deposit(book, TRICKY, "u1")
+    d = wait_settled(server, sub)
+    assert (d["state"], d["attempts"], d["last_status"]) == ("failed", 1, None), d
+    got = receiver.requests(moved)
+    assert len(got) == 1 and got[0]["conn"].startswith("127.0.0.4:"), got
+    assert receiver.requests(path) == []
+    server.admin("subscription", "update", "--subscription", sub, "--events", "FORM_STATUS_UPDATE")
+    deposit(book, TRICKY, "u2", when="2024-03-02T10:00:00.000Z")
+    assert len(deliveries(server, sub)) == 1  # INVENTORY_UPDATE is no longer listed
+    shown = server.admin("subscription", "update", "--subscription", sub, "--egress-address", "")
+    assert shown["egress_address"] is None
+
+
+def test_delete_stops_every_delivery_of_the_subscription(server, book, receiver, path):
+    """Rule: `delete` removes the subscription with its deliveries: one
+    waiting for its retry is never sent again, new events queue nothing."""
+    receiver.script(path, default={"status": 503})
+    sub, _ = subscribe(server, book, receiver, path, "--retry-attempts", "3", "--retry-window", "6")
+    deposit(book, TRICKY, "del1")
+    receiver.wait_for(1, path, WAIT_S)
+    assert server.admin("subscription", "delete", "--subscription", sub) == {"subscription_id": sub,
+                                                                             "deleted": True}
+    sent = len(receiver.requests(path))
+    assert sent < 3, "the retries came before the delete: nothing was proven"
+    p = server.admin_raw("subscription", "show", "--subscription", sub)
+    assert p.returncode == 1 and sub in json.loads(p.stderr)["error"], p.stderr
+    assert server.admin("subscription", "list", "--tenant", book.tenant_id)["subscriptions"] == []
+    deposit(book, TRICKY, "del2", when="2024-03-02T10:00:00.000Z")
+    quiet(receiver, path, sent)  # the first retry was due within 0.75 s
 
 
 # ------------------------------------------------------------------ the request
@@ -250,6 +347,32 @@ def test_basic_mode_headers(server, book, receiver, path, tmp_path):
     assert header(req, "authorization") == [] and header(req, "x-service-source") == ["webhook"]
 
 
+def test_basic_credential_at_creation_then_replaced_at_the_cutover(server, book, receiver, path, tmp_path):
+    """Rules: create --basic-user U --basic-password-file PATH starts in
+    basic mode; set-basic replaces the single credential (no overlap: only
+    the new one is sent afterwards); a password is never taken on the
+    command line."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.write_text("old-pass\n")
+    second.write_text("new-pass")
+    sub, _ = subscribe(server, book, receiver, path, "--basic-user", "alice", "--basic-password-file", str(first))
+    shown = server.admin("subscription", "show", "--subscription", sub)
+    assert (shown["auth_mode"], shown["basic_user"]) == ("basic", "alice")
+    assert "old-pass" not in json.dumps(shown)
+    deposit(book, TRICKY, "c1")
+    req = receiver.wait_for(1, path, WAIT_S)[0]
+    assert header(req, "authorization") == ["Basic " + b64("alice:old-pass")]
+    assert header(req, "x-service-source") == []
+    p = server.admin_raw("subscription", "set-basic", "--subscription", sub, "--user", "carol",
+                         "--password", "new-pass")
+    assert p.returncode != 0 and p.stdout == ""
+    server.admin("subscription", "set-basic", "--subscription", sub, "--user", "carol",
+                 "--password-file", str(second))
+    deposit(book, TRICKY, "c2", when="2024-03-02T10:00:00.000Z")
+    req = receiver.wait_for(2, path, WAIT_S)[1]
+    assert header(req, "authorization") == ["Basic " + b64("carol:new-pass")]
+
+
 # ------------------------------------------------------------------ retries
 
 def test_exactly_one_plus_n_attempts_then_failed_then_replayed(server, book, receiver, path):
@@ -264,15 +387,47 @@ def test_exactly_one_plus_n_attempts_then_failed_then_replayed(server, book, rec
     got = quiet(receiver, path, 4)
     assert all(r["t"] - got[0]["t"] < 4.0 for r in got)
     assert {header(r, "x-trace-id")[0] for r in got} == {failed["trace_id"]}
+    # Each attempt's envelope is stamped when it is dispatched, not when the
+    # event occurred; the event (and its event_id) is the same every time.
+    stamps = [dispatch_time(r) for r in got]
+    assert stamps == sorted(stamps) and len(set(stamps)) == 4, stamps
+    assert all(abs(s - r["wall"]) < 2.0 for s, r in zip(stamps, got))
+    assert {the_event(r)[1]["event_id"] for r in got} == {failed["event_id"]}
     receiver.script(path, default={"status": 200})
     out = server.admin("subscription", "replay", "--subscription", sub, "--failed")
     assert out["requeued"] == 1
     done = wait_deliveries(server, sub, "delivered")[0]
     assert done["trace_id"] != failed["trace_id"] and done["attempts"] == 1
-    assert header(receiver.wait_for(5, path, WAIT_S)[4], "x-trace-id") == [done["trace_id"]]
+    replayed = receiver.wait_for(5, path, WAIT_S)[4]
+    assert header(replayed, "x-trace-id") == [done["trace_id"]]
+    assert the_event(replayed)[1]["event_id"] == failed["event_id"]
     out = server.admin("subscription", "replay", "--subscription", sub, "--event", done["event_id"])
     assert out["requeued"] == 1
-    receiver.wait_for(6, path, WAIT_S)
+    assert the_event(receiver.wait_for(6, path, WAIT_S)[5])[1]["event_id"] == failed["event_id"]
+
+
+def test_deliveries_and_replay_since(server, book, receiver, path):
+    """Rules: `deliveries --since T` and `replay --failed --since T` take
+    only the deliveries created from T on."""
+    receiver.script(path, default={"status": 500})
+    sub, _ = subscribe(server, book, receiver, path, "--retry-attempts", "0")
+    deposit(book, TRICKY, "s1")
+    wait_deliveries(server, sub, "failed")
+    time.sleep(0.01)
+    since = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    time.sleep(0.01)
+    second = make_account(book, "since account")
+    deposit(book, "since account", "s2")
+    failed = wait_deliveries(server, sub, "failed", 2)
+    later = server.admin("subscription", "deliveries", "--subscription", sub,
+                         "--since", since)["deliveries"]
+    assert [d["event_id"] for d in later] == [failed[1]["event_id"]], (since, failed)
+    receiver.script(path, default={"status": 200})
+    out = server.admin("subscription", "replay", "--subscription", sub, "--failed", "--since", since)
+    assert out["requeued"] == 1
+    wait_deliveries(server, sub, "delivered")
+    assert [d["event_id"] for d in deliveries(server, sub, "failed")] == [failed[0]["event_id"]]
+    assert the_event(receiver.wait_for(3, path, WAIT_S)[2])[1]["account_id"] == second
 
 
 def test_no_attempt_after_a_short_window_closes(server, book, receiver, path):
@@ -298,13 +453,18 @@ def test_timeout_counts_as_a_failed_attempt(server, book, receiver, path):
     assert len(receiver.requests(path)) == 2
 
 
-def test_retry_after_of_a_429_is_honoured_within_the_window(server, book, receiver, path):
-    receiver.script(path, [{"status": 429, "headers": {"Retry-After": "2"}}])
-    sub, _ = subscribe(server, book, receiver, path, "--retry-attempts", "1", "--retry-window", "10")
+@pytest.mark.parametrize("form", ["seconds", "http-date"])
+def test_retry_after_of_a_429_is_honoured_within_the_window(server, book, receiver, path, form):
+    """Rule: a 429's Retry-After (seconds or an HTTP date) delays the next
+    attempt. With 3 retries in 10 s the first retry is due within 1.25 s
+    of the first attempt, so a gap of 2.5 s or more is Retry-After's."""
+    after = "3" if form == "seconds" else formatdate(time.time() + 4, usegmt=True)
+    receiver.script(path, [{"status": 429, "headers": {"Retry-After": after}}])
+    sub, _ = subscribe(server, book, receiver, path, "--retry-attempts", "3", "--retry-window", "10")
     deposit(book, TRICKY, "q1")
     got = receiver.wait_for(2, path, WAIT_S)
-    assert got[1]["t"] - got[0]["t"] >= 1.9
-    wait_deliveries(server, sub, "delivered")
+    assert got[1]["t"] - got[0]["t"] >= 2.5
+    assert wait_deliveries(server, sub, "delivered")[0]["attempts"] == 2
 
 
 def test_redirects_are_not_followed(server, book, receiver, path):
@@ -315,6 +475,57 @@ def test_redirects_are_not_followed(server, book, receiver, path):
     d = wait_deliveries(server, sub, "delivered")[0]
     assert d["attempts"] == 2
     assert receiver.requests(path + "/moved") == []
+
+
+@pytest.mark.parametrize("status", [202, 299])
+def test_any_2xx_is_delivered(server, book, receiver, path, status):
+    receiver.script(path, [{"status": status}], default={"status": 500})
+    sub, _ = subscribe(server, book, receiver, path, "--retry-attempts", "0")
+    deposit(book, TRICKY, f"ok-{status}")
+    d = wait_settled(server, sub)
+    assert (d["state"], d["attempts"], d["last_status"]) == ("delivered", 1, status)
+
+
+def test_connection_and_tls_errors_are_failed_attempts(server, book):
+    """Rule: a connection error (nothing listens) and a TLS error (the peer
+    does not speak TLS) are failed attempts: retried, then failed with the
+    error and no status."""
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    refused_port = closed.getsockname()[1]
+    closed.close()
+    plain = socket.socket()
+    plain.bind(("127.0.0.1", 0))
+    plain.listen(16)
+    plain.settimeout(0.2)
+    stop = threading.Event()
+
+    def answer_in_clear():
+        while not stop.is_set():
+            try:
+                conn, _ = plain.accept()
+            except socket.timeout:
+                continue
+            with conn:
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+
+    clear = threading.Thread(target=answer_in_clear, daemon=True)
+    clear.start()
+    try:
+        retry = ("--retry-attempts", "1", "--retry-window", "2")
+        refused, _ = subscribe_url(server, book, f"https://127.0.0.1:{refused_port}/x", *retry)
+        not_tls, _ = subscribe_url(server, book, f"https://127.0.0.1:{plain.getsockname()[1]}/x", *retry)
+        deposit(book, TRICKY, "e1")
+        errors = []
+        for sub in (refused, not_tls):
+            d = wait_settled(server, sub)
+            assert (d["state"], d["attempts"], d["last_status"]) == ("failed", 2, None), d
+            errors.append(d["last_error"])
+        assert all(errors) and errors[0] != errors[1], errors
+    finally:
+        stop.set()
+        clear.join()
+        plain.close()
 
 
 # ------------------------------------------------------------------ deauthorization
@@ -342,6 +553,54 @@ def test_deauthorized_then_held_then_reactivated(server, book, receiver, path, s
     assert {d["event_id"] for d in delivered} == {the_event(r)[1]["id"] for r in got[1:]}
 
 
+def test_a_proxys_407_on_connect_deauthorizes(tmp_path_factory, taxd_bin, receiver, path):
+    """Rule: a proxy's 407 deauthorizes too, also when it refuses the CONNECT
+    of the HTTPS tunnel (the answer is then in CURLINFO_HTTP_CONNECTCODE,
+    not the response code). taxd uses no proxy in production, so the test
+    puts one in front with the --test-hooks-only --webhook-test-proxy."""
+    proxy = Proxy407().start()
+    s = Server(tmp_path_factory.mktemp("proxy"), args=("--webhook-ca-file", str(receiver.ca_pem), "--test-hooks",
+                                                       "--webhook-test-proxy", proxy.url)).start()
+    try:
+        t = s.new_tenant("proxy")
+        r = call(t, "POST", "/v1/account-owners", {"id": "o1", "name": "Owner", "account_owner_type": "individual"})
+        assert r.status_code == 201, r.text
+        make_account(t, "acct")
+        sub, _ = subscribe(s, t, receiver, path)
+        deposit(t, "acct", "p1")
+        held = wait_deliveries(s, sub, "held")[0]
+        assert held["last_status"] == 407, held
+        assert s.admin("subscription", "show", "--subscription", sub)["state"] == "deauthorized"
+        assert proxy.requests() == [f"CONNECT 127.0.0.1:{receiver.port} HTTP/1.1"]
+        deposit(t, "acct", "p2", when="2024-03-02T10:00:00.000Z")
+        wait_deliveries(s, sub, "held", 2)
+        time.sleep(QUIET_S)
+        assert len(proxy.requests()) == 1 and receiver.requests(path) == []
+    finally:
+        s.stop_and_check()
+        proxy.stop()
+
+
+def test_deauthorized_with_a_backlog_aborts_running_attempts_and_holds_every_delivery(server, book, receiver, path):
+    """Rules: after a 401 no request starts; the subscription's running
+    attempts are aborted and its begun, pending and queued deliveries are
+    all held, none failed or dropped; reactivation sends every one."""
+    count = 10
+    receiver.script(path, [{"status": 401, "delay": 0.5}], default={"status": 200, "delay": 3.0})
+    sub, _ = subscribe(server, book, receiver, path, "--rate-limit", "5")
+    queue_events(server.db, book.tenant_id, count)
+    held = wait_deliveries(server, sub, "held", count)
+    sent = len(receiver.requests(path))
+    assert 2 <= sent < count, f"{sent} requests: the 401 came too late to prove anything"
+    assert sum("aborted" in (d["last_error"] or "") for d in held) == sent - 1
+    quiet(receiver, path, sent)
+    receiver.script(path, default={"status": 200})
+    out = server.admin("subscription", "reactivate", "--subscription", sub)
+    assert out["requeued"] == count
+    wait_deliveries(server, sub, "delivered", count)
+    assert len({the_event(r)[1]["event_id"] for r in receiver.requests(path)}) == count
+
+
 # ------------------------------------------------------------------ rate
 
 def test_rate_limit_holds_as_the_receiver_sees_it(server, book, receiver, path):
@@ -362,14 +621,94 @@ def test_rate_limit_holds_as_the_receiver_sees_it(server, book, receiver, path):
     wait_deliveries(server, sub, "delivered", count)
 
 
-def test_metrics_count_deliveries_and_backlog(server, book, receiver, path):
-    sub, _ = subscribe(server, book, receiver, path)
+def test_a_slow_endpoint_delays_no_other_and_its_concurrency_is_bounded(server, book, receiver, path):
+    """Rules: one slow endpoint never delays others; each subscription's
+    concurrency is bounded by taxd (64 at once), not by queueing inside
+    libcurl, whose timeout would count the queueing."""
+    slow, fast = path + "/slow", path + "/fast"
+    delay, count, bound = 5.0, 80, 64
+    receiver.script(slow, default={"status": 200, "delay": delay})
+    slow_sub, _ = subscribe(server, book, receiver, slow, "--rate-limit", "5000", "--timeout", "8")
+    subscribe(server, book, receiver, fast, "--rate-limit", "5000")
+    queue_events(server.db, book.tenant_id, count)  # each event to both subscriptions
+    receiver.wait_for(count, fast, WAIT_S)
+    assert len(receiver.requests(slow)) <= bound, "the fast endpoint waited, or the slow one took more than its bound"
+    # Every slow attempt succeeded at once: none timed out queued behind the others.
+    done = wait_deliveries(server, slow_sub, "delivered", count)
+    assert {d["attempts"] for d in done} == {1}
+    # Requests that arrived within less than the delay of each other were all
+    # unanswered at once.
+    times = sorted(r["t"] for r in receiver.requests(slow))
+    assert len(times) == count
+    assert max(sum(1 for u in times if t <= u < t + delay - 0.5) for t in times) <= bound
+    assert max(sum(1 for u in times if t <= u < t + delay - 0.5) for t in times) > bound // 2
+
+
+def test_a_commit_wakes_the_dispatcher_at_once(server, book, receiver, path):
+    """Rule: a commit wakes the engine at once, with no polling delay in
+    one process: the dispatcher sleeps up to 500 ms when idle, and the
+    median time from the deposit's answer to the receiver is far below it."""
+    subscribe(server, book, receiver, path)
+    waits = []
+    for i in range(9):
+        time.sleep(0.1 + 0.04 * i)  # the dispatcher settles into its idle wait
+        deposit(book, TRICKY, f"wake-{i}", when=f"2024-03-{i + 2:02d}T10:00:00.000Z")
+        answered = time.monotonic()
+        waits.append(receiver.wait_for(i + 1, path, WAIT_S)[i]["t"] - answered)
+    assert statistics.median(waits) < 0.1, waits
+
+
+# ------------------------------------------------------------------ observability
+
+def test_metrics_count_outcomes_latency_backlog_and_deauthorizations(server, book, receiver, path):
+    """Rule: metrics for deliveries by outcome, attempt latency, backlog per
+    subscription and deauthorized subscriptions, each moving with what the
+    receiver saw."""
+    retried, refused = path + "/retried", path + "/refused"
+    receiver.script(retried, [{"status": 503}])
+    receiver.script(path, default={"status": 503})
+    receiver.script(refused, [{"status": 401}])
+    before = metrics(server)
+    ok_sub, _ = subscribe(server, book, receiver, retried, "--retry-attempts", "1", "--retry-window", "2")
+    waiting, _ = subscribe(server, book, receiver, path)  # 1 h window: its retry is 15 min away
+    deauth, _ = subscribe(server, book, receiver, refused)
     deposit(book, TRICKY, "x1")
-    wait_deliveries(server, sub, "delivered")
-    text = server.api().get("/metrics").text
-    assert 'taxd_webhook_deliveries_total{outcome="delivered"}' in text
-    assert f'taxd_webhook_backlog{{subscription="{sub}"}} 0' in text
-    assert "taxd_webhook_deauthorized_subscriptions" in text
+    wait_deliveries(server, ok_sub, "delivered")
+    wait_deliveries(server, deauth, "held")
+    poll(lambda: deliveries(server, waiting)[0]["last_status"] == 503 or None, WAIT_S, what="the 503")
+    after = metrics(server)
+
+    def moved(series):
+        return after.get(series, 0) - before.get(series, 0)
+
+    total = 'taxd_webhook_deliveries_total{outcome="%s"}'
+    assert (moved(total % "delivered"), moved(total % "retry"), moved(total % "held")) >= (1, 2, 1)
+    assert moved("taxd_webhook_attempt_duration_seconds_count") >= 4
+    assert moved('taxd_webhook_attempt_duration_seconds_bucket{le="10"}') >= 4
+    assert moved("taxd_webhook_attempt_duration_seconds_sum") > 0
+    assert moved("taxd_webhook_deauthorized_subscriptions") == 1
+    assert after[f'taxd_webhook_backlog{{subscription="{waiting}"}}'] == 1
+    assert after[f'taxd_webhook_backlog{{subscription="{ok_sub}"}}'] == 0
+
+
+def test_one_log_line_per_attempt_and_no_secret_logged(server, book, receiver, path, tmp_path):
+    """Rules: one log line per attempt with subscription, event id, trace id,
+    status and latency; secrets and passwords never reach the log."""
+    receiver.script(path, [{"status": 500}])
+    pw = tmp_path / "pw"
+    pw.write_text("log-me-not\n")
+    sub, secret = subscribe(server, book, receiver, path, "--retry-attempts", "1", "--retry-window", "2",
+                            "--basic-user", "u", "--basic-password-file", str(pw))
+    deposit(book, TRICKY, "l1")
+    d = wait_deliveries(server, sub, "delivered")[0]
+    lines = poll(lambda: (lambda got: got if len(got) >= 2 else None)(attempt_lines(server, d["trace_id"])),
+                 WAIT_S, what="two attempt lines")
+    assert [(x["attempt"], x["status"], x["outcome"]) for x in lines] == [(1, 500, "retry"), (2, 200, "delivered")]
+    for x in lines:
+        assert (x["subscription_id"], x["event_id"]) == (sub, d["event_id"])
+        assert isinstance(x["latency_us"], int) and x["latency_us"] > 0
+    text = server.stderr_text()
+    assert secret not in text and "log-me-not" not in text and b64("u:log-me-not") not in text
 
 
 # ------------------------------------------------------------------ durability
@@ -424,6 +763,42 @@ def test_kill_9_loses_no_event(tmp_path_factory, taxd_bin, receiver, path):
         assert len(got) - count <= 128, f"{len(got) - count} duplicates: more than one batch in flight"
     finally:
         second.stop_and_check()
+
+
+def test_taxd_worker_alone_delivers_and_processes_share_a_subscription(tmp_path_factory, taxd_bin, receiver, path):
+    """Rules: the engine runs alone in `taxd worker` (serve --no-workers
+    sends nothing); with several processes a subscription is served by one
+    dispatcher at a time (a lease), so its rate holds globally and nothing
+    is sent twice. The workers trust the CA through TAXD_WEBHOOK_CA_FILE."""
+    rate, count = 10, 30
+    burst = max(1, rate // 10)
+    workdir = tmp_path_factory.mktemp("workers")
+    api = Server(workdir, args=("--no-workers",)).start()
+    workers = []
+    try:
+        tenant = api.new_tenant("workers")
+        sub, _ = subscribe(api, tenant, receiver, path, "--rate-limit", str(rate))
+        queue_events(api.db, tenant.tenant_id, count)
+        quiet(receiver, path, 0)
+        env = dict(api.env, TAXD_WEBHOOK_CA_FILE=str(receiver.ca_pem))
+        for i in range(2):
+            err = open(workdir / f"worker{i}.stderr", "wb")
+            workers.append((subprocess.Popen([taxd_bin, "worker", "--db", str(api.db)], stdin=subprocess.DEVNULL,
+                                             stdout=subprocess.DEVNULL, stderr=err, env=env, cwd=workdir), err))
+        times = sorted(r["t"] for r in receiver.wait_for(count, path, 60))
+        for i in range(len(times)):
+            for j in range(i, len(times)):
+                assert j - i + 1 <= burst + rate * (times[j] - times[i]) + 1, (i, j, times[j] - times[i])
+        wait_deliveries(api, sub, "delivered", count)
+        got = quiet(receiver, path, count)
+        assert len({the_event(r)[1]["event_id"] for r in got}) == count
+    finally:
+        for i, (proc, err) in enumerate(workers):
+            proc.send_signal(signal.SIGTERM)
+            rc = proc.wait(timeout=30)
+            err.close()
+            assert rc == 0, (workdir / f"worker{i}.stderr").read_text()[-3000:]
+        api.stop_and_check()
 
 
 # ------------------------------------------------------------------ egress address

@@ -24,6 +24,7 @@ import base64
 import json
 import os
 import signal
+import socketserver
 import ssl
 import subprocess
 import sys
@@ -203,6 +204,48 @@ class Receiver:
 def header(req, name):
     """Every value of header `name` (lowercase) in a recorded request."""
     return [v for k, v in req["headers"] if k == name]
+
+
+class _ProxyHandler(socketserver.StreamRequestHandler):
+    def handle(self):
+        line = self.rfile.readline(8192).decode("latin-1").strip()
+        while self.rfile.readline(8192) not in (b"\r\n", b"\n", b""):
+            pass  # the request's headers
+        self.server.owner._record(line)
+        self.wfile.write(b"HTTP/1.1 407 Proxy Authentication Required\r\n"
+                         b"Proxy-Authenticate: Basic realm=\"test\"\r\n"
+                         b"Content-Length: 0\r\nConnection: close\r\n\r\n")
+
+
+class Proxy407:
+    """An HTTP forward proxy in front of every endpoint that refuses each
+    CONNECT with 407 Proxy Authentication Required: what a delivery meets
+    when a proxy wants credentials. Records each request line."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._lines = []
+        self.server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), _ProxyHandler)
+        self.server.daemon_threads = True
+        self.server.owner = self
+        self.url = "http://127.0.0.1:%d" % self.server.server_address[1]
+        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def start(self):
+        self._thread.start()
+        return self
+
+    def stop(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+    def _record(self, line):
+        with self._lock:
+            self._lines.append(line)
+
+    def requests(self):
+        with self._lock:
+            return list(self._lines)
 
 
 # ---------------------------------------------------------------- standalone

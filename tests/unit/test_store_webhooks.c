@@ -3,8 +3,9 @@
  * the outbox fan-out (one delivery per subscription listing the type,
  * pending or held), subscribing closes open INVENTORY_UPDATE events, the
  * two-secret rule, leases (one dispatcher at a time), beginning an attempt
- * claims its event, an outcome never overrides an operator's replay, and the
- * backlog's count of each state. */
+ * claims its event, an outcome never overrides an operator's replay, the
+ * backlog's count of each state, and an event's deliveries commit or roll
+ * back with it. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "store/events.h"
 #include "store/store.h"
 #include "store/webhooks.h"
 
@@ -390,6 +392,40 @@ static void test_backlog_counts_each_state(void **state)
     assert_int_equal(b.pending + b.held + b.delivered + b.failed, 0);
 }
 
+typedef struct append_arg {
+    store_status_t then; /* what the change returns after raising its event */
+} append_arg_t;
+
+static store_status_t raise_then(store_conn_t *conn, const void *arg)
+{
+    const append_arg_t *a = arg;
+    json_t *fields = json_pack("{s:s}", "organization_id", TENANT);
+    store_status_t st = store_event_append_in_tx(conn, TENANT, "FORM_STATUS_UPDATE", fields, NOW);
+    json_decref(fields);
+    return st == STORE_OK ? a->then : st;
+}
+
+/* Delivery rows are written in the event's transaction: a change that rolls
+ * back takes its event and their deliveries with it, one that commits keeps
+ * all of them (so a committed event always has its deliveries, even across
+ * a kill -9 right after the commit). */
+static void test_deliveries_commit_or_roll_back_with_their_event(void **state)
+{
+    fixture_t *f = *state;
+    subscribe(f, "sub_a", TENANT, "FORM_STATUS_UPDATE");
+    subscribe(f, "sub_b", TENANT, "INVENTORY_UPDATE,FORM_STATUS_UPDATE");
+    append_arg_t refused = {.then = STORE_CONFLICT};
+    assert_int_equal(store_write(f->conn, raise_then, &refused), STORE_CONFLICT);
+    assert_int_equal(count(f, "SELECT count(*) FROM events"), 0);
+    assert_int_equal(count(f, "SELECT count(*) FROM deliveries"), 0);
+    append_arg_t committed = {.then = STORE_OK};
+    assert_int_equal(store_write(f->conn, raise_then, &committed), STORE_OK);
+    assert_int_equal(count(f, "SELECT count(*) FROM events"), 1);
+    assert_int_equal(count(f, "SELECT count(*) FROM deliveries d JOIN events e ON e.id ="
+                              " d.event_id WHERE d.state = 'pending'"),
+                     2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -406,6 +442,8 @@ int main(void)
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_unsent_attempt_is_undone, setup, teardown),
         cmocka_unit_test_setup_teardown(test_backlog_counts_each_state, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_deliveries_commit_or_roll_back_with_their_event,
+                                        setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
