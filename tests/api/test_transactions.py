@@ -1122,6 +1122,43 @@ def test_claimed_event_is_never_changed(book):
     assert_event(after[1], book, "a1", "2024-01-01T00:00:00Z", "t2", "2024-01-01T00:00:00Z", "t2")
 
 
+def test_only_the_newest_event_of_an_account_is_widened(book):
+    """The open event is found as the account's newest one: after two claims
+    a change opens a third event and widens nothing older, and the one after
+    it widens the third."""
+    data(post(book, tx(id_="t1", when="2024-02-01T00:00:00Z")), 201)
+    claim_all(book)
+    data(post(book, tx(id_="t2", when="2024-03-01T00:00:00Z")), 201)
+    claim_all(book)
+    first, second = events(book)
+    data(post(book, tx(id_="t3", when="2024-04-01T00:00:00Z")), 201)
+    data(post(book, tx(id_="t4", when="2024-01-01T00:00:00Z")), 201)
+    after = events(book)
+    assert len(after) == 3 and after[:2] == [first, second]
+    assert_event(after[2], book, "a1", "2024-01-01T00:00:00Z", "t4", "2024-04-01T00:00:00Z", "t3")
+
+
+def test_a_failed_delivery_write_leaves_no_trace(book):
+    """An event's deliveries are written in the transaction that records the
+    change: when writing them fails, the transaction, its event and its
+    deliveries are all absent (500), and the same request then succeeds
+    whole."""
+    book.server.admin("subscription", "create", "--tenant", book.tenant_id,
+                      "--url", "https://127.0.0.1:9/hook", "--events", "INVENTORY_UPDATE")
+    db_exec(book.server, "CREATE TRIGGER fail_fan_out BEFORE INSERT ON deliveries"
+                         " BEGIN SELECT RAISE(ABORT, 'injected'); END")
+    r = post(book, tx(id_="t1"))
+    assert r.status_code == 500, r.text
+    assert get(book, "t1").status_code == 404
+    assert events(book) == []
+    count = "SELECT count(*) AS n FROM deliveries"
+    assert db_rows(book.server, count)[0]["n"] == 0
+    db_exec(book.server, "DROP TRIGGER fail_fan_out")
+    data(post(book, tx(id_="t1")), 201)
+    [e] = events(book)
+    assert db_rows(book.server, count + " WHERE event_id = ?", (e["id"],))[0]["n"] == 1
+
+
 def test_each_account_has_its_own_event(book):
     data(post(book, tx(id_="t1", account="a1")), 201)
     data(post(book, tx(id_="t2", account="a2", when="2024-04-01T00:00:00Z")), 201)
