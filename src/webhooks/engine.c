@@ -121,7 +121,7 @@ typedef struct transfer {
     char trace_line[STORE_WH_ID_MAX + 16];
     char *auth_line;           /* a copy of the Basic header (malloc'd, wiped) or NULL */
     char *body;
-    webhook_sub_t *sub;               /* never freed while in_flight > 0 */
+    webhook_sub_t *sub;        /* never freed while in_flight > 0 */
     char delivery_id[STORE_WH_ID_MAX];
     char event_id[STORE_UUID_LEN];
     char trace_id[STORE_WH_ID_MAX];
@@ -141,7 +141,7 @@ typedef struct pending_outcome {
 /* An attempt begun in the database that waits for its turn to be sent:
  * the store thread begins the next batch while the current one is sent. */
 typedef struct ready {
-    webhook_sub_t *sub;               /* never freed while ready > 0 */
+    webhook_sub_t *sub;        /* never freed while ready > 0 */
     store_wh_attempt_t a;      /* its event's strings were freed once rendered */
     char *event;               /* canonical JSON (payload_dump), owned; NULL: does not render */
     size_t event_len;
@@ -157,7 +157,7 @@ typedef struct store_job {
     size_t outcome_count, outcome_cap;
     store_wh_outcome_t *list;  /* views into outcomes */
     store_wh_begin_t *reqs;
-    webhook_sub_t **subs;             /* reqs[i] is of subs[i]; none is freed while queued */
+    webhook_sub_t **subs;      /* reqs[i] is of subs[i]; none is freed while queued */
     size_t count;
     int64_t now;
     store_status_t status;
@@ -254,7 +254,8 @@ static webhook_sub_t *sub_find(dispatcher_t *d, const char *id)
 
 static webhook_sub_t *sub_add(dispatcher_t *d, const char *id)
 {
-    webhook_sub_t **grown = grow_array(d->subs, &d->sub_cap, d->sub_count + 1, sizeof *grown, 16);
+    webhook_sub_t **grown =
+        grow_array(d->subs, &d->sub_cap, d->sub_count + 1, sizeof *grown, 16);
     if (grown == NULL)
         return NULL;
     d->subs = grown;
@@ -962,8 +963,8 @@ static size_t sub_capacity(dispatcher_t *d, webhook_sub_t *s, int64_t now, int64
     return n < BATCH_MAX ? n : BATCH_MAX;
 }
 
-static void begin_results(dispatcher_t *d, store_wh_begin_t *reqs, webhook_sub_t **subs, size_t count,
-                          int64_t now)
+static void begin_results(dispatcher_t *d, store_wh_begin_t *reqs, webhook_sub_t **subs,
+                          size_t count, int64_t now)
 {
     for (size_t i = 0; i < count; i++) {
         webhook_sub_t *s = subs[i];
