@@ -126,7 +126,23 @@ class _TLSServer(ThreadingHTTPServer):
         pass
 
 
-class Receiver:
+class _Serving:
+    """A socketserver run on a daemon thread: start() serves, stop() closes."""
+
+    def _serve(self, server):
+        self.server = server
+        self._thread = threading.Thread(target=server.serve_forever, daemon=True)
+
+    def start(self):
+        self._thread.start()
+        return self
+
+    def stop(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class Receiver(_Serving):
     """The HTTPS endpoint with its script and its record of requests."""
 
     def __init__(self, workdir):
@@ -139,19 +155,10 @@ class Receiver:
         self._requests = []
         self._scripts = {}
         self._defaults = {}
-        self.server = _TLSServer(("127.0.0.1", 0), _Handler)
+        self._serve(_TLSServer(("127.0.0.1", 0), _Handler))
         self.server.ssl_context = ctx
         self.server.receiver = self
         self.port = self.server.server_address[1]
-        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def start(self):
-        self._thread.start()
-        return self
-
-    def stop(self):
-        self.server.shutdown()
-        self.server.server_close()
 
     def url(self, path="/hook"):
         return "https://127.0.0.1:%d%s" % (self.port, path)
@@ -217,7 +224,7 @@ class _ProxyHandler(socketserver.StreamRequestHandler):
                          b"Content-Length: 0\r\nConnection: close\r\n\r\n")
 
 
-class Proxy407:
+class Proxy407(_Serving):
     """An HTTP forward proxy in front of every endpoint that refuses each
     CONNECT with 407 Proxy Authentication Required: what a delivery meets
     when a proxy wants credentials. Records each request line."""
@@ -225,19 +232,10 @@ class Proxy407:
     def __init__(self):
         self._lock = threading.Lock()
         self._lines = []
-        self.server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), _ProxyHandler)
+        self._serve(socketserver.ThreadingTCPServer(("127.0.0.1", 0), _ProxyHandler))
         self.server.daemon_threads = True
         self.server.owner = self
         self.url = "http://127.0.0.1:%d" % self.server.server_address[1]
-        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def start(self):
-        self._thread.start()
-        return self
-
-    def stop(self):
-        self.server.shutdown()
-        self.server.server_close()
 
     def _record(self, line):
         with self._lock:

@@ -30,13 +30,7 @@
 #define TENANT_B "00000000-0000-4000-8000-00000000000b"
 #define T0 1700000000000
 
-typedef struct fixture {
-    char dir[64];
-    char path[128];
-    store_t *store;
-    store_conn_t *conn;
-    sqlite3 *raw; /* "another store file": seeds owners and filers */
-} fixture_t;
+typedef scratch_fixture_t fixture_t;
 
 /* ---- fixture */
 
@@ -55,20 +49,11 @@ static void make_tenant(store_conn_t *conn, const char *id, char tag)
 
 static int setup(void **state)
 {
-    fixture_t *fx = calloc(1, sizeof *fx);
+    fixture_t *fx = scratch_fixture_open();
     if (fx == NULL)
-        return -1;
-    fx->store = SCRATCH_STORE_OPEN(fx, "taxd.db");
-    if (fx->store == NULL)
-        return -1;
-    fx->conn = store_acquire(fx->store);
-    if (fx->conn == NULL)
         return -1;
     make_tenant(fx->conn, TENANT_A, 'a');
     make_tenant(fx->conn, TENANT_B, 'b');
-    if (sqlite3_open_v2(fx->path, &fx->raw, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK)
-        return -1;
-    sqlite3_busy_timeout(fx->raw, 5000);
     *state = fx;
     return 0;
 }
@@ -76,11 +61,7 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-    fixture_t *fx = *state;
-    sqlite3_close(fx->raw);
-    store_release(fx->store, fx->conn);
-    scratch_store_close(fx->store, fx->dir);
-    free(fx);
+    scratch_fixture_close(*state);
     return 0;
 }
 

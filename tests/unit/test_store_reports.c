@@ -31,13 +31,7 @@
 #define T0 1700000000000
 #define ROWS_MAX 8
 
-typedef struct fixture {
-    char dir[64];
-    char path[128];
-    store_t *store;
-    store_conn_t *conn;
-    sqlite3 *raw; /* "another process": seeds, and writes during a read */
-} fixture_t;
+typedef scratch_fixture_t fixture_t;
 
 /* What a read handed to its callbacks, and the write it makes midway. */
 typedef struct seen {
@@ -61,11 +55,8 @@ static void raw_exec(fixture_t *fx, const char *sql)
 
 static int setup(void **state)
 {
-    fixture_t *fx = calloc(1, sizeof *fx);
+    fixture_t *fx = scratch_fixture_open();
     if (fx == NULL)
-        return -1;
-    fx->store = SCRATCH_STORE_OPEN(fx, "taxd.db");
-    if (fx->store == NULL || (fx->conn = store_acquire(fx->store)) == NULL)
         return -1;
     store_tenant_t t = {.created_at = T0};
     snprintf(t.id, sizeof t.id, "%s", TENANT);
@@ -74,12 +65,9 @@ static int setup(void **state)
     snprintf(seed.default_filer_uuid, sizeof seed.default_filer_uuid, "%s", FILER);
     snprintf(seed.usd_asset_uuid, sizeof seed.usd_asset_uuid,
              "00000000-0000-4000-8000-0000000e000a");
+    *state = fx;
     if (store_tenant_create(fx->conn, &t, &seed, NULL) != STORE_OK)
         return -1;
-    if (sqlite3_open_v2(fx->path, &fx->raw, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK)
-        return -1;
-    sqlite3_busy_timeout(fx->raw, 5000);
-    *state = fx;
     raw_exec(fx, "INSERT INTO account_owners (uuid, tenant_id, id, name, account_owner_type,"
                  " created_at, updated_at) VALUES ('" OWNER "', '" TENANT "', 'o1', 'Owner',"
                  " 'individual', 1, 1)");
@@ -88,11 +76,7 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-    fixture_t *fx = *state;
-    sqlite3_close(fx->raw);
-    store_release(fx->store, fx->conn);
-    scratch_store_close(fx->store, fx->dir);
-    free(fx);
+    scratch_fixture_close(*state);
     return 0;
 }
 

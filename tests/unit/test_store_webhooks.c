@@ -28,12 +28,7 @@
 #define OTHER "00000000-0000-4000-8000-0000000000a2"
 #define NOW 1700000000000LL
 
-typedef struct fixture {
-    char dir[64], path[128];
-    store_t *store;
-    store_conn_t *conn;
-    sqlite3 *raw;
-} fixture_t;
+typedef scratch_fixture_t fixture_t;
 
 static void create_tenant(fixture_t *f, const char *id, char suffix)
 {
@@ -50,26 +45,18 @@ static void create_tenant(fixture_t *f, const char *id, char suffix)
 
 static int setup(void **state)
 {
-    fixture_t *f = calloc(1, sizeof *f);
-    if (f == NULL || (f->store = SCRATCH_STORE_OPEN(f, "taxd.db")) == NULL)
+    fixture_t *f = scratch_fixture_open();
+    if (f == NULL)
         return -1;
-    f->conn = store_acquire(f->store);
+    *state = f;
     create_tenant(f, TENANT, '1');
     create_tenant(f, OTHER, '2');
-    if (sqlite3_open(f->path, &f->raw) != SQLITE_OK)
-        return -1;
-    sqlite3_busy_timeout(f->raw, 5000);
-    *state = f;
     return 0;
 }
 
 static int teardown(void **state)
 {
-    fixture_t *f = *state;
-    sqlite3_close(f->raw);
-    store_release(f->store, f->conn);
-    scratch_store_close(f->store, f->dir);
-    free(f);
+    scratch_fixture_close(*state);
     return 0;
 }
 

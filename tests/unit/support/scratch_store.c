@@ -40,3 +40,30 @@ void scratch_store_close(store_t *store, const char *dir)
     if (dir[0] != '\0')
         nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
+
+scratch_fixture_t *scratch_fixture_open(void)
+{
+    scratch_fixture_t *fx = calloc(1, sizeof *fx);
+    if (fx == NULL)
+        return NULL;
+    fx->store = SCRATCH_STORE_OPEN(fx, "taxd.db");
+    if (fx->store != NULL && (fx->conn = store_acquire(fx->store)) != NULL &&
+        sqlite3_open_v2(fx->path, &fx->raw, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK) {
+        sqlite3_busy_timeout(fx->raw, 5000);
+        return fx;
+    }
+    fprintf(stderr, "scratch_fixture: cannot open the store or its raw handle\n");
+    scratch_fixture_close(fx);
+    return NULL;
+}
+
+void scratch_fixture_close(scratch_fixture_t *fx)
+{
+    if (fx == NULL)
+        return;
+    sqlite3_close(fx->raw);
+    if (fx->conn != NULL)
+        store_release(fx->store, fx->conn);
+    scratch_store_close(fx->store, fx->dir);
+    free(fx);
+}
