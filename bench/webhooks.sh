@@ -219,6 +219,7 @@ Target: at least 0.70 of the bare libcurl loop: **$verdict**.
 MD
 cat bench/webhooks_notes.md >> "$work/section.md"
 cat >> "$work/section.md" <<MD
+
 Event created to delivered with an empty queue ($LATENCY_EVENTS transactions through the API, one
 at a time): **p50 $p50 ms**, p99 $p99 ms (target: p50 under 50 ms).
 Reproduce: \`make bench-webhooks\` (\`BENCH_EVENTS\`, \`BENCH_ROUNDS\`, \`BENCH_LATENCY_EVENTS\`, \`BENCH_SECONDS\`).
