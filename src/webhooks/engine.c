@@ -25,14 +25,10 @@
  *    bounds concurrency itself, and never lets libcurl queue a transfer
  *    (libcurl's timeout would count the time spent queued). Subscriptions
  *    are independent: a slow or dead endpoint only fills its own slots.
- *  - libcurl: HTTP/1.1 pinned, connections reused from the multi handle's
- *    cache, no redirects followed, no proxy from the environment (a
- *    proxy only for tests, --webhook-test-proxy with --test-hooks), no
- *    signals, the configured CA bundle as the only trust (CAPATH cleared),
- *    the source address from the subscription or the process. The Basic
- *    header is written by taxd (libcurl's auth negotiation would first send
- *    a request without credentials). Easy handles are kept for reuse with
- *    the options all requests share; a request sets only its own.
+ *  - libcurl: one multi handle per dispatcher, whose cache keeps the
+ *    connections; each transfer keeps its easy handle for reuse, and what a
+ *    request sends and how its answer is read is webhooks/request.h (a
+ *    proxy only for tests: --webhook-test-proxy with --test-hooks).
  *  - One log line per attempt, gathered during a step and written at its
  *    end (core/log.h's batch): one write(2) per step, not per delivery.
  *  - Outcomes: 2xx delivered; 401, 403, 407 (also a proxy's 407 on CONNECT)
@@ -82,6 +78,7 @@
 #include "webhooks/bucket.h"
 #include "webhooks/event.h"
 #include "webhooks/payload.h"
+#include "webhooks/request.h"
 #include "webhooks/signature.h"
 #include "webhooks/subscription.h"
 #include "webhooks/vault.h"
@@ -102,7 +99,6 @@
 #define IN_FLIGHT_GUARD_MS 30000 /* past the timeout: a lost attempt is due again */
 #define SUB_KEEP_US 5000000LL   /* an idle subscription's bucket is kept this long */
 #define DRAIN_MS 2000           /* running attempts may finish at shutdown */
-#define CONNECT_TIMEOUT_MS 10000
 #define OWNER_MAX 64
 
 static const double LATENCY_BOUNDS[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
@@ -110,17 +106,8 @@ static const double LATENCY_BOUNDS[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5
 
 /* ---- types */
 
-#define HEADER_COUNT 6
-#define SIGNATURE_LINE_MAX 160 /* "x-service-signature: " and two v1= signatures */
-
 typedef struct transfer {
-    CURL *easy;
-    struct curl_slist *headers; /* header_nodes: libcurl only reads the list */
-    struct curl_slist header_nodes[HEADER_COUNT];
-    char signature_line[SIGNATURE_LINE_MAX];
-    char trace_line[STORE_WH_ID_MAX + 16];
-    char *auth_line;           /* a copy of the Basic header (malloc'd, wiped) or NULL */
-    char *body;
+    webhook_request_t req;     /* its easy handle lives as long as the transfer */
     webhook_sub_t *sub;        /* never freed while in_flight > 0 */
     char delivery_id[STORE_WH_ID_MAX];
     char event_id[STORE_UUID_LEN];
@@ -128,7 +115,6 @@ typedef struct transfer {
     int64_t rowid;             /* the delivery row's */
     int64_t attempts, first_attempt_at, window_ends_at;
     int64_t started_us;
-    char errbuf[CURL_ERROR_SIZE];
     struct transfer *prev, *next; /* the running list, or the free list (next only) */
 } transfer_t;
 
@@ -504,50 +490,26 @@ static store_wh_outcome_t failure(dispatcher_t *d, const transfer_t *t, int stat
 
 /* ---- transfers */
 
-static size_t discard_body(char *data, size_t size, size_t n, void *ctx)
-{
-    (void)data;
-    (void)ctx;
-    return size * n;
-}
-
-static bool easy_setup_once(dispatcher_t *d, transfer_t *t);
-
-/* A transfer from the free list, or a new one. Its easy handle keeps the
- * options every request shares (easy_setup_once); only the request's own
- * are set again (easy_setup), as libcurl allows between transfers. */
+/* A transfer from the free list, or a new one with its easy handle. */
 static transfer_t *transfer_get(dispatcher_t *d)
 {
     transfer_t *t = d->free_list;
     if (t != NULL) {
         d->free_list = t->next;
-        CURL *easy = t->easy;
+        webhook_request_t req = t->req;
         memset(t, 0, sizeof *t);
-        t->easy = easy;
+        t->req = req;
         return t;
     }
     t = calloc(1, sizeof *t);
     if (t == NULL)
         return NULL;
-    t->easy = curl_easy_init();
-    if (t->easy == NULL || !easy_setup_once(d, t)) {
-        if (t->easy != NULL)
-            curl_easy_cleanup(t->easy);
+    const webhook_engine_t *e = d->engine;
+    if (webhook_request_init(&t->req, e->ca_file, e->proxy, t) != 0) {
         free(t);
         return NULL;
     }
     return t;
-}
-
-/* Forgets the header lines, wiping the Basic credential's copy. */
-static void headers_free(transfer_t *t)
-{
-    if (t->auth_line != NULL) {
-        explicit_bzero(t->auth_line, strlen(t->auth_line));
-        free(t->auth_line);
-    }
-    t->auth_line = NULL;
-    t->headers = NULL;
 }
 
 static void transfer_release(dispatcher_t *d, transfer_t *t)
@@ -558,79 +520,10 @@ static void transfer_release(dispatcher_t *d, transfer_t *t)
         d->running = t->next;
     if (t->next != NULL)
         t->next->prev = t->prev;
-    headers_free(t);
-    free(t->body);
-    t->body = NULL;
+    webhook_request_done(&t->req);
     t->prev = NULL;
     t->next = d->free_list;
     d->free_list = t;
-}
-
-/* The request's header list, in nodes and buffers of the transfer itself
- * (no allocation per delivery but the Basic header's copy: the
- * subscription's own may be replaced by a reload while the request runs). */
-static bool build_headers(transfer_t *t, const char *signature)
-{
-    int n = snprintf(t->signature_line, sizeof t->signature_line, "x-service-signature: %s",
-                     signature);
-    if (n < 0 || (size_t)n >= sizeof t->signature_line)
-        return false;
-    snprintf(t->trace_line, sizeof t->trace_line, "x-trace-id: %s", t->trace_id);
-    char *source = (char *)"x-service-source: webhook";
-    if (t->sub->auth_header != NULL && (source = t->auth_line = strdup(t->sub->auth_header)) == NULL)
-        return false;
-    char *lines[HEADER_COUNT] = {(char *)"content-type: application/json", t->signature_line,
-                                 source, t->trace_line,
-                                 (char *)"Expect:", /* no 100-continue round trip */
-                                 (char *)"Accept:"};
-    for (size_t i = 0; i < HEADER_COUNT; i++)
-        t->header_nodes[i] = (struct curl_slist){
-            .data = lines[i], .next = i + 1 < HEADER_COUNT ? &t->header_nodes[i + 1] : NULL};
-    t->headers = &t->header_nodes[0];
-    return true;
-}
-
-/* The options every request of this dispatcher shares. The error buffer
- * and the private pointer stay valid: a transfer_t keeps its easy handle for
- * life, and memset leaves errbuf empty for the next request. */
-static bool easy_setup_once(dispatcher_t *d, transfer_t *t)
-{
-    CURL *h = t->easy;
-    const webhook_engine_t *e = d->engine;
-    bool ok =
-        curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "https") == CURLE_OK &&
-        curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L) == CURLE_OK &&
-        curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1) == CURLE_OK &&
-        curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L) == CURLE_OK &&
-        curl_easy_setopt(h, CURLOPT_PROXY, e->proxy) == CURLE_OK &&
-        curl_easy_setopt(h, CURLOPT_POST, 1L) == CURLE_OK &&
-        curl_easy_setopt(h, CURLOPT_USERAGENT, "taxd-webhooks") == CURLE_OK &&
-        curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, discard_body) == CURLE_OK &&
-        curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L) == CURLE_OK &&
-        curl_easy_setopt(h, CURLOPT_ERRORBUFFER, t->errbuf) == CURLE_OK &&
-        curl_easy_setopt(h, CURLOPT_PRIVATE, t) == CURLE_OK;
-    if (ok && e->ca_file[0] != '\0')
-        ok = curl_easy_setopt(h, CURLOPT_CAINFO, e->ca_file) == CURLE_OK &&
-             curl_easy_setopt(h, CURLOPT_CAPATH, NULL) == CURLE_OK;
-    return ok;
-}
-
-/* The options of this request: its subscription's and its body. */
-static bool easy_setup(transfer_t *t, size_t body_len)
-{
-    CURL *h = t->easy;
-    const webhook_sub_t *s = t->sub;
-    long timeout = (long)s->timeout_s * 1000L;
-    return curl_easy_setopt(h, CURLOPT_URL, s->url) == CURLE_OK &&
-           curl_easy_setopt(h, CURLOPT_POSTFIELDS, t->body) == CURLE_OK &&
-           curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len) == CURLE_OK &&
-           curl_easy_setopt(h, CURLOPT_HTTPHEADER, t->headers) == CURLE_OK &&
-           curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout) == CURLE_OK &&
-           curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
-                            timeout < CONNECT_TIMEOUT_MS ? timeout : CONNECT_TIMEOUT_MS) ==
-               CURLE_OK &&
-           curl_easy_setopt(h, CURLOPT_INTERFACE,
-                            s->interface[0] != '\0' ? s->interface : NULL) == CURLE_OK;
 }
 
 /* An attempt that could not be sent at all (the event does not render, no
@@ -670,16 +563,16 @@ static void start_transfer(dispatcher_t *d, const ready_t *r)
         start_failed(d, t, "the event cannot be rendered", true);
         return;
     }
-    t->body = payload_envelope_raw(r->event, r->event_len, now_ms(d), &len);
-    if (t->body == NULL) {
+    char *body = payload_envelope_raw(r->event, r->event_len, now_ms(d), &len);
+    if (body == NULL) {
         start_failed(d, t, "the request could not be prepared", false);
         return;
     }
     char *signature = signature_header_keyed((const crypto_hmac_key_t *const *)s->keys,
-                                             s->secret_count, t->body, len);
-    bool ready = signature != NULL && build_headers(t, signature) && easy_setup(t, len);
+                                             s->secret_count, body, len);
+    bool ready = webhook_request_prepare(&t->req, s, t->trace_id, signature, body, len);
     free(signature);
-    if (!ready || curl_multi_add_handle(d->multi, t->easy) != CURLM_OK) {
+    if (!ready || curl_multi_add_handle(d->multi, t->req.easy) != CURLM_OK) {
         start_failed(d, t, "the request could not be prepared", false);
         return;
     }
@@ -704,7 +597,7 @@ static void abort_subscription(dispatcher_t *d, webhook_sub_t *s)
     while (t != NULL) {
         transfer_t *next = t->next;
         if (t->sub == s) {
-            curl_multi_remove_handle(d->multi, t->easy);
+            curl_multi_remove_handle(d->multi, t->req.easy);
             store_wh_outcome_t o = {.result = STORE_WH_HELD};
             outcome_record(d, t, o, "aborted: the subscription was deauthorized",
                            clock_monotonic_us() - t->started_us);
@@ -719,35 +612,31 @@ static void abort_subscription(dispatcher_t *d, webhook_sub_t *s)
 static store_wh_outcome_t classify(dispatcher_t *d, transfer_t *t, CURLcode res, char *error,
                                    size_t error_cap)
 {
-    long status = 0, connect_status = 0;
-    curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &status);
-    curl_easy_getinfo(t->easy, CURLINFO_HTTP_CONNECTCODE, &connect_status);
+    webhook_answer_t answer;
+    webhook_request_answer(&t->req, res, &answer);
+    int status = answer.status;
     error[0] = '\0';
-    if (deauthorizing(status) || connect_status == 407) {
-        int code = deauthorizing(status) ? (int)status : 407;
+    if (deauthorizing(status) || answer.connect_status == 407) {
+        int code = deauthorizing(status) ? status : 407;
         snprintf(error, error_cap, "HTTP %d: the subscription is deauthorized", code);
         return (store_wh_outcome_t){.status = code, .result = STORE_WH_HELD,
                                     .deauthorize = true};
     }
-    if (res != CURLE_OK) {
-        snprintf(error, error_cap, "%s", t->errbuf[0] ? t->errbuf : curl_easy_strerror(res));
+    if (answer.result != CURLE_OK) {
+        snprintf(error, error_cap, "%s", answer.error);
         return failure(d, t, 0, 0);
     }
     if (status >= 200 && status <= 299)
-        return (store_wh_outcome_t){.status = (int)status, .result = STORE_WH_DELIVERED};
+        return (store_wh_outcome_t){.status = status, .result = STORE_WH_DELIVERED};
     int64_t min_delay = 0;
     if (status >= 300 && status <= 399) {
         snprintf(error, error_cap, "redirect not followed");
-    } else if (status == 429) {
-        curl_off_t retry_after = 0;
-        if (curl_easy_getinfo(t->easy, CURLINFO_RETRY_AFTER, &retry_after) == CURLE_OK &&
-            retry_after > 0) {
-            min_delay = (int64_t)retry_after * 1000;
-            snprintf(error, error_cap, "rate limited: Retry-After %lld s",
-                     (long long)retry_after);
-        }
+    } else if (status == 429 && answer.retry_after_s > 0) {
+        min_delay = answer.retry_after_s * 1000;
+        snprintf(error, error_cap, "rate limited: Retry-After %lld s",
+                 (long long)answer.retry_after_s);
     }
-    return failure(d, t, (int)status, min_delay);
+    return failure(d, t, status, min_delay);
 }
 
 static void finish_transfer(dispatcher_t *d, CURL *easy, CURLcode res)
@@ -1342,7 +1231,7 @@ static void dispatcher_drain(dispatcher_t *d)
         transfers_poll(d, 50);
     while (d->running != NULL) {
         transfer_t *t = d->running;
-        curl_multi_remove_handle(d->multi, t->easy);
+        curl_multi_remove_handle(d->multi, t->req.easy);
         store_wh_outcome_t o = failure(d, t, 0, 0);
         if (o.result == STORE_WH_RETRY)
             o.next_attempt_at = now_ms(d);
@@ -1388,7 +1277,7 @@ static void dispatcher_close(webhook_engine_t *e, dispatcher_t *d)
     while (d->free_list != NULL) {
         transfer_t *t = d->free_list;
         d->free_list = t->next;
-        curl_easy_cleanup(t->easy);
+        webhook_request_free(&t->req);
         free(t);
     }
     for (size_t i = 0; i < d->sub_count; i++)
