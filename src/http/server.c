@@ -19,6 +19,9 @@
 #include <arpa/inet.h>
 #include <microhttpd.h>
 #include <netdb.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +53,10 @@ struct http_server {
     service_t *svc;
     struct MHD_Daemon *daemon;
     unsigned port;
+    /* the way back from the one panic MHD_quiesce_daemon may raise */
+    _Atomic bool quiescing;
+    pthread_t quiescer;
+    jmp_buf quiesce_jump;
 };
 
 /* ---- response emission ------------------------------------------------ */
@@ -390,21 +397,46 @@ static void on_mhd_log(void *cls, const char *fmt, va_list ap)
     log_event(LOG_WARN, "libmicrohttpd", json_pack("{s:s}", "detail", buf));
 }
 
-/* libmicrohttpd 0.9.75 races itself in MHD_quiesce_daemon: a pool thread
- * may take the listening socket out of its epoll set at the same moment (it
- * tolerates ENOENT there), and quiesce, which does not, panics. The socket
- * is out of the set either way, so that panic is logged and survived; every
- * other panic aborts, as the library's default handler does. */
+/* libmicrohttpd 0.9.75 races itself in MHD_quiesce_daemon: it marks a pool
+ * thread quiesced, and that thread may take the listening socket out of its
+ * epoll set (tolerating ENOENT) just before quiesce does the same, which
+ * then fails and panics. The library declares its panic path unreachable
+ * once the handler returns, so this handler never returns: that one panic,
+ * raised in the thread that is quiescing, jumps back to quiesce_listener,
+ * which asks again (the library holds no lock there, and the raced thread
+ * has by then recorded the socket as out of its set). Every other panic
+ * aborts, as the library's default handler does. */
 static void on_mhd_panic(void *cls, const char *file, unsigned int line, const char *reason)
 {
-    (void)cls;
+    http_server_t *server = cls;
     bool known_race = reason != NULL &&
                       strstr(reason, "Failed to remove listen FD from epoll set") != NULL;
-    log_event(known_race ? LOG_WARN : LOG_ERROR, "libmicrohttpd panic",
+    bool recoverable = known_race && server != NULL && atomic_load(&server->quiescing) &&
+                       pthread_equal(pthread_self(), server->quiescer);
+    log_event(recoverable ? LOG_WARN : LOG_ERROR, "libmicrohttpd panic",
               json_pack("{s:s, s:i, s:s}", "file", file != NULL ? file : "?", "line", (int)line,
                         "reason", reason != NULL ? reason : "?"));
-    if (!known_race)
-        abort();
+    if (recoverable)
+        longjmp(server->quiesce_jump, 1);
+    abort();
+}
+
+/* MHD_quiesce_daemon, asked again when it lost the race above. The
+ * listening socket (to close), or MHD_INVALID_SOCKET when it could not be
+ * taken: MHD_stop_daemon then closes it. */
+static MHD_socket quiesce_listener(http_server_t *server)
+{
+    server->quiescer = pthread_self();
+    for (volatile int attempt = 0; attempt < 3; attempt++) {
+        atomic_store(&server->quiescing, true);
+        if (setjmp(server->quiesce_jump) == 0) {
+            MHD_socket listener = MHD_quiesce_daemon(server->daemon);
+            atomic_store(&server->quiescing, false);
+            return listener;
+        }
+        atomic_store(&server->quiescing, false);
+    }
+    return MHD_INVALID_SOCKET;
 }
 
 /* ---- start and stop --------------------------------------------------- */
@@ -441,7 +473,7 @@ http_server_t *http_server_start(service_t *svc, char **err)
     if (server == NULL)
         return NULL;
     server->svc = svc;
-    MHD_set_panic_func(on_mhd_panic, NULL);
+    MHD_set_panic_func(on_mhd_panic, server);
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC |
                      MHD_USE_ERROR_LOG | (ipv6 ? MHD_USE_IPv6 : 0);
     server->daemon = MHD_start_daemon(
@@ -459,6 +491,7 @@ http_server_t *http_server_start(service_t *svc, char **err)
         if (asprintf(err, "cannot listen on %s:%u", svc->cfg.listen_host,
                      svc->cfg.listen_port) < 0)
             *err = NULL;
+        MHD_set_panic_func(on_mhd_panic, NULL);
         free(server);
         return NULL;
     }
@@ -482,7 +515,7 @@ void http_server_stop(http_server_t *server, int64_t drain_ms)
 {
     service_t *svc = server->svc;
     atomic_store(&svc->draining, true);
-    MHD_socket listener = MHD_quiesce_daemon(server->daemon);
+    MHD_socket listener = quiesce_listener(server);
     if (listener != MHD_INVALID_SOCKET)
         close(listener);
     int64_t until = clock_monotonic_ms() + drain_ms;
@@ -491,5 +524,6 @@ void http_server_stop(http_server_t *server, int64_t drain_ms)
         nanosleep(&ts, NULL);
     }
     MHD_stop_daemon(server->daemon);
+    MHD_set_panic_func(on_mhd_panic, NULL); /* server is freed */
     free(server);
 }
