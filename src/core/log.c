@@ -3,6 +3,7 @@
 #include "core/log.h"
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,18 +110,14 @@ void log_batch_add(log_batch_t *b, log_level_t level, const char *msg, const cha
         return;
     if (b->len + len > PIPE_BUF)
         log_batch_flush(b);
-    if (len > PIPE_BUF - b->len) { /* longer than a batch: alone */
+    /* a line longer than a batch, or no buffer to be had, is written alone */
+    bool batched = len <= PIPE_BUF && (b->data != NULL || (b->data = malloc(PIPE_BUF)) != NULL);
+    if (batched) {
+        memcpy(b->data + b->len, line, len);
+        b->len += len;
+    } else {
         write_all(line, len);
-        free(heap);
-        return;
     }
-    if (b->data == NULL && (b->data = malloc(PIPE_BUF)) == NULL) {
-        write_all(line, len);
-        free(heap);
-        return;
-    }
-    memcpy(b->data + b->len, line, len);
-    b->len += len;
     free(heap);
 }
 
