@@ -21,6 +21,7 @@
 
 #include "core/crypto.h"
 #include "core/ids.h"
+#include "core/jsonval.h"
 #include "store/webhooks.h"
 #include "webhooks/backoff.h"
 #include "webhooks/event.h"
@@ -198,15 +199,6 @@ static int seal_password(const service_t *svc, const char *id, const char *passw
 
 /* ---- output */
 
-static json_t *time_or_null(int64_t ms)
-{
-    if (ms <= 0)
-        return json_null();
-    char text[CLOCK_RFC3339_LEN];
-    clock_format_rfc3339(ms, text);
-    return json_string(text);
-}
-
 static json_t *events_array(const char *events)
 {
     json_t *list = json_array();
@@ -232,8 +224,9 @@ static json_t *subscription_json(const store_subscription_t *s, size_t secret_co
         s->egress_address[0] ? s->egress_address : NULL, "auth_mode",
         s->basic ? "basic" : "source_marker", "basic_user", s->basic ? s->basic_user : NULL,
         "state", s->deauthorized ? "deauthorized" : "active", "deauthorized_at",
-        time_or_null(s->deauthorized_at), "secret_count", (json_int_t)secret_count,
-        "created_at", time_or_null(s->created_at), "updated_at", time_or_null(s->updated_at),
+        jsonval_time_or_null(s->deauthorized_at), "secret_count", (json_int_t)secret_count,
+        "created_at", jsonval_time_or_null(s->created_at), "updated_at",
+        jsonval_time_or_null(s->updated_at),
         "deliveries", "pending", (json_int_t)b->pending, "held", (json_int_t)b->held,
         "delivered", (json_int_t)b->delivered, "failed", (json_int_t)b->failed);
 }
@@ -609,12 +602,13 @@ static int append_delivery(const store_delivery_t *d, void *ctx)
         "delivery_id", d->id, "event_id", d->event_id, "event_type", d->event_type, "state",
         d->state, "trace_id", d->trace_id, "attempts", (json_int_t)d->attempts, "last_status",
         d->last_status > 0 ? json_integer(d->last_status) : json_null(), "last_error",
-        d->last_error[0] ? d->last_error : NULL, "created_at", time_or_null(d->created_at),
-        "first_attempt_at", time_or_null(d->first_attempt_at), "last_attempt_at",
-        time_or_null(d->last_attempt_at), "window_ends_at", time_or_null(d->window_ends_at),
+        d->last_error[0] ? d->last_error : NULL, "created_at", jsonval_time_or_null(d->created_at),
+        "first_attempt_at", jsonval_time_or_null(d->first_attempt_at), "last_attempt_at",
+        jsonval_time_or_null(d->last_attempt_at), "window_ends_at",
+        jsonval_time_or_null(d->window_ends_at),
         "next_attempt_at",
-        strcmp(d->state, "pending") == 0 ? time_or_null(d->next_attempt_at) : json_null(),
-        "delivered_at", time_or_null(d->delivered_at));
+        strcmp(d->state, "pending") == 0 ? jsonval_time_or_null(d->next_attempt_at) : json_null(),
+        "delivered_at", jsonval_time_or_null(d->delivered_at));
     if (row == NULL)
         return 1;
     return json_array_append_new(ctx, row) != 0;

@@ -42,6 +42,7 @@
 #include "app/service.h"
 #include "core/clock.h"
 #include "core/ids.h"
+#include "core/jsonval.h"
 #include "core/log.h"
 #include "core/tin.h"
 #include "store/owners.h"
@@ -358,8 +359,8 @@ static json_t *owner_json(const service_t *svc, const char *tenant_id, const sto
                      api_string_or_null(o->tax_country_code), "tin", tin, "tin_type",
                      api_string_or_null(o->tin_type), "birth_date",
                      api_string_or_null(o->birth_date), "email", api_string_or_null(o->email),
-                     "address", address_json(o), "created_at", api_time(o->created_at),
-                     "updated_at", api_time(o->updated_at));
+                     "address", address_json(o), "created_at", jsonval_time(o->created_at),
+                     "updated_at", jsonval_time(o->updated_at));
 }
 
 static void reply_owner(request_t *req, int status, const store_owner_t *o)

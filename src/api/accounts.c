@@ -33,6 +33,7 @@
 #include "app/service.h"
 #include "core/clock.h"
 #include "core/ids.h"
+#include "core/jsonval.h"
 #include "store/accounts.h"
 
 #define ACCOUNT_ID_MAX_BYTES 256    /* docs/decisions.md: ids are 1 to 256 bytes */
@@ -77,8 +78,8 @@ static json_t *account_json(const store_account_t *a)
                      api_string_or_null(a->name), "cost_basis_method", a->cost_basis_method,
                      "austria_tax_year",
                      a->austria_tax_year != 0 ? json_integer(a->austria_tax_year) : json_null(),
-                     "created_at", api_time(a->created_at), "updated_at",
-                     api_time(a->updated_at));
+                     "created_at", jsonval_time(a->created_at), "updated_at",
+                     jsonval_time(a->updated_at));
 }
 
 /* Length of the valid UTF-8 sequence at s (n bytes left), 0 when invalid

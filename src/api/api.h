@@ -82,8 +82,6 @@ void api_reply_page(request_t *req, json_t *items, const char *last_key, bool mo
  * ("Invalid <what>" with issues, or the parse error) and returns NULL. The
  * value belongs to the request. */
 json_t *api_read_body(request_t *req, const v_schema *schema, const char *what);
-/* RFC 3339 UTC with milliseconds. */
-json_t *api_time(int64_t ms);
 /* A string, or null for NULL or "" (absent optional values answer null). */
 json_t *api_string_or_null(const char *s);
 /* The request's database connection, or NULL after answering 500. */

@@ -24,6 +24,7 @@
 #include "app/service.h"
 #include "core/clock.h"
 #include "core/ids.h"
+#include "core/jsonval.h"
 #include "http/errors.h"
 #include "store/assets.h"
 
@@ -54,7 +55,7 @@ static json_t *asset_json(const store_asset_t *a)
                      a->name, "type", a->type, "decimals",
                      a->decimals == STORE_ASSET_NO_DECIMALS ? json_null()
                                                             : json_integer(a->decimals),
-                     "created_at", api_time(a->created_at));
+                     "created_at", jsonval_time(a->created_at));
 }
 
 /* The 409 body of an element whose code or name is taken. */

@@ -112,13 +112,6 @@ json_t *api_read_body(request_t *req, const v_schema *schema, const char *what)
     return body;
 }
 
-json_t *api_time(int64_t ms)
-{
-    char text[CLOCK_RFC3339_LEN];
-    clock_format_rfc3339(ms, text);
-    return json_string(text);
-}
-
 json_t *api_string_or_null(const char *s)
 {
     return s != NULL && s[0] != '\0' ? json_string(s) : json_null();

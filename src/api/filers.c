@@ -32,6 +32,7 @@
 #include "app/service.h"
 #include "core/clock.h"
 #include "core/ids.h"
+#include "core/jsonval.h"
 #include "core/log.h"
 #include "core/tin.h"
 #include "store/filers.h"
@@ -86,7 +87,7 @@ static json_t *filer_json(const request_t *req, const store_filer_t *f)
         return NULL;
     return json_pack("{s:s, s:s, s:s, s:o, s:b, s:o, s:o}", "id", f->id, "uuid", f->uuid, "name",
                      f->name, "tin", tin, "is_default", f->is_default, "created_at",
-                     api_time(f->created_at), "updated_at", api_time(f->updated_at));
+                     jsonval_time(f->created_at), "updated_at", jsonval_time(f->updated_at));
 }
 
 static void reply_filer(request_t *req, int status, const store_filer_t *f)

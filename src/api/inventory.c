@@ -45,6 +45,7 @@
 #include "api/api.h"
 #include "core/clock.h"
 #include "core/decimal.h"
+#include "core/jsonval.h"
 #include "inventory/recalc.h"
 #include "store/inventory.h"
 #include "store/lots.h"
@@ -225,7 +226,7 @@ static int collect_lot(const store_inv_lot_t *row, void *arg)
         return 1;
     }
     json_t *lot = json_pack("{s:s, s:o, s:o, s:o, s:o}", "transaction_id", row->transaction_id,
-                            "acquired_at", api_time(row->acquired_at), "quantity",
+                            "acquired_at", jsonval_time(row->acquired_at), "quantity",
                             dec_json(row->quantity, &c->bad), "cost_basis",
                             dec_json(row->cost, &c->bad), "unit_cost", unit);
     if (lot == NULL || c->bad || json_array_append_new(c->lots, lot) != 0)
@@ -323,7 +324,7 @@ static int collect_transfer(const store_inv_relief_t *row, void *arg)
         return 0;
     bool shortfall = row->lot_transaction_id == NULL;
     json_t *lot = json_pack("{s:s, s:o, s:o, s:o, s:o}", "asset_code", row->asset,
-                            "acquired_at", shortfall ? json_null() : api_time(row->acquired_at),
+                            "acquired_at", shortfall ? json_null() : jsonval_time(row->acquired_at),
                             "acquisition_transaction_id",
                             api_string_or_null(row->lot_transaction_id), "quantity",
                             dec_json(row->quantity, &c->bad), "cost_basis",
@@ -446,7 +447,7 @@ static void flush_group(withholding_ctx_t *c)
         arith(c, dec_add(*total, dec_abs(gain), total), g->tx_id);
     }
     json_t *row = json_pack("{s:s, s:s, s:o, s:o, s:o, s:o, s:o}", "transaction_id", g->tx_id,
-                            "asset_code", g->asset, "datetime", api_time(g->datetime),
+                            "asset_code", g->asset, "datetime", jsonval_time(g->datetime),
                             "quantity", dec_value_json(g->quantity), "proceeds",
                             opt_dec(g->has_proceeds, g->proceeds), "cost_basis",
                             opt_dec(g->has_cost, g->cost), "gain", opt_dec(complete, gain));

@@ -32,6 +32,7 @@
 #include "app/service.h"
 #include "core/clock.h"
 #include "core/ids.h"
+#include "core/jsonval.h"
 #include "http/errors.h"
 #include "reports/format.h"
 #include "reports/links.h"
@@ -125,7 +126,7 @@ static bool read_trigger(request_t *req, json_t **body)
 static json_t *report_head(const store_report_t *r)
 {
     return json_pack("{s:s, s:s, s:s, s:o}", "report_id", r->id, "status", r->status, "format",
-                     r->format, "created_at", api_time(r->created_at));
+                     r->format, "created_at", jsonval_time(r->created_at));
 }
 
 static void free_text(void *p)
@@ -224,7 +225,7 @@ static bool add_completed(request_t *req, const store_report_t *r, json_t *out)
         return false;
     }
     json_object_set_new(out, "download_url", json_string(url));
-    json_object_set_new(out, "expires_at", api_time(expires_s * 1000));
+    json_object_set_new(out, "expires_at", jsonval_time(expires_s * 1000));
     json_object_set_new(out, "metadata", metadata);
     return true;
 }

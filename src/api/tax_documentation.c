@@ -12,6 +12,7 @@
 #include "api/api.h"
 #include "app/service.h"
 #include "core/clock.h"
+#include "core/jsonval.h"
 #include "store/owners.h"
 #include "taxdocs/model.h"
 #include "taxdocs/submit.h"
@@ -51,7 +52,7 @@ void api_tax_documentation_submit(request_t *req)
     service_wake_workers(req->svc); /* the status event, and a W-9's TIN check */
     json_t *data = json_pack("{s:s, s:s, s:s, s:o}", "tax_documentation_id", doc_id,
                              "account_owner_id", id, "document_type", taxdocs_type_name(type),
-                             "created_at", api_time(now));
+                             "created_at", jsonval_time(now));
     if (data == NULL) {
         reply_store_failure(req, STORE_ERROR); /* saved; a 5xx says the outcome is unknown */
         return;

@@ -25,6 +25,7 @@
 #include "app/service.h"
 #include "core/clock.h"
 #include "core/ids.h"
+#include "core/jsonval.h"
 #include "core/log.h"
 #include "core/tin.h"
 #include "store/owners.h"
@@ -118,8 +119,8 @@ static json_t *validation_json(request_t *req, const store_tin_check_t *c, const
     return json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:o}", "validation_id", c->id,
                      "status", c->status, "name", c->name, "tin", masked, "tin_type",
                      c->tin_type, "account_owner_id", api_string_or_null(owner_id),
-                     "created_at", api_time(c->created_at), "validation_date",
-                     done ? api_time(c->validated_at) : json_null());
+                     "created_at", jsonval_time(c->created_at), "validation_date",
+                     done ? jsonval_time(c->validated_at) : json_null());
 }
 
 static void reply_validation(request_t *req, int status, const store_tin_check_t *c,

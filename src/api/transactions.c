@@ -24,6 +24,7 @@
 #include "core/clock.h"
 #include "core/decimal.h"
 #include "core/ids.h"
+#include "core/jsonval.h"
 #include "http/errors.h"
 #include "store/assets.h"
 #include "store/transactions.h"
@@ -351,8 +352,8 @@ static json_t *record_json(const char *body, const char *uuid, int64_t created, 
     if (doc == NULL)
         return NULL;
     json_object_set_new(doc, "uuid", json_string(uuid));
-    json_object_set_new(doc, "created_at", api_time(created));
-    json_object_set_new(doc, "updated_at", api_time(updated));
+    json_object_set_new(doc, "created_at", jsonval_time(created));
+    json_object_set_new(doc, "updated_at", jsonval_time(updated));
     return doc;
 }
 

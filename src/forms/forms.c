@@ -8,6 +8,7 @@
 
 #include "core/clock.h"
 #include "core/ids.h"
+#include "core/jsonval.h"
 #include "inventory/recalc.h"
 #include "store/events.h"
 #include "store/transactions.h"
@@ -281,15 +282,6 @@ forms_outcome_t forms_move(store_conn_t *db, const char *form_id, forms_action_t
 
 /* ---- the form as JSON -------------------------------------------------- */
 
-static json_t *time_json(int64_t ms)
-{
-    if (ms == 0)
-        return json_null();
-    char text[CLOCK_RFC3339_LEN];
-    clock_format_rfc3339(ms, text);
-    return json_string(text);
-}
-
 json_t *forms_form_json(const store_form_t *form)
 {
     json_t *content = json_loads(form->content, JSON_REJECT_DUPLICATES, NULL);
@@ -298,16 +290,16 @@ json_t *forms_form_json(const store_form_t *form)
     json_t *out = json_pack("{s:s, s:s, s:s, s:i, s:s, s:o, s:o, s:o}", "form_id", form->id,
                             "account_id", form->account_id, "form_type", form->form_type,
                             "tax_year", form->tax_year, "status", form->status, "created_at",
-                            time_json(form->created_at), "generated_at",
-                            time_json(form->generated_at), "filed_at",
-                            time_json(form->filed_at));
+                            jsonval_time_or_null(form->created_at), "generated_at",
+                            jsonval_time_or_null(form->generated_at), "filed_at",
+                            jsonval_time_or_null(form->filed_at));
     if (out == NULL) {
         json_decref(content);
         return NULL;
     }
     bool ok = (form->deleted_at == 0 ||
-               json_object_set_new(out, "deleted_at", time_json(form->deleted_at)) == 0) &&
-              json_object_set_new(out, "updated_at", time_json(form->updated_at)) == 0;
+               json_object_set_new(out, "deleted_at", jsonval_time(form->deleted_at)) == 0) &&
+              json_object_set_new(out, "updated_at", jsonval_time_or_null(form->updated_at)) == 0;
     /* set_new takes content even when it fails, so it is handed over last. */
     if (!ok)
         json_decref(content);

@@ -22,6 +22,7 @@
 
 #include "core/clock.h"
 #include "core/decimal.h"
+#include "core/jsonval.h"
 #include "http/validate.h"
 
 static const char *const TYPE_NAMES[TAXDOCS_TYPE_COUNT] = {"W-9", "W-8BEN", "W-8BEN-E", "DPS",
@@ -705,20 +706,13 @@ int taxdocs_apply_tin_result(taxdocs_state_t *st, const char *status, int64_t va
 
 /* ---- the objects as answered */
 
-static int set_time(json_t *obj, const char *key, int64_t ms)
-{
-    char text[CLOCK_RFC3339_LEN];
-    clock_format_rfc3339(ms, text);
-    return json_object_set_new(obj, key, json_string(text));
-}
-
 static json_t *dps_json(const taxdocs_state_t *st)
 {
     json_t *o = json_pack("{s:s, s:s, s:s}", "data_collection_status",
                           st->data_collection_status, "expiration_date", st->expiration_date,
                           "vat_status", st->vat_status);
     if (o != NULL && st->vat_validated_at != 0 &&
-        set_time(o, "vat_validation_date", st->vat_validated_at) != 0) {
+        json_object_set_new(o, "vat_validation_date", jsonval_time(st->vat_validated_at)) != 0) {
         json_decref(o);
         return NULL;
     }
@@ -746,7 +740,7 @@ json_t *taxdocs_object_json(const taxdocs_state_t *st)
     if (st->type == TAXDOCS_W9) {
         rc |= json_object_set_new(o, "tin_status", json_string(st->tin_status));
         if (st->tin_validated_at != 0)
-            rc |= set_time(o, "tin_validation_date", st->tin_validated_at);
+            rc |= json_object_set_new(o, "tin_validation_date", jsonval_time(st->tin_validated_at));
     }
     if (is_w8(st->type))
         rc |= json_object_set_new(o, "expiration_date", json_string(st->expiration_date)) |

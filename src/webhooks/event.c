@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/clock.h"
+#include "core/jsonval.h"
 
 const char *const WEBHOOK_EVENT_TYPES[] = {
     "RTTM_TIN_VALIDATION",
@@ -25,13 +26,6 @@ bool webhook_event_type_known(const char *type, size_t len)
     return false;
 }
 
-static int set_time(json_t *obj, const char *key, int64_t ms)
-{
-    char text[CLOCK_RFC3339_LEN];
-    clock_format_rfc3339(ms, text);
-    return json_object_set_new(obj, key, json_string(text));
-}
-
 static json_t *render_inventory(const webhook_event_row_t *row)
 {
     if (row->account_uuid == NULL || row->account_id == NULL ||
@@ -43,8 +37,8 @@ static json_t *render_inventory(const webhook_event_row_t *row)
              json_object_set_new(e, "id", json_string(row->id)) |
              json_object_set_new(e, "account_id", json_string(row->account_uuid)) |
              json_object_set_new(e, "alternate_account_id", json_string(row->account_id)) |
-             set_time(e, "latest_transaction_datetime", row->latest_ms) |
-             set_time(e, "update_from_datetime", row->from_ms);
+             json_object_set_new(e, "latest_transaction_datetime", jsonval_time(row->latest_ms)) |
+             json_object_set_new(e, "update_from_datetime", jsonval_time(row->from_ms));
     if (row->has_ids)
         rc |= json_object_set_new(e, "latest_transaction_id", json_string(row->latest_tx)) |
               json_object_set_new(e, "update_from_transaction_id", json_string(row->from_tx));
