@@ -11,6 +11,10 @@
 /* The schema version this build writes (the number of scripts). */
 int store_migrations_latest(void);
 
+/* Script `version` (1 to latest), or NULL: for tests that build a database
+ * as an older release left it. */
+const char *store_migrations_script(int version);
+
 /* Applies the scripts newer than the database's user_version, all inside one
  * BEGIN IMMEDIATE transaction that also reads user_version, so concurrent
  * openers serialize and each script runs once. db must be outside any

@@ -194,6 +194,80 @@ static void test_schema_has_no_float_columns(void **state)
     sqlite3_close(db);
 }
 
+/* Writing a delivery opens no temporary b-tree: v9 spelled its state CHECK
+ * as comparisons, where `IN` of four constants made SQLite open one for
+ * every row written (store/migrations.c). */
+static void test_delivery_writes_open_no_temporary_btree(void **state)
+{
+    fixture_t *fx = *state;
+    sqlite3 *db = raw_open(fx->path);
+    sqlite3_stmt *stmt;
+    assert_int_equal(sqlite3_prepare_v2(db, "EXPLAIN UPDATE deliveries SET state = ?1"
+                                            " WHERE rowid = ?2", -1, &stmt, NULL),
+                     SQLITE_OK);
+    int ephemeral = 0, ops = 0;
+    while (sqlite3_step(stmt) == SQLITE_ROW) {
+        ops++;
+        ephemeral += strcmp((const char *)sqlite3_column_text(stmt, 1), "OpenEphemeral") == 0;
+    }
+    sqlite3_finalize(stmt);
+    assert_true(ops > 0);
+    assert_int_equal(ephemeral, 0);
+    sqlite3_close(db);
+}
+
+/* A database left at v8 with deliveries is upgraded by v9 with every row,
+ * its rowid (the dispatcher's handle) and its indexes kept. */
+static void test_v9_keeps_deliveries(void **state)
+{
+    fixture_t *fx = *state;
+    char path[200];
+    snprintf(path, sizeof path, "%s/v8.db", fx->dir);
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(raw_exec(db, "PRAGMA journal_mode = WAL"), SQLITE_OK);
+    for (int v = 1; v <= 8; v++)
+        assert_int_equal(raw_exec(db, store_migrations_script(v)), SQLITE_OK);
+    assert_int_equal(
+        raw_exec(db, "PRAGMA user_version = 8;"
+                     "INSERT INTO tenants (id, name, created_at) VALUES ('t1', 'T', 1);"
+                     "INSERT INTO events (id, tenant_id, type, created_at)"
+                     " VALUES ('e1', 't1', 'INVENTORY_UPDATE', 1);"
+                     "INSERT INTO subscriptions (id, tenant_id, url, events, rate_limit,"
+                     " retry_attempts, retry_window_s, timeout_s, auth_mode, state, created_at,"
+                     " updated_at) VALUES ('s1', 't1', 'https://x', 'INVENTORY_UPDATE', 1, 0, 1,"
+                     " 1, 'source_marker', 'active', 1, 1);"
+                     "INSERT INTO deliveries (rowid, id, subscription_id, event_id, trace_id,"
+                     " state, attempts, next_attempt_at, created_at, last_status) VALUES"
+                     " (7, 'd1', 's1', 'e1', 'tr1', 'failed', 3, 5, 1, 503),"
+                     " (9, 'd2', 's1', 'e1', 'tr2', 'pending', 0, 6, 2, NULL);"),
+        SQLITE_OK);
+    sqlite3_close(db);
+
+    char *err = NULL;
+    store_t *store = store_open(path, &err);
+    assert_non_null(store);
+    assert_null(err);
+    store_close(store);
+    db = raw_open(path);
+    assert_int_equal(raw_int(db, "PRAGMA user_version"), store_migrations_latest());
+    assert_int_equal(raw_int(db, "SELECT count(*) FROM deliveries WHERE rowid = 7 AND id = 'd1'"
+                                 " AND state = 'failed' AND attempts = 3 AND last_status = 503"),
+                     1);
+    assert_int_equal(raw_int(db, "SELECT rowid FROM deliveries INDEXED BY deliveries_due"
+                                 " WHERE subscription_id = 's1' AND state = 'pending'"
+                                 " AND next_attempt_at <= 6"),
+                     9);
+    assert_int_equal(raw_int(db, "SELECT count(*) FROM sqlite_schema"
+                                 " WHERE tbl_name = 'deliveries' AND type = 'index'"),
+                     6); /* the primary key's and the five of v8 */
+    assert_int_not_equal(raw_exec(db, "UPDATE deliveries SET state = 'lost' WHERE rowid = 7"),
+                         SQLITE_OK);
+    assert_int_equal(raw_exec(db, "PRAGMA foreign_keys = ON"), SQLITE_OK);
+    assert_int_equal(raw_int(db, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
+    sqlite3_close(db);
+}
+
 /* Every connection, pooled or the group commit's writer, runs with an fsync
  * per commit (a 2xx survives power loss), foreign keys enforced and WAL. */
 static void assert_connection_configured(sqlite3 *db)
@@ -878,6 +952,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         FIXTURE_TEST(test_open_creates_schema),
         FIXTURE_TEST(test_schema_has_no_float_columns),
+        FIXTURE_TEST(test_delivery_writes_open_no_temporary_btree),
+        FIXTURE_TEST(test_v9_keeps_deliveries),
         FIXTURE_TEST(test_connections_are_configured),
         FIXTURE_TEST(test_reopen_keeps_data),
         FIXTURE_TEST(test_concurrent_open_of_new_database),
