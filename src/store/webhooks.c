@@ -9,14 +9,16 @@
  *    bounds hold globally. A dispatcher that dies leaves a lease that runs
  *    out; another takes the subscription and sends again what had no
  *    recorded outcome (at least once).
- *  - An attempt is recorded when it begins (attempts + 1, next_attempt_at
- *    pushed past the attempt's timeout so it is not picked again) and again
- *    when it ends. Both happen in batches, one transaction per dispatcher
- *    job, so a commit's fsync is shared by every delivery of the job. A
- *    batch is begun with set-based statements over a JSON array of rowids
- *    (json_each), not one statement per delivery; an outcome finds its row
- *    by the rowid its attempt began with. An attempt begun but never sent
- *    is undone by its unsent outcome (attempts - 1, a first window cleared).
+ *  - A delivery row is written once per attempt, by its outcome (attempts,
+ *    the window the first attempt opened, the result), in batches: one
+ *    transaction per dispatcher job, so a commit's fsync is shared by every
+ *    delivery of the job. Beginning an attempt writes nothing to its row:
+ *    the dispatcher passes the rowids it has begun and not recorded (a JSON
+ *    array, json_each) and they are left out of what is due, and the
+ *    subscription's lease keeps other processes away. An attempt begun but
+ *    never sent thus needs no undoing, and after a crash what was in flight
+ *    is due as soon as the lease runs out. An outcome finds its row by the
+ *    rowid its attempt began with.
  *  - The event is claimed (events.claimed_at) in the transaction that begins
  *    its first attempt and read there: an INVENTORY_UPDATE is never widened
  *    after its range was sent. Creating a subscription closes the tenant's
@@ -25,7 +27,9 @@
  *    subscription.
  *  - An outcome applies only while the delivery still has the trace id and
  *    attempt count its attempt began with: an operator's replay or a
- *    reactivation meanwhile wins over a late answer.
+ *    reactivation meanwhile wins over a late answer, and a second outcome
+ *    of the same attempt (sent by two processes after a lost lease) is
+ *    ignored.
  *  - Delivery and trace ids are made by SQLite's randomblob() inside the
  *    fan-out's single INSERT ... SELECT (one statement per event whatever the
  *    number of subscriptions); they are opaque identifiers, not secrets.
@@ -161,14 +165,9 @@ static const store_sql_t Q_DUE = {
               " e.has_ids, e.claimed_at IS NULL, d.rowid, e.rowid, d.attempts, d.first_attempt_at"
               " FROM deliveries d JOIN events e ON e.id = d.event_id"
               " WHERE d.subscription_id = ?1 AND d.state = 'pending' AND d.next_attempt_at <= ?2"
+              " AND d.rowid NOT IN (SELECT value FROM json_each(?4))"
               " ORDER BY d.next_attempt_at LIMIT ?3"};
 /* The set-based statements of a batch: ?1 is a JSON array of rowids. */
-static const store_sql_t Q_ATTEMPTS_BEGIN = {
-    "wh_attempts_begin",
-    "UPDATE deliveries SET attempts = attempts + 1,"
-    " first_attempt_at = coalesce(first_attempt_at, ?2),"
-    " window_ends_at = coalesce(window_ends_at, ?2 + ?3), last_attempt_at = ?2,"
-    " next_attempt_at = ?4 WHERE rowid IN (SELECT value FROM json_each(?1))"};
 static const store_sql_t Q_WINDOWS_CLOSED = {
     "wh_windows_closed",
     "UPDATE deliveries SET state = 'failed',"
@@ -176,36 +175,24 @@ static const store_sql_t Q_WINDOWS_CLOSED = {
     " WHERE rowid IN (SELECT value FROM json_each(?1))"};
 static const store_sql_t Q_NEXT_DUE = {
     "wh_next_due", "SELECT min(next_attempt_at) FROM deliveries"
-                   " WHERE subscription_id = ?1 AND state = 'pending'"};
+                   " WHERE subscription_id = ?1 AND state = 'pending'"
+                   " AND rowid NOT IN (SELECT value FROM json_each(?2))"};
 static const store_sql_t Q_EVENTS_CLAIM = {
     "wh_events_claim", "UPDATE events SET claimed_at = ?2"
                        " WHERE rowid IN (SELECT value FROM json_each(?1)) AND claimed_at IS NULL"};
-#define OUTCOME_SET                                                   \
-    "UPDATE deliveries SET state = ?4, last_status = ?5, last_error = ?6," \
-    " next_attempt_at = ?7, delivered_at = ?8"
+/* An attempt's outcome counts it (attempts = ?3), guarded by the count
+ * before it and the trace id. */
+#define OUTCOME_SET                                                          \
+    "UPDATE deliveries SET state = ?4, last_status = ?5, last_error = ?6,"   \
+    " next_attempt_at = ?7, delivered_at = ?8, attempts = ?3,"               \
+    " first_attempt_at = ?10, window_ends_at = ?11, last_attempt_at = ?12"
 static const store_sql_t Q_OUTCOME = {
-    "wh_outcome", OUTCOME_SET " WHERE id = ?1 AND trace_id = ?2 AND attempts = ?3"};
+    "wh_outcome", OUTCOME_SET " WHERE id = ?1 AND trace_id = ?2 AND attempts = ?3 - 1"};
 /* The same by the rowid the attempt began with: no lookup in the id index,
  * whose random keys make each lookup touch another page. */
 static const store_sql_t Q_OUTCOME_ROWID = {
     "wh_outcome_rowid",
-    OUTCOME_SET " WHERE rowid = ?9 AND id = ?1 AND trace_id = ?2 AND attempts = ?3"};
-/* Delivered outcomes of a batch in one statement: ?1 is a JSON array of
- * [rowid, attempts, trace_id, status, at], each applied under the same
- * guard as Q_OUTCOME_ROWID. */
-static const store_sql_t Q_OUTCOMES_DELIVERED = {
-    "wh_outcomes_delivered",
-    "UPDATE deliveries SET state = 'delivered', last_status = j.value ->> 3,"
-    " last_error = NULL, next_attempt_at = j.value ->> 4, delivered_at = j.value ->> 4"
-    " FROM json_each(?1) AS j WHERE deliveries.rowid = j.value ->> 0"
-    " AND deliveries.attempts = j.value ->> 1 AND deliveries.trace_id = j.value ->> 2"};
-static const store_sql_t Q_OUTCOME_UNSENT = {
-    "wh_outcome_unsent",
-    "UPDATE deliveries SET state = ?4, attempts = attempts - 1,"
-    " first_attempt_at = CASE WHEN attempts = 1 THEN NULL ELSE first_attempt_at END,"
-    " window_ends_at = CASE WHEN attempts = 1 THEN NULL ELSE window_ends_at END,"
-    " last_error = coalesce(last_error, ?5), next_attempt_at = ?6"
-    " WHERE id = ?1 AND trace_id = ?2 AND attempts = ?3"};
+    OUTCOME_SET " WHERE rowid = ?9 AND id = ?1 AND trace_id = ?2 AND attempts = ?3 - 1"};
 static const store_sql_t Q_DEAUTHORIZE = {
     "wh_deauthorize",
     "UPDATE subscriptions SET state = 'deauthorized', deauthorized_at = ?2, updated_at = ?2,"
@@ -912,27 +899,11 @@ static store_status_t deauthorize(store_conn_t *conn, const char *sub_id, int64_
     return conn_run(conn, &Q_HOLD_PENDING, stmt);
 }
 
-/* An attempt begun but never sent: the begin is undone (store/webhooks.h). */
-static store_status_t record_unsent(store_conn_t *conn, const store_wh_outcome_t *o)
-{
-    sqlite3_stmt *stmt;
-    store_status_t st = conn_prepare_key(conn, &Q_OUTCOME_UNSENT, o->delivery_id, &stmt);
-    if (st != STORE_OK)
-        return st;
-    int64_t next = o->result == STORE_WH_RETRY ? o->next_attempt_at : o->at;
-    bool bound = bind_text(stmt, 2, o->trace_id) && bind_int(stmt, 3, o->attempts) &&
-                 bind_text(stmt, 4, result_state(o->result)) &&
-                 bind_text_or_null(stmt, 5, o->error) && bind_int(stmt, 6, next);
-    return run_bound(conn, &Q_OUTCOME_UNSENT, stmt, bound);
-}
-
 static store_status_t record_one(store_conn_t *conn, const store_wh_outcome_t *o)
 {
     store_status_t st;
     if (o->deauthorize && (st = deauthorize(conn, o->subscription_id, o->at)) != STORE_OK)
         return st;
-    if (o->unsent)
-        return record_unsent(conn, o);
     sqlite3_stmt *stmt;
     const store_sql_t *q = o->delivery_rowid > 0 ? &Q_OUTCOME_ROWID : &Q_OUTCOME;
     if ((st = conn_prepare_key(conn, q, o->delivery_id, &stmt)) != STORE_OK)
@@ -946,79 +917,20 @@ static store_status_t record_one(store_conn_t *conn, const store_wh_outcome_t *o
                        : sqlite3_bind_null(stmt, 5) == SQLITE_OK) &&
         bind_text_or_null(stmt, 6, o->error) && bind_int(stmt, 7, next) &&
         (delivered ? bind_int(stmt, 8, o->at) : sqlite3_bind_null(stmt, 8) == SQLITE_OK) &&
-        (o->delivery_rowid <= 0 || bind_int(stmt, 9, o->delivery_rowid));
+        (o->delivery_rowid <= 0 || bind_int(stmt, 9, o->delivery_rowid)) &&
+        bind_int(stmt, 10, o->first_attempt_at) && bind_int(stmt, 11, o->window_ends_at) &&
+        bind_int(stmt, 12, o->sent_at);
     return run_bound(conn, q, stmt, bound);
 }
 
-/* A trace id that can be written into JSON as it is (they are made by
- * NEW_TRACE_ID; anything else takes the one-row statement). */
-static bool plain_id(const char *id)
-{
-    size_t n = 0;
-    for (; id[n] != '\0'; n++)
-        if (!((id[n] >= 'a' && id[n] <= 'z') || (id[n] >= 'A' && id[n] <= 'Z') ||
-              (id[n] >= '0' && id[n] <= '9') || id[n] == '_' || id[n] == '-'))
-            return false;
-    return n > 0 && n < STORE_WH_ID_MAX;
-}
-
-static bool batchable(const store_wh_outcome_t *o)
-{
-    return o->result == STORE_WH_DELIVERED && !o->deauthorize && !o->unsent &&
-           o->delivery_rowid > 0 && o->trace_id != NULL && plain_id(o->trace_id);
-}
-
-/* The delivered outcomes of a batch (the common case) in one statement;
- * *done[i] tells which were taken. */
-static store_status_t record_delivered(store_conn_t *conn, const store_wh_outcome_t *outcomes,
-                                       size_t count, bool *done)
-{
-    size_t row_max = 5 * 21 + STORE_WH_ID_MAX + 8; /* five numbers, the trace id, punctuation */
-    size_t cap = count * row_max + 3;
-    char *json = malloc(cap);
-    if (json == NULL)
-        return STORE_OK; /* the one-row statements take them all */
-    size_t len = 0, taken = 0;
-    json[len++] = '[';
-    for (size_t i = 0; i < count; i++) {
-        const store_wh_outcome_t *o = &outcomes[i];
-        if (!batchable(o))
-            continue;
-        len += (size_t)snprintf(json + len, cap - len - 2, "%s[%lld,%lld,\"%s\",%d,%lld]",
-                                taken > 0 ? "," : "", (long long)o->delivery_rowid,
-                                (long long)o->attempts, o->trace_id, o->status,
-                                (long long)o->at);
-        done[i] = true;
-        taken++;
-    }
-    json[len++] = ']';
-    json[len] = '\0';
-    store_status_t st = STORE_OK;
-    if (taken > 0) {
-        sqlite3_stmt *stmt;
-        st = conn_prepare_key(conn, &Q_OUTCOMES_DELIVERED, json, &stmt);
-        if (st == STORE_OK)
-            st = conn_run(conn, &Q_OUTCOMES_DELIVERED, stmt);
-    }
-    free(json);
-    return st;
-}
-
-/* Every outcome: the delivered ones in one statement, the rest one by one,
- * in their order (a deauthorization before what follows it). */
+/* Every outcome, one prepared statement each, in their order (a
+ * deauthorization before what follows it). */
 static store_status_t record_all(store_conn_t *conn, const store_wh_outcome_t *outcomes,
                                  size_t count)
 {
-    if (count == 0)
-        return STORE_OK;
-    bool *done = calloc(count, sizeof *done);
-    if (done == NULL)
-        return store_bad_argument("store_wh_step: out of memory");
-    store_status_t st = record_delivered(conn, outcomes, count, done);
+    store_status_t st = STORE_OK;
     for (size_t i = 0; st == STORE_OK && i < count; i++)
-        if (!done[i])
-            st = record_one(conn, &outcomes[i]);
-    free(done);
+        st = record_one(conn, &outcomes[i]);
     return st;
 }
 
@@ -1113,16 +1025,22 @@ static void idlist_add(idlist_t *l, int64_t id)
     l->count++;
 }
 
+/* The list as JSON; more ids may be added after. */
+static const char *idlist_text(idlist_t *l)
+{
+    l->text[l->len] = ']';
+    l->text[l->len + 1] = '\0';
+    return l->text;
+}
+
 /* Runs q over the rowids of l (?1) with up to three integer parameters. */
 static store_status_t run_set(store_conn_t *conn, const store_sql_t *q, idlist_t *l,
                               const int64_t *params, int param_count)
 {
     if (l->count == 0)
         return STORE_OK;
-    l->text[l->len] = ']';
-    l->text[l->len + 1] = '\0';
     sqlite3_stmt *stmt;
-    store_status_t st = conn_prepare_key(conn, q, l->text, &stmt);
+    store_status_t st = conn_prepare_key(conn, q, idlist_text(l), &stmt);
     if (st != STORE_OK)
         return st;
     bool bound = true;
@@ -1137,10 +1055,8 @@ typedef struct due_row {
     bool unclaimed;
 } due_row_t;
 
-/* A due row with its event (columns of Q_DUE); the attempt as it will be
- * once begun at now. */
-static bool due_from_row(sqlite3_stmt *stmt, const store_wh_begin_t *r, int64_t now,
-                         store_wh_attempt_t *a, due_row_t *due)
+/* A due row with its event (columns of Q_DUE); the attempt it begins. */
+static bool due_from_row(sqlite3_stmt *stmt, store_wh_attempt_t *a, due_row_t *due)
 {
     store_wh_event_t *e = &a->event;
     due->window_ends_at = sqlite3_column_int64(stmt, 3);
@@ -1155,28 +1071,27 @@ static bool due_from_row(sqlite3_stmt *stmt, const store_wh_begin_t *r, int64_t 
     due->unclaimed = sqlite3_column_int64(stmt, 13) != 0;
     due->rowid = a->rowid = sqlite3_column_int64(stmt, 14);
     due->event_rowid = sqlite3_column_int64(stmt, 15);
-    /* as Q_ATTEMPTS_BEGIN sets them (NULL reads as 0) */
     a->attempts = sqlite3_column_int64(stmt, 16) + 1;
-    int64_t first = sqlite3_column_int64(stmt, 17);
-    a->first_attempt_at = first != 0 ? first : now;
-    a->window_ends_at = due->window_ends_at != 0 ? due->window_ends_at : now + r->window_ms;
+    a->first_attempt_at = sqlite3_column_int64(stmt, 17); /* NULL reads as 0 */
+    a->window_ends_at = due->window_ends_at;
     return column_copy(stmt, 0, a->delivery_id, sizeof a->delivery_id) &&
            column_copy(stmt, 1, a->event_id, sizeof a->event_id) &&
            column_copy(stmt, 2, a->trace_id, sizeof a->trace_id) &&
            column_copy(stmt, 4, e->type, sizeof e->type);
 }
 
-/* The due deliveries of one request with their events. The SELECT is
- * finished before any of its rows is updated. dues[i] describes the i-th
- * attempt pushed. */
+/* The due deliveries of one request with their events, but those of
+ * `skip` (a JSON array of rowids). The SELECT is finished before any of its
+ * rows is updated. dues[i] describes the i-th attempt pushed. */
 static store_status_t select_due(store_conn_t *conn, const store_wh_begin_t *r, int64_t now,
-                                 attempts_out_t *out, due_row_t *dues)
+                                 const char *skip, attempts_out_t *out, due_row_t *dues)
 {
     sqlite3_stmt *stmt;
     store_status_t st = conn_prepare_key(conn, &Q_DUE, r->subscription_id, &stmt);
     if (st != STORE_OK)
         return st;
-    if (!bind_int(stmt, 2, now) || !bind_int(stmt, 3, (int64_t)r->max))
+    if (!bind_int(stmt, 2, now) || !bind_int(stmt, 3, (int64_t)r->max) ||
+        !bind_text(stmt, 4, skip))
         return conn_bind_failed(conn, &Q_DUE, stmt);
     size_t n = 0;
     int rc;
@@ -1186,7 +1101,7 @@ static store_status_t select_due(store_conn_t *conn, const store_wh_begin_t *r, 
             st = store_bad_argument("store_wh_step: out of memory");
             break;
         }
-        if (!due_from_row(stmt, r, now, a, &dues[n])) {
+        if (!due_from_row(stmt, a, &dues[n])) {
             st = store_bad_row(&Q_DUE);
             break;
         }
@@ -1198,15 +1113,20 @@ static store_status_t select_due(store_conn_t *conn, const store_wh_begin_t *r, 
     return st;
 }
 
-static store_status_t next_due_of(store_conn_t *conn, const char *sub_id, int64_t *next_due)
+/* The earliest due time of the subscription's pending deliveries but
+ * those of `skip` (a JSON array of rowids); 0 when none. */
+static store_status_t next_due_of(store_conn_t *conn, const char *sub_id, const char *skip,
+                                  int64_t *next_due)
 {
     sqlite3_stmt *stmt;
     store_status_t st = conn_prepare_key(conn, &Q_NEXT_DUE, sub_id, &stmt);
     bool found;
     *next_due = 0;
-    if (st == STORE_OK)
-        st = query_int(conn, &Q_NEXT_DUE, stmt, next_due, &found);
-    return st;
+    if (st != STORE_OK)
+        return st;
+    if (!bind_text(stmt, 2, skip))
+        return conn_bind_failed(conn, &Q_NEXT_DUE, stmt);
+    return query_int(conn, &Q_NEXT_DUE, stmt, next_due, &found);
 }
 
 /* Drops attempt i of out (a delivery whose window closed), keeping order. */
@@ -1217,18 +1137,15 @@ static void attempt_drop(attempts_out_t *out, size_t i)
     out->count--;
 }
 
-/* The selected rows of one request: windows closed are failed, the others
- * begun (attempts counted, window set, events claimed), each set in one
- * statement. The events were read in this same write transaction, so no
- * change can widen them in between. */
-static store_status_t begin_selected(store_conn_t *conn, const store_wh_begin_t *r,
-                                     int64_t now, size_t index, attempts_out_t *out,
-                                     size_t first, const due_row_t *dues)
+/* The selected rows of one request: windows closed are failed, the
+ * others' events claimed, each set in one statement. The events were read in
+ * this same write transaction, so no change can widen them in between. */
+static store_status_t begin_selected(store_conn_t *conn, int64_t now, size_t index,
+                                     attempts_out_t *out, size_t first, const due_row_t *dues)
 {
-    idlist_t begun, closed, claims;
+    idlist_t closed, claims;
     size_t selected = out->count - first;
-    bool ok = idlist_init(&begun, selected);
-    ok = idlist_init(&closed, selected) && ok;
+    bool ok = idlist_init(&closed, selected);
     ok = idlist_init(&claims, selected) && ok;
     store_status_t st = ok ? STORE_OK : store_bad_argument("store_wh_step: out of memory");
     for (size_t k = 0, i = first; st == STORE_OK && k < selected; k++) {
@@ -1238,21 +1155,27 @@ static store_status_t begin_selected(store_conn_t *conn, const store_wh_begin_t 
             continue;
         }
         out->rows[i++].request = index;
-        idlist_add(&begun, dues[k].rowid);
         if (dues[k].unclaimed)
             idlist_add(&claims, dues[k].event_rowid);
     }
-    const int64_t begin_params[] = {now, r->window_ms, r->in_flight_until};
     if (st == STORE_OK)
         st = run_set(conn, &Q_WINDOWS_CLOSED, &closed, NULL, 0);
     if (st == STORE_OK)
-        st = run_set(conn, &Q_ATTEMPTS_BEGIN, &begun, begin_params, 3);
-    if (st == STORE_OK)
         st = run_set(conn, &Q_EVENTS_CLAIM, &claims, &now, 1);
-    free(begun.text);
     free(closed.text);
     free(claims.text);
     return st;
+}
+
+/* The deliveries begun here and not recorded yet, then those selected now:
+ * neither is due again for this dispatcher. */
+static bool skip_list(const store_wh_begin_t *r, idlist_t *skip)
+{
+    if (!idlist_init(skip, r->exclude_count + r->max))
+        return false;
+    for (size_t i = 0; i < r->exclude_count; i++)
+        idlist_add(skip, r->exclude[i]);
+    return true;
 }
 
 static store_status_t begin_request(store_conn_t *conn, const char *owner, int64_t now,
@@ -1261,21 +1184,27 @@ static store_status_t begin_request(store_conn_t *conn, const char *owner, int64
     store_status_t st = check_sub(conn, owner, r);
     if (st != STORE_OK || r->lost || r->stale || r->max == 0)
         return st;
+    idlist_t skip;
     due_row_t *dues = calloc(r->max, sizeof *dues);
-    size_t first = out->count;
-    if (dues == NULL)
+    if (dues == NULL || !skip_list(r, &skip)) {
+        free(dues);
         return store_bad_argument("store_wh_step: out of memory");
-    st = select_due(conn, r, now, out, dues);
+    }
+    size_t first = out->count;
+    st = select_due(conn, r, now, idlist_text(&skip), out, dues);
     size_t selected = out->count - first;
+    for (size_t k = 0; k < selected; k++)
+        idlist_add(&skip, dues[k].rowid);
     if (st == STORE_OK)
-        st = begin_selected(conn, r, now, index, out, first, dues);
+        st = begin_selected(conn, now, index, out, first, dues);
     free(dues);
     if (st == STORE_OK)
         r->begun = out->count - first;
     if (st == STORE_OK && selected >= r->max)
         r->next_due = now; /* a full batch: more may be due */
     else if (st == STORE_OK)
-        st = next_due_of(conn, r->subscription_id, &r->next_due);
+        st = next_due_of(conn, r->subscription_id, idlist_text(&skip), &r->next_due);
+    free(skip.text);
     return st;
 }
 

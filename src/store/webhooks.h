@@ -168,8 +168,11 @@ typedef struct store_wh_event {
     bool has_ids;
 } store_wh_event_t;
 
-/* A delivery whose attempt begins: attempts counted, window set, the event
- * claimed (events.claimed_at) and read. */
+/* A delivery whose attempt begins: its event claimed (events.claimed_at)
+ * and read. The delivery row itself is not written until the attempt's
+ * outcome is recorded: until then it stays pending, and the dispatcher
+ * keeps it from being begun twice (store_wh_begin_t.exclude; across
+ * processes, the subscription's lease). */
 typedef struct store_wh_attempt {
     size_t request;             /* index of its store_wh_begin_t */
     char delivery_id[STORE_WH_ID_MAX];
@@ -177,19 +180,21 @@ typedef struct store_wh_attempt {
     char trace_id[STORE_WH_ID_MAX];
     int64_t rowid;              /* the delivery row's: store_wh_outcome_t.delivery_rowid */
     int64_t attempts;           /* including this one */
-    int64_t first_attempt_at, window_ends_at;
+    int64_t first_attempt_at, window_ends_at; /* 0 before a first attempt */
     store_wh_event_t event;
 } store_wh_attempt_t;
 
 /* Per leased subscription: begin up to `max` due attempts, provided the
  * subscription is still active, leased by owner and unchanged since
- * updated_at. Deliveries whose window has closed are failed instead. */
+ * updated_at, leaving out the deliveries in `exclude` (begun by this
+ * dispatcher, outcome not recorded yet). Deliveries whose window has closed
+ * are failed instead. */
 typedef struct store_wh_begin {
     const char *subscription_id;
     int64_t updated_at;
     size_t max;
-    int64_t window_ms;
-    int64_t in_flight_until;    /* next_attempt_at while the attempt runs */
+    const int64_t *exclude;     /* delivery rowids; not owned */
+    size_t exclude_count;
     /* out */
     bool lost;                  /* no longer active or leased by owner: drop it */
     bool stale;                 /* changed since updated_at: reload, then retry */
@@ -214,26 +219,24 @@ typedef enum store_wh_result {
     STORE_WH_HELD,       /* the subscription is deauthorized */
 } store_wh_result_t;
 
-/* The outcome of one attempt. It applies only while the delivery still has
- * trace_id and attempts (an operator's replay meanwhile wins). deauthorize:
- * this answer (401, 403, 407) deauthorizes subscription_id and holds its
- * pending deliveries. unsent: the attempt was begun but its request was never
- * sent (the dispatcher begins a batch ahead of sending it), so the begin is
- * undone: attempts - 1 (a first attempt's window cleared), then the result
- * (RETRY: pending again at next_attempt_at; HELD; FAILED) applies with the
- * delivery's last status kept, and error recorded only when it has none (a
- * window that closed says so unless an attempt's own error is there). */
+/* The outcome of one attempt that was sent; it counts the attempt. It
+ * applies only while the delivery still has trace_id and attempts - 1
+ * attempts (an operator's replay meanwhile wins, and a second outcome of the
+ * same attempt is ignored). deauthorize: this answer (401, 403, 407)
+ * deauthorizes subscription_id and holds its pending deliveries. An attempt
+ * begun but never sent has no outcome: its delivery is still pending. */
 typedef struct store_wh_outcome {
     const char *subscription_id, *delivery_id, *trace_id;
     int64_t delivery_rowid;     /* store_wh_attempt_t.rowid, or 0: by delivery_id alone */
-    int64_t attempts;
+    int64_t attempts;           /* including this one */
+    int64_t first_attempt_at, window_ends_at; /* the delivery's window */
+    int64_t sent_at;            /* when this attempt was sent */
     store_wh_result_t result;
     int status;                 /* 0: no HTTP status */
     const char *error;          /* NULL: none */
     int64_t next_attempt_at;    /* STORE_WH_RETRY */
     int64_t at;                 /* when the attempt ended */
     bool deauthorize;
-    bool unsent;
 } store_wh_outcome_t;
 
 /* One write transaction for all outcomes. */

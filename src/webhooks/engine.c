@@ -47,16 +47,18 @@
  *    processes' events are found by the claim round (every 250 ms while
  *    busy, every step while idle).
  *
- * Trade-offs. An attempt is recorded as begun before the request is sent and
- * its outcome after: a crash in between sends it again (at least once; the
- * duplicates are at most the attempts in flight and the outcomes not yet
- * committed, one job's worth). An attempt begun but not sent when its
- * subscription is deauthorized, its lease lost, its window closed or taxd
- * stops is recorded as unsent, which undoes its begin; after a kill -9 such
- * an attempt (at most SUB_AHEAD per subscription) stays counted, so a
- * delivery that then keeps failing may get one retry fewer. A lease handed to another process
- * starts with a full bucket, so at a handover a receiver may see one extra
- * burst. Secrets and Basic credentials of leased subscriptions are held in
+ * Trade-offs. An attempt is written to the database only by its outcome;
+ * until then the dispatcher keeps its delivery from being begun again (the
+ * rowids of what is ready or in flight go with each job) and the lease keeps
+ * other processes away. A crash before the outcome is committed sends it
+ * again once the lease runs out (at least once; the duplicates are at most
+ * the attempts in flight and the outcomes not yet committed, one job's
+ * worth), and so does a process that lost its lease while its attempts
+ * ran. An attempt begun but not sent (deauthorized, lease lost, window
+ * closed, shutdown) is simply dropped: its delivery is still pending, held
+ * by the deauthorization or failed by the next batch when its window has
+ * closed. A lease handed to another process starts with a full bucket, so
+ * at a handover a receiver may see one extra burst. Secrets and Basic credentials of leased subscriptions are held in
  * memory (opened from the vault) and wiped when dropped. */
 #include "webhooks/engine.h"
 
@@ -96,7 +98,6 @@
 #define JOB_READY_LOW 128       /* a subscription with fewer ready: begin more now */
 #define JOB_OUTCOMES 128        /* this many outcomes: record them now */
 #define JOB_DELAY_US 20000      /* an outcome waits at most this long to be recorded */
-#define IN_FLIGHT_GUARD_MS 30000 /* past the timeout: a lost attempt is due again */
 #define SUB_KEEP_US 5000000LL   /* an idle subscription's bucket is kept this long */
 #define DRAIN_MS 2000           /* running attempts may finish at shutdown */
 #define OWNER_MAX 64
@@ -114,6 +115,7 @@ typedef struct transfer {
     char trace_id[STORE_WH_ID_MAX];
     int64_t rowid;             /* the delivery row's */
     int64_t attempts, first_attempt_at, window_ends_at;
+    int64_t sent_at;           /* wall ms */
     int64_t started_us;
     struct transfer *prev, *next; /* the running list, or the free list (next only) */
 } transfer_t;
@@ -144,6 +146,7 @@ typedef struct store_job {
     store_wh_outcome_t *list;  /* views into outcomes */
     store_wh_begin_t *reqs;
     webhook_sub_t **subs;      /* reqs[i] is of subs[i]; none is freed while queued */
+    int64_t *excluded;         /* every reqs[i].exclude, one allocation */
     size_t count;
     int64_t now;
     store_status_t status;
@@ -448,6 +451,9 @@ static void outcome_record(dispatcher_t *d, const transfer_t *t, store_wh_outcom
 {
     o.attempts = t->attempts;
     o.delivery_rowid = t->rowid;
+    o.first_attempt_at = t->first_attempt_at;
+    o.window_ends_at = t->window_ends_at;
+    o.sent_at = t->sent_at;
     o.at = now_ms(d);
     pending_outcome_t *p = outcome_push(d);
     if (p == NULL) { /* the lease runs out and the attempt is made again */
@@ -545,15 +551,20 @@ static void start_transfer(dispatcher_t *d, const ready_t *r)
     const store_wh_attempt_t *a = &r->a;
     transfer_t *t = transfer_get(d);
     if (t == NULL)
-        return; /* the lease runs out or the guard passes, then it is due again */
+        return; /* no longer ready here: the next batch begins it again */
     t->sub = s;
     copy_text(t->delivery_id, sizeof t->delivery_id, a->delivery_id);
     copy_text(t->event_id, sizeof t->event_id, a->event_id);
     copy_text(t->trace_id, sizeof t->trace_id, a->trace_id);
     t->rowid = a->rowid;
     t->attempts = a->attempts;
+    t->sent_at = now_ms(d);
     t->first_attempt_at = a->first_attempt_at;
     t->window_ends_at = a->window_ends_at;
+    if (t->first_attempt_at == 0) { /* the window opens with the first attempt */
+        t->first_attempt_at = t->sent_at;
+        t->window_ends_at = t->sent_at + (int64_t)s->window_s * 1000;
+    }
     t->next = d->running; /* on the list first, so a failure can release it */
     if (d->running != NULL)
         d->running->prev = t;
@@ -563,7 +574,7 @@ static void start_transfer(dispatcher_t *d, const ready_t *r)
         start_failed(d, t, "the event cannot be rendered", true);
         return;
     }
-    char *body = payload_envelope_raw(r->event, r->event_len, now_ms(d), &len);
+    char *body = payload_envelope_raw(r->event, r->event_len, t->sent_at, &len);
     if (body == NULL) {
         start_failed(d, t, "the request could not be prepared", false);
         return;
@@ -726,44 +737,19 @@ static bool ready_push(dispatcher_t *d, webhook_sub_t *s, store_wh_attempt_t *a,
     return true;
 }
 
-/* An attempt begun but never sent: the store undoes its begin (attempts - 1)
- * and applies `result` (RETRY: due again now). */
-static void unsent_record(dispatcher_t *d, const ready_t *r, store_wh_result_t result,
-                          const char *error)
-{
-    pending_outcome_t *p = outcome_push(d);
-    if (p == NULL) { /* the in-flight guard passes, then it is due again */
-        log_msg(LOG_ERROR, "webhook outcome dropped: out of memory");
-        return;
-    }
-    copy_text(p->sub_id, sizeof p->sub_id, r->sub->id);
-    copy_text(p->delivery_id, sizeof p->delivery_id, r->a.delivery_id);
-    copy_text(p->trace_id, sizeof p->trace_id, r->a.trace_id);
-    copy_text(p->error, sizeof p->error, error);
-    int64_t now = now_ms(d);
-    p->o = (store_wh_outcome_t){.result = result, .attempts = r->a.attempts, .at = now,
-                                .next_attempt_at = now, .unsent = true};
-}
-
 typedef enum ready_verdict { READY_KEEP, READY_START, READY_DROPPED } ready_verdict_t;
 
 /* Whether ready attempt r may be sent now, must wait, or can no longer be
- * sent (then its unsent outcome is recorded). */
+ * sent. A dropped attempt was never written: its delivery is still pending,
+ * held by the deauthorization, failed by the next batch when its window
+ * has closed, or begun again. */
 static ready_verdict_t ready_check(dispatcher_t *d, ready_t *r, int64_t now, int64_t now_us)
 {
     webhook_sub_t *s = r->sub;
-    if (s->deauthorized) {
-        unsent_record(d, r, STORE_WH_HELD, NULL);
+    if (s->deauthorized || !s->leased || s->broken)
         return READY_DROPPED;
-    }
-    if (!s->leased || s->broken) {
-        unsent_record(d, r, STORE_WH_RETRY, NULL);
+    if (r->a.window_ends_at > 0 && r->a.window_ends_at <= now)
         return READY_DROPPED;
-    }
-    if (r->a.window_ends_at > 0 && r->a.window_ends_at <= now) {
-        unsent_record(d, r, STORE_WH_FAILED, "retry window closed before the next attempt");
-        return READY_DROPPED;
-    }
     if (s->stale || !s->loaded) {
         d->ready_wait_ms = 1; /* the next step reloads it */
         return READY_KEEP;
@@ -807,12 +793,11 @@ static void start_ready(dispatcher_t *d)
         d->ready_first = d->ready_end = 0;
 }
 
-/* At shutdown: nothing ready is sent any more; each is due again at once. */
+/* At shutdown: nothing ready is sent any more; each stays due. */
 static void ready_drop_all(dispatcher_t *d)
 {
     for (size_t i = d->ready_first; i < d->ready_end; i++) {
         ready_t *r = &d->ready[i];
-        unsent_record(d, r, STORE_WH_RETRY, NULL);
         r->sub->ready--;
         free(r->event);
     }
@@ -940,7 +925,7 @@ static void job_outcomes_back(dispatcher_t *d, store_job_t *j)
     size_t total = j->outcome_count + d->outcome_count;
     if (total > j->outcome_cap) {
         pending_outcome_t *grown = realloc(j->outcomes, total * sizeof *grown);
-        if (grown == NULL) { /* the in-flight guard passes, then they are due again */
+        if (grown == NULL) { /* due again: their attempts may be repeated */
             log_msg(LOG_ERROR, "webhook outcomes dropped: out of memory");
             free(j->outcomes);
             return;
@@ -978,7 +963,7 @@ static void job_harvest(dispatcher_t *d)
             if (j->events != NULL)
                 len = j->event_lens[i];
             if (!ready_push(d, j->subs[a->request], a, event, len)) {
-                free(event); /* due again after the in-flight guard */
+                free(event); /* due again at the next batch */
                 store_wh_event_free(&a->event);
             }
         }
@@ -996,10 +981,46 @@ static void job_harvest(dispatcher_t *d)
     free(j->list);
     free(j->reqs);
     free(j->subs);
+    free(j->excluded);
     memset(j, 0, sizeof *j);
     pthread_mutex_lock(&d->job_lock);
     d->job_state = JOB_IDLE;
     pthread_mutex_unlock(&d->job_lock);
+}
+
+static void exclude_add(webhook_sub_t *s, int64_t rowid)
+{
+    if (s->exclude_fill != NULL && s->exclude_fill < s->exclude_end)
+        *s->exclude_fill++ = rowid;
+}
+
+/* Tells each request of j which of its subscription's deliveries not to
+ * begin: those ready or in flight here, whose outcomes are not recorded
+ * (the outcomes collected so far are recorded by j itself, first). */
+static bool job_exclude(dispatcher_t *d, store_job_t *j)
+{
+    size_t total = 0;
+    for (size_t i = 0; i < j->count; i++)
+        total += (size_t)j->subs[i]->in_flight + j->subs[i]->ready;
+    j->excluded = calloc(total + 1, sizeof *j->excluded);
+    if (j->excluded == NULL)
+        return false;
+    int64_t *fill = j->excluded;
+    for (size_t i = 0; i < j->count; i++) {
+        webhook_sub_t *s = j->subs[i];
+        j->reqs[i].exclude = s->exclude_fill = fill;
+        fill += (size_t)s->in_flight + s->ready;
+        s->exclude_end = fill;
+    }
+    for (size_t i = d->ready_first; i < d->ready_end; i++)
+        exclude_add(d->ready[i].sub, d->ready[i].a.rowid);
+    for (transfer_t *t = d->running; t != NULL; t = t->next)
+        exclude_add(t->sub, t->rowid);
+    for (size_t i = 0; i < j->count; i++) {
+        j->reqs[i].exclude_count = (size_t)(j->subs[i]->exclude_fill - j->reqs[i].exclude);
+        j->subs[i]->exclude_fill = j->subs[i]->exclude_end = NULL;
+    }
+    return true;
 }
 
 /* Fills the idle job with the pending outcomes and the attempts that may
@@ -1020,11 +1041,15 @@ static void job_prepare(dispatcher_t *d, store_conn_t *conn)
         size_t n = sub_capacity(d, s, now, &d->wait_ms);
         if (n == 0)
             continue;
-        j->reqs[j->count] = (store_wh_begin_t){
-            .subscription_id = s->id, .updated_at = s->updated_at, .max = n,
-            .window_ms = (int64_t)s->window_s * 1000,
-            .in_flight_until = now + (int64_t)s->timeout_s * 1000 + IN_FLIGHT_GUARD_MS};
+        j->reqs[j->count] = (store_wh_begin_t){.subscription_id = s->id,
+                                               .updated_at = s->updated_at, .max = n};
         j->subs[j->count++] = s;
+    }
+    if (!job_exclude(d, j)) {
+        free(j->reqs);
+        free(j->subs);
+        memset(j, 0, sizeof *j);
+        return;
     }
     j->list = outcomes_list(d->outcomes, d->outcome_count);
     if (j->list != NULL) { /* the job owns them until it is harvested */
@@ -1037,6 +1062,7 @@ static void job_prepare(dispatcher_t *d, store_conn_t *conn)
     if (j->count == 0 && j->list == NULL) {
         free(j->reqs);
         free(j->subs);
+        free(j->excluded);
         memset(j, 0, sizeof *j);
         return;
     }

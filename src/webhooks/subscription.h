@@ -35,7 +35,8 @@ typedef struct webhook_sub {
     /* the dispatcher's bookkeeping */
     bool stale, leased;
     unsigned in_flight;
-    unsigned ready;            /* begun in the database, waiting to be sent */
+    unsigned ready;            /* begun, waiting to be sent */
+    int64_t *exclude_fill, *exclude_end; /* job_prepare only: where its unrecorded rowids go */
     int64_t next_due;          /* wall ms; 0: look now */
     int64_t last_used_us;
 } webhook_sub_t;

@@ -206,15 +206,14 @@ static void test_begin_claims_the_event_and_replay_wins_over_a_late_outcome(void
     claim(f, "a/0", NOW, leased);
     store_subscription_t sub;
     assert_int_equal(store_subscription_get(f->conn, "sub", &sub), STORE_OK);
-    store_wh_begin_t req = {.subscription_id = "sub", .updated_at = sub.updated_at, .max = 10,
-                            .window_ms = 60000, .in_flight_until = NOW + 40000};
+    store_wh_begin_t req = {.subscription_id = "sub", .updated_at = sub.updated_at, .max = 10};
     store_wh_attempt_t *attempts = NULL;
     size_t n = 0;
     assert_int_equal(store_wh_begin_attempts(f->conn, "a/0", NOW, &req, 1, &attempts, &n),
                      STORE_OK);
     assert_int_equal(n, 1);
     assert_int_equal(attempts[0].attempts, 1);
-    assert_int_equal(attempts[0].window_ends_at, NOW + 60000);
+    assert_int_equal(attempts[0].window_ends_at, 0); /* it opens when the attempt is sent */
     assert_string_equal(attempts[0].event.type, "INVENTORY_UPDATE");
     assert_string_equal(attempts[0].event.account_id, "a1");
     assert_int_equal(count(f, "SELECT claimed_at FROM events WHERE id = 'e1'"), NOW);
@@ -251,7 +250,6 @@ static void test_deauthorizing_outcome_holds_pending_deliveries(void **state)
     subscribe(f, "sub", TENANT, "INVENTORY_UPDATE");
     event(f, "e1", TENANT);
     event(f, "e2", TENANT);
-    exec(f, "UPDATE deliveries SET attempts = 1 WHERE event_id = 'e1'");
     store_wh_outcome_t o = {.subscription_id = "sub", .attempts = 1, .result = STORE_WH_HELD,
                             .status = 401, .at = NOW + 1, .deauthorize = true};
     char delivery[STORE_WH_ID_MAX], trace[STORE_WH_ID_MAX];
@@ -277,13 +275,13 @@ static void test_deauthorizing_outcome_holds_pending_deliveries(void **state)
                      2);
 }
 
-/* The dispatcher begins a batch ahead of sending it: an attempt begun but
- * never sent (deauthorized, lease lost, shutdown) is recorded as unsent, and
- * the delivery is as if it had not begun (attempts, window), due again; a
- * later attempt's unsent record keeps the window of the first. Also: several
- * deliveries begun in one batch, each recorded by its rowid, the delivered
- * ones in one statement under the same guard. */
-static void test_unsent_attempt_is_undone(void **state)
+/* The dispatcher begins a batch ahead of sending it. Beginning writes no
+ * delivery row: what this dispatcher has begun and not recorded is left out
+ * by `exclude` (due times included), and only an attempt's outcome counts
+ * it, with the window it opened. The outcome's guard ignores a stale or a
+ * second outcome of the same attempt. A later attempt reads the window of
+ * the first. */
+static void test_begun_attempt_is_written_only_by_its_outcome(void **state)
 {
     fixture_t *f = *state;
     subscribe(f, "sub", TENANT, "INVENTORY_UPDATE");
@@ -293,60 +291,84 @@ static void test_unsent_attempt_is_undone(void **state)
     claim(f, "a/0", NOW, leased);
     store_subscription_t sub;
     assert_int_equal(store_subscription_get(f->conn, "sub", &sub), STORE_OK);
-    store_wh_begin_t req = {.subscription_id = "sub", .updated_at = sub.updated_at, .max = 10,
-                            .window_ms = 60000, .in_flight_until = NOW + 40000};
+    store_wh_begin_t req = {.subscription_id = "sub", .updated_at = sub.updated_at, .max = 10};
     store_wh_attempt_t *attempts = NULL;
     size_t n = 0;
     assert_int_equal(store_wh_begin_attempts(f->conn, "a/0", NOW, &req, 1, &attempts, &n),
                      STORE_OK);
     assert_int_equal(n, 2);
     assert_int_equal(req.begun, 2);
+    assert_int_equal(req.next_due, 0);
     char sql[512];
     snprintf(sql, sizeof sql, "SELECT count(*) FROM events WHERE claimed_at = %lld", NOW);
     assert_int_equal(count(f, sql), 2);
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM deliveries WHERE state = 'pending'"
+                              " AND attempts = 0 AND first_attempt_at IS NULL"
+                              " AND last_attempt_at IS NULL AND next_attempt_at <= %lld", NOW);
+    assert_int_equal(count(f, sql), 2);
     assert_true(attempts[0].rowid > 0 && attempts[1].rowid > 0);
+
+    /* Begun here and not recorded: not begun again, and not due. */
+    const int64_t begun[] = {attempts[0].rowid, attempts[1].rowid};
+    store_wh_begin_t again = req;
+    again.exclude = begun;
+    again.exclude_count = 1;
+    store_wh_attempt_t *more = NULL;
+    size_t more_n = 0;
+    assert_int_equal(store_wh_begin_attempts(f->conn, "a/0", NOW, &again, 1, &more, &more_n),
+                     STORE_OK);
+    assert_int_equal(more_n, 1);
+    assert_int_equal(more[0].rowid, attempts[1].rowid);
+    store_wh_attempts_free(more, more_n);
+    again.exclude_count = 2;
+    assert_int_equal(store_wh_begin_attempts(f->conn, "a/0", NOW, &again, 1, &more, &more_n),
+                     STORE_OK);
+    assert_int_equal(more_n, 0);
+    assert_int_equal(again.next_due, 0);
+    store_wh_attempts_free(more, more_n);
+
     store_wh_outcome_t o[2] = {
         {.subscription_id = "sub", .delivery_id = attempts[0].delivery_id,
          .delivery_rowid = attempts[0].rowid, .trace_id = attempts[0].trace_id, .attempts = 1,
+         .first_attempt_at = NOW + 1, .window_ends_at = NOW + 60001, .sent_at = NOW + 1,
          .result = STORE_WH_DELIVERED, .status = 200, .at = NOW + 3},
         {.subscription_id = "sub", .delivery_id = attempts[1].delivery_id,
-         .delivery_rowid = attempts[1].rowid, .trace_id = attempts[1].trace_id, .attempts = 1,
-         .result = STORE_WH_RETRY, .next_attempt_at = NOW + 4, .at = NOW + 4, .unsent = true},
+         .trace_id = attempts[1].trace_id, .attempts = 1, .first_attempt_at = NOW + 2,
+         .window_ends_at = NOW + 60002, .sent_at = NOW + 2, .result = STORE_WH_RETRY,
+         .status = 503, .next_attempt_at = NOW + 4, .at = NOW + 4},
     };
-    /* A delivered outcome of another attempt (a replay or reactivation won)
-     * is ignored, in the batched statement as in the one-row one. */
     store_wh_outcome_t stale = o[0];
     stale.attempts = 7;
     assert_int_equal(store_wh_record_outcomes(f->conn, &stale, 1), STORE_OK);
     assert_int_equal(count(f, "SELECT count(*) FROM deliveries WHERE state = 'delivered'"), 0);
     assert_int_equal(store_wh_record_outcomes(f->conn, o, 2), STORE_OK);
     snprintf(sql, sizeof sql, "SELECT count(*) FROM deliveries WHERE state = 'delivered'"
-                              " AND delivered_at = %lld AND last_status = 200", NOW + 3);
+                              " AND attempts = 1 AND delivered_at = %lld AND last_status = 200"
+                              " AND first_attempt_at = %lld AND window_ends_at = %lld"
+                              " AND last_attempt_at = %lld", NOW + 3, NOW + 1, NOW + 60001,
+             NOW + 1);
     assert_int_equal(count(f, sql), 1);
     snprintf(sql, sizeof sql, "SELECT count(*) FROM deliveries WHERE state = 'pending'"
-                              " AND attempts = 0 AND first_attempt_at IS NULL"
-                              " AND window_ends_at IS NULL AND next_attempt_at = %lld", NOW + 4);
+                              " AND attempts = 1 AND last_status = 503 AND first_attempt_at = %lld"
+                              " AND window_ends_at = %lld AND next_attempt_at = %lld",
+             NOW + 2, NOW + 60002, NOW + 4);
     assert_int_equal(count(f, sql), 1);
+    /* The same attempt's outcome again (another dispatcher sent it too after a
+     * lease was lost) is ignored. */
+    store_wh_outcome_t twice = o[0];
+    twice.result = STORE_WH_FAILED;
+    twice.status = 500;
+    assert_int_equal(store_wh_record_outcomes(f->conn, &twice, 1), STORE_OK);
+    assert_int_equal(count(f, "SELECT count(*) FROM deliveries WHERE state = 'delivered'"), 1);
     store_wh_attempts_free(attempts, n);
-    /* A second attempt begun and not sent keeps the first attempt's window. */
-    snprintf(sql, sizeof sql, "UPDATE deliveries SET attempts = 1, first_attempt_at = %lld,"
-             " window_ends_at = %lld, next_attempt_at = %lld WHERE state = 'pending'",
-             NOW - 1000, NOW + 59000, NOW);
-    exec(f, sql);
-    assert_int_equal(store_wh_begin_attempts(f->conn, "a/0", NOW, &req, 1, &attempts, &n),
+
+    /* The second attempt reads the window its first opened. */
+    assert_int_equal(store_wh_begin_attempts(f->conn, "a/0", NOW + 4, &req, 1, &attempts, &n),
                      STORE_OK);
     assert_int_equal(n, 1);
     assert_int_equal(attempts[0].attempts, 2);
-    assert_int_equal(attempts[0].first_attempt_at, NOW - 1000);
-    assert_int_equal(attempts[0].window_ends_at, NOW + 59000);
-    store_wh_outcome_t held = {.subscription_id = "sub", .delivery_id = attempts[0].delivery_id,
-                               .trace_id = attempts[0].trace_id, .attempts = 2,
-                               .result = STORE_WH_HELD, .at = NOW + 5, .unsent = true};
-    assert_int_equal(store_wh_record_outcomes(f->conn, &held, 1), STORE_OK);
-    snprintf(sql, sizeof sql, "SELECT count(*) FROM deliveries WHERE state = 'held'"
-                              " AND attempts = 1 AND first_attempt_at = %lld"
-                              " AND window_ends_at = %lld", NOW - 1000, NOW + 59000);
-    assert_int_equal(count(f, sql), 1);
+    assert_int_equal(attempts[0].first_attempt_at, NOW + 2);
+    assert_int_equal(attempts[0].window_ends_at, NOW + 60002);
     store_wh_attempts_free(attempts, n);
 }
 
@@ -427,7 +449,7 @@ int main(void)
             test_begin_claims_the_event_and_replay_wins_over_a_late_outcome, setup, teardown),
         cmocka_unit_test_setup_teardown(test_deauthorizing_outcome_holds_pending_deliveries,
                                         setup, teardown),
-        cmocka_unit_test_setup_teardown(test_unsent_attempt_is_undone, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_begun_attempt_is_written_only_by_its_outcome, setup, teardown),
         cmocka_unit_test_setup_teardown(test_backlog_counts_each_state, setup, teardown),
         cmocka_unit_test_setup_teardown(test_deliveries_commit_or_roll_back_with_their_event,
                                         setup, teardown),
