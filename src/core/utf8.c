@@ -39,6 +39,17 @@ static size_t sanitized_length(const char *in, size_t n)
     return total;
 }
 
+bool utf8_valid(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n;) {
+        size_t len = utf8_sequence((const unsigned char *)s + i, n - i);
+        if (len == 0)
+            return false;
+        i += len;
+    }
+    return true;
+}
+
 size_t utf8_sanitize(const char *in, char *out, size_t cap)
 {
     static const char REPLACEMENT[] = "\xEF\xBF\xBD";

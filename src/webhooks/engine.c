@@ -131,7 +131,7 @@ typedef struct pending_outcome {
 typedef struct ready {
     webhook_sub_t *sub;        /* never freed while ready > 0 */
     store_wh_attempt_t a;      /* its event's strings were freed once rendered */
-    char *event;               /* canonical JSON (payload_dump), owned; NULL: does not render */
+    char *event;               /* canonical JSON (webhook_event_text), owned; NULL: does not render */
     size_t event_len;
 } ready_t;
 
@@ -707,9 +707,7 @@ static char *render_event(store_wh_attempt_t *a, size_t *len)
         .account_uuid = ev->account_uuid, .account_id = ev->account_id,
         .from_ms = ev->from_ms, .latest_ms = ev->latest_ms, .from_tx = ev->from_tx,
         .latest_tx = ev->latest_tx, .has_ids = ev->has_ids};
-    json_t *event = webhook_event_render(&row);
-    char *text = event != NULL ? payload_dump(event, len) : NULL;
-    json_decref(event);
+    char *text = webhook_event_text(&row, len);
     store_wh_event_free(&a->event);
     return text;
 }

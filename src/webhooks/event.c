@@ -3,10 +3,14 @@
  * order, so the order here is the order on the wire. */
 #include "webhooks/event.h"
 
+#include <stdlib.h>
 #include <string.h>
 
+#include "core/buf.h"
 #include "core/clock.h"
 #include "core/jsonval.h"
+#include "core/utf8.h"
+#include "webhooks/payload.h"
 
 const char *const WEBHOOK_EVENT_TYPES[] = {
     "RTTM_TIN_VALIDATION",
@@ -82,4 +86,70 @@ json_t *webhook_event_render(const webhook_event_row_t *row)
     if (strcmp(row->type, "INVENTORY_UPDATE") == 0)
         return render_inventory(row);
     return render_payload(row);
+}
+
+/* ---- canonical text */
+
+/* `"key":` then s as a JSON string; payload.h's escapes are buf's. */
+static void put_field(buf_t *b, const char *key, const char *s)
+{
+    buf_puts(b, key);
+    buf_put_json_string(b, s);
+}
+
+static void put_time_field(buf_t *b, const char *key, int64_t ms)
+{
+    char text[CLOCK_RFC3339_LEN];
+    clock_format_rfc3339(ms, text);
+    put_field(b, key, text);
+}
+
+/* The fields render_inventory sets, in its order. */
+static char *inventory_text(const webhook_event_row_t *row, size_t *len)
+{
+    const char *strings[] = {row->type, row->id, row->account_uuid, row->account_id,
+                             row->has_ids ? row->latest_tx : "", row->has_ids ? row->from_tx : ""};
+    size_t cap = 512; /* the keys, punctuation and the two times */
+    for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++) {
+        if (strings[i] == NULL)
+            return NULL;
+        size_t n = strlen(strings[i]);
+        if (!utf8_valid(strings[i], n))
+            return NULL;
+        cap += 6 * n + 2; /* every byte escaped at worst, the quotes */
+    }
+    char *text = malloc(cap);
+    if (text == NULL)
+        return NULL;
+    buf_t b = buf_over(text, cap);
+    put_field(&b, "{\"event_type\":", row->type);
+    put_field(&b, ",\"event_id\":", row->id);
+    put_field(&b, ",\"id\":", row->id);
+    put_field(&b, ",\"account_id\":", row->account_uuid);
+    put_field(&b, ",\"alternate_account_id\":", row->account_id);
+    put_time_field(&b, ",\"latest_transaction_datetime\":", row->latest_ms);
+    put_time_field(&b, ",\"update_from_datetime\":", row->from_ms);
+    if (row->has_ids) {
+        put_field(&b, ",\"latest_transaction_id\":", row->latest_tx);
+        put_field(&b, ",\"update_from_transaction_id\":", row->from_tx);
+    }
+    buf_putc(&b, '}');
+    if (b.overflow) { /* sized above: cannot happen */
+        free(text);
+        return NULL;
+    }
+    *len = b.len;
+    return text;
+}
+
+char *webhook_event_text(const webhook_event_row_t *row, size_t *len)
+{
+    if (row->id == NULL || row->type == NULL)
+        return NULL;
+    if (strcmp(row->type, "INVENTORY_UPDATE") == 0)
+        return inventory_text(row, len);
+    json_t *event = render_payload(row);
+    char *text = event != NULL ? payload_dump(event, len) : NULL;
+    json_decref(event);
+    return text;
 }

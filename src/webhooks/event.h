@@ -36,4 +36,11 @@ typedef struct webhook_event_row {
  * rendered (missing columns, a payload that is not a JSON object). */
 json_t *webhook_event_render(const webhook_event_row_t *row);
 
+/* The same event object as canonical JSON text (webhooks/payload.h), byte
+ * for byte what payload_dump writes of webhook_event_render: malloc'd (the
+ * caller frees), its length in *len; NULL when the row cannot be rendered
+ * or a string is not valid UTF-8. INVENTORY_UPDATE, the event a backlog is
+ * made of, is written straight from the row without building a tree. */
+char *webhook_event_text(const webhook_event_row_t *row, size_t *len);
+
 #endif

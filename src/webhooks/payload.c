@@ -77,17 +77,6 @@ static void put_string(out_t *o, const char *s, size_t n)
     put(o, "\"", 1);
 }
 
-static bool valid_utf8(const char *s, size_t n)
-{
-    for (size_t i = 0; i < n;) {
-        size_t len = utf8_sequence((const unsigned char *)s + i, n - i);
-        if (len == 0)
-            return false;
-        i += len;
-    }
-    return true;
-}
-
 static void put_value(out_t *o, const json_t *v);
 
 static void put_object(out_t *o, const json_t *v)
@@ -101,7 +90,7 @@ static void put_object(out_t *o, const json_t *v)
             put(o, ",", 1);
         first = false;
         size_t klen = strlen(key);
-        if (!valid_utf8(key, klen))
+        if (!utf8_valid(key, klen))
             o->failed = true;
         put_string(o, key, klen);
         put(o, ":", 1);
@@ -127,7 +116,7 @@ static void put_value(out_t *o, const json_t *v)
         put(o, "]", 1);
         break;
     case JSON_STRING:
-        if (!valid_utf8(json_string_value(v), json_string_length(v)))
+        if (!utf8_valid(json_string_value(v), json_string_length(v)))
             o->failed = true;
         put_string(o, json_string_value(v), json_string_length(v));
         break;

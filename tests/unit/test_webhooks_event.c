@@ -96,6 +96,52 @@ static void test_payload_types(void **state)
     assert_null(webhook_event_render(&row));
 }
 
+/* webhook_event_text writes INVENTORY_UPDATE without the tree: byte for
+ * byte what the tree serializes to, escapes and non-ASCII included, and no
+ * text where the tree has none. */
+static void assert_text_matches_tree(const webhook_event_row_t *row)
+{
+    char *tree = render_text(row);
+    size_t len = 0;
+    char *text = webhook_event_text(row, &len);
+    if (tree == NULL) {
+        assert_null(text);
+        return;
+    }
+    assert_non_null(text);
+    assert_string_equal(text, tree);
+    assert_int_equal(len, strlen(tree));
+    free(tree);
+    free(text);
+}
+
+static void test_text_is_the_tree_serialized(void **state)
+{
+    (void)state;
+    webhook_event_row_t row = {
+        .id = EVENT_ID, .type = "INVENTORY_UPDATE", .account_uuid = ACCOUNT_UUID,
+        .account_id = "acct \"1\"\\\x01\x1f\b\f\n\r\t\xc3\xa9\xf0\x9f\x98\x80/",
+        .from_ms = 1704067200000, .latest_ms = 1709210096789, .from_tx = "tx\u2028-1",
+        .latest_tx = "tx-9", .has_ids = true};
+    assert_text_matches_tree(&row);
+    row.has_ids = false;
+    row.from_tx = row.latest_tx = NULL;
+    assert_text_matches_tree(&row);
+    row.account_id = "bad \xc3\x28 utf-8";
+    assert_text_matches_tree(&row); /* neither renders */
+    row.account_id = "a";
+    row.account_uuid = NULL;
+    assert_text_matches_tree(&row);
+    row.account_uuid = ACCOUNT_UUID;
+    row.has_ids = true; /* ids announced, none there */
+    assert_text_matches_tree(&row);
+    webhook_event_row_t other = {.id = EVENT_ID, .type = "FORM_STATUS_UPDATE",
+                                 .payload = "{\"form_id\":\"f\\u0001\",\"status\":\"Filed\"}"};
+    assert_text_matches_tree(&other);
+    other.payload = "[1]";
+    assert_text_matches_tree(&other);
+}
+
 static void test_catalog(void **state)
 {
     (void)state;
@@ -113,6 +159,7 @@ int main(void)
         cmocka_unit_test(test_inventory_update_with_ids),
         cmocka_unit_test(test_inventory_update_without_ids),
         cmocka_unit_test(test_payload_types),
+        cmocka_unit_test(test_text_is_the_tree_serialized),
         cmocka_unit_test(test_catalog),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
