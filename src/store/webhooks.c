@@ -1249,6 +1249,10 @@ store_status_t store_wh_step(store_conn_t *conn, const store_wh_outcome_t *outco
     *out_count = 0;
     if (outcome_count == 0 && count == 0)
         return STORE_OK;
+    for (size_t i = 0; i < count; i++) /* room for every attempt at once: no regrowth */
+        rows.cap += requests[i].max;
+    if (rows.cap > 0 && (rows.rows = calloc(rows.cap, sizeof *rows.rows)) == NULL)
+        return store_bad_argument("store_wh_step: out of memory");
     step_args_t args = {outcomes, outcome_count, owner, now, requests, count, &rows};
     store_status_t st = conn_write(conn, step_tx, &args);
     if (st != STORE_OK) {
