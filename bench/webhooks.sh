@@ -202,7 +202,7 @@ Measured $(date -u +%Y-%m-%dT%H:%MZ) on $cores cores against nginx serving HTTPS
 taxd: $EVENTS INVENTORY_UPDATE events queued with their deliveries in one transaction, one
 subscription with its rate limit raised, \`taxd serve\` with its defaults (one dispatcher: a
 sending thread and a store thread, at most 64 attempts in flight per subscription); each delivery
-rendered, signed, sent, and its begin and outcome recorded (SQLite, synchronous=FULL, batched
+rendered, signed, sent, its event claimed and its outcome recorded (SQLite, synchronous=FULL, batched
 transactions on the store thread). $ROUNDS rounds, each followed by a run of the bare libcurl loop:
 the speed of this shared machine drifts by up to 2x between runs a second apart, so the medians
 are compared.
