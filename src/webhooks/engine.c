@@ -58,8 +58,9 @@
  * closed, shutdown) is simply dropped: its delivery is still pending, held
  * by the deauthorization or failed by the next batch when its window has
  * closed. A lease handed to another process starts with a full bucket, so
- * at a handover a receiver may see one extra burst. Secrets and Basic credentials of leased subscriptions are held in
- * memory (opened from the vault) and wiped when dropped. */
+ * at a handover a receiver may see one extra burst. Secrets and Basic
+ * credentials of leased subscriptions are held in memory (opened from the
+ * vault) and wiped when dropped. */
 #include "webhooks/engine.h"
 
 #include <curl/curl.h>
@@ -456,7 +457,7 @@ static void outcome_record(dispatcher_t *d, const transfer_t *t, store_wh_outcom
     o.sent_at = t->sent_at;
     o.at = now_ms(d);
     pending_outcome_t *p = outcome_push(d);
-    if (p == NULL) { /* the lease runs out and the attempt is made again */
+    if (p == NULL) { /* not counted: the next batch begins it again */
         log_msg(LOG_ERROR, "webhook outcome dropped: out of memory");
         return;
     }
