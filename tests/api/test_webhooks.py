@@ -12,6 +12,7 @@ receiver's record, the deliveries listing) and asserts bounds, not exact
 times; "nothing more arrives" is observed for a bounded while.
 """
 import base64
+import collections
 import hashlib
 import hmac
 import json
@@ -732,6 +733,25 @@ def queue_events(db, tenant_id, count):
         con.execute("COMMIT")
     finally:
         con.close()
+
+
+def test_a_backlog_reaches_the_receiver_once_per_event(server, receiver, path):
+    """Rule: at least once, and duplicates only for outcomes a crash kept
+    from being committed. Without a crash, a backlog far larger than the
+    attempts in flight and begun ahead is sent once per event, each
+    delivery with one attempt. Beginning an attempt writes nothing to its
+    row, so this is what proves the dispatcher leaves what it has ready or
+    in flight out of every batch it begins."""
+    count = 1500
+    tenant = server.new_tenant("backlog")
+    receiver.script(path, default={"status": 200, "delay": 0.005})
+    sub, _ = subscribe(server, tenant, receiver, path, "--rate-limit", "100000")
+    queue_events(server.db, tenant.tenant_id, count)
+    done = wait_deliveries(server, sub, "delivered", count)
+    sent = collections.Counter(the_event(r)[1]["event_id"] for r in receiver.requests(path))
+    repeated = {k: v for k, v in sent.items() if v > 1}
+    assert len(sent) == count and not repeated, f"{len(repeated)} events sent more than once"
+    assert {d["attempts"] for d in done} == {1}
 
 
 def test_kill_9_loses_no_event(tmp_path_factory, taxd_bin, receiver, path):
