@@ -26,12 +26,13 @@
 #include "http/metrics.h"
 
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "core/dbuf.h"
 
 #define METRICS_STATUS_MIN 100
 #define METRICS_STATUS_COUNT 500
@@ -129,89 +130,33 @@ void metrics_count_limit_reject(metrics_t *m, metrics_limit_layer_t layer)
 
 /* ---- rendering ---- */
 
-typedef struct metrics_buf {
-    char *data;
-    size_t len;
-    size_t cap;
-    bool failed; /* an allocation failed: the rest is skipped, render returns NULL */
-} metrics_buf_t;
-
-static bool metrics_buf_reserve(metrics_buf_t *b, size_t extra)
-{
-    if (b->failed)
-        return false;
-    if (b->len + extra + 1 <= b->cap)
-        return true;
-    size_t cap = b->cap ? b->cap : 4096;
-    while (cap < b->len + extra + 1)
-        cap *= 2;
-    char *data = realloc(b->data, cap);
-    if (data == NULL) {
-        b->failed = true;
-        return false;
-    }
-    b->data = data;
-    b->cap = cap;
-    return true;
-}
-
-static void metrics_buf_put(metrics_buf_t *b, const char *s, size_t n)
-{
-    if (!metrics_buf_reserve(b, n))
-        return;
-    memcpy(b->data + b->len, s, n);
-    b->len += n;
-    b->data[b->len] = '\0';
-}
-
-static void metrics_buf_puts(metrics_buf_t *b, const char *s)
-{
-    metrics_buf_put(b, s, strlen(s));
-}
-
-__attribute__((format(printf, 2, 3))) static void metrics_buf_printf(metrics_buf_t *b,
-                                                                     const char *fmt, ...)
-{
-    char tmp[128];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    /* Only numbers and fixed names go through here: 128 bytes always fit. */
-    if (n < 0 || (size_t)n >= sizeof tmp) {
-        b->failed = true;
-        return;
-    }
-    metrics_buf_put(b, tmp, (size_t)n);
-}
-
 /* Writes a label value escaped as the exposition format requires. */
-static void metrics_buf_label(metrics_buf_t *b, const char *s)
+static void metrics_buf_label(dbuf_t *b, const char *s)
 {
     for (; *s != '\0'; s++) {
         if (*s == '\\')
-            metrics_buf_puts(b, "\\\\");
+            dbuf_puts(b, "\\\\");
         else if (*s == '"')
-            metrics_buf_puts(b, "\\\"");
+            dbuf_puts(b, "\\\"");
         else if (*s == '\n')
-            metrics_buf_puts(b, "\\n");
+            dbuf_puts(b, "\\n");
         else
-            metrics_buf_put(b, s, 1);
+            dbuf_put(b, s, 1);
     }
 }
 
 /* Writes `name{route="<label>"` (without the closing brace). */
-static void metrics_buf_route_series(metrics_buf_t *b, const char *name, const char *label)
+static void metrics_buf_route_series(dbuf_t *b, const char *name, const char *label)
 {
-    metrics_buf_puts(b, name);
-    metrics_buf_puts(b, "{route=\"");
+    dbuf_puts(b, name);
+    dbuf_puts(b, "{route=\"");
     metrics_buf_label(b, label);
-    metrics_buf_puts(b, "\"");
+    dbuf_puts(b, "\"");
 }
 
-static void metrics_render_requests(metrics_t *m, metrics_buf_t *b)
+static void metrics_render_requests(metrics_t *m, dbuf_t *b)
 {
-    metrics_buf_puts(b, "# HELP taxd_http_requests_total HTTP requests by route template and "
+    dbuf_puts(b, "# HELP taxd_http_requests_total HTTP requests by route template and "
                         "status.\n# TYPE taxd_http_requests_total counter\n");
     for (size_t i = 0; i <= m->route_count; i++) {
         for (int s = 0; s < METRICS_STATUS_COUNT; s++) {
@@ -219,12 +164,12 @@ static void metrics_render_requests(metrics_t *m, metrics_buf_t *b)
             if (n == 0)
                 continue;
             metrics_buf_route_series(b, "taxd_http_requests_total", m->labels[i]);
-            metrics_buf_printf(b, ",status=\"%d\"} %" PRIu64 "\n", s + METRICS_STATUS_MIN, n);
+            dbuf_printf(b, ",status=\"%d\"} %" PRIu64 "\n", s + METRICS_STATUS_MIN, n);
         }
     }
 }
 
-static void metrics_render_route_histogram(metrics_t *m, size_t i, metrics_buf_t *b)
+static void metrics_render_route_histogram(metrics_t *m, size_t i, dbuf_t *b)
 {
     const metrics_route_t *r = &m->routes[i];
     uint64_t cumulative[METRICS_BUCKETS];
@@ -237,43 +182,40 @@ static void metrics_render_route_histogram(metrics_t *m, size_t i, metrics_buf_t
         return;
     for (size_t k = 0; k < METRICS_BUCKETS; k++) {
         metrics_buf_route_series(b, "taxd_http_request_duration_seconds_bucket", m->labels[i]);
-        metrics_buf_printf(b, ",le=\"%s\"} %" PRIu64 "\n", metrics_bucket_le[k], cumulative[k]);
+        dbuf_printf(b, ",le=\"%s\"} %" PRIu64 "\n", metrics_bucket_le[k], cumulative[k]);
     }
     uint64_t sum_us = atomic_load_explicit(&r->sum_us, memory_order_relaxed);
     metrics_buf_route_series(b, "taxd_http_request_duration_seconds_sum", m->labels[i]);
-    metrics_buf_printf(b, "} %" PRIu64 ".%06" PRIu64 "\n", sum_us / 1000000, sum_us % 1000000);
+    dbuf_printf(b, "} %" PRIu64 ".%06" PRIu64 "\n", sum_us / 1000000, sum_us % 1000000);
     metrics_buf_route_series(b, "taxd_http_request_duration_seconds_count", m->labels[i]);
-    metrics_buf_printf(b, "} %" PRIu64 "\n", total);
+    dbuf_printf(b, "} %" PRIu64 "\n", total);
 }
 
-static void metrics_render_latency(metrics_t *m, metrics_buf_t *b)
+static void metrics_render_latency(metrics_t *m, dbuf_t *b)
 {
-    metrics_buf_puts(b, "# HELP taxd_http_request_duration_seconds HTTP request latency by "
+    dbuf_puts(b, "# HELP taxd_http_request_duration_seconds HTTP request latency by "
                         "route template.\n# TYPE taxd_http_request_duration_seconds histogram\n");
     for (size_t i = 0; i <= m->route_count; i++)
         metrics_render_route_histogram(m, i, b);
 }
 
-static void metrics_render_rejections(metrics_t *m, metrics_buf_t *b)
+static void metrics_render_rejections(metrics_t *m, dbuf_t *b)
 {
-    metrics_buf_puts(b, "# HELP taxd_ratelimit_rejections_total Requests refused by rate "
+    dbuf_puts(b, "# HELP taxd_ratelimit_rejections_total Requests refused by rate "
                         "limiting, by layer.\n# TYPE taxd_ratelimit_rejections_total counter\n");
     for (size_t k = 0; k < METRICS_LIMIT_LAYERS; k++) {
         uint64_t n = atomic_load_explicit(&m->rejections[k], memory_order_relaxed);
-        metrics_buf_printf(b, "taxd_ratelimit_rejections_total{layer=\"%s\"} %" PRIu64 "\n",
+        dbuf_printf(b, "taxd_ratelimit_rejections_total{layer=\"%s\"} %" PRIu64 "\n",
                            metrics_layer_names[k], n);
     }
 }
 
 char *metrics_render(metrics_t *m)
 {
-    metrics_buf_t b = {0};
+    dbuf_t b;
+    dbuf_init(&b, 4096);
     metrics_render_requests(m, &b);
     metrics_render_latency(m, &b);
     metrics_render_rejections(m, &b);
-    if (b.failed) {
-        free(b.data);
-        return NULL;
-    }
-    return b.data;
+    return dbuf_finish(&b, NULL);
 }

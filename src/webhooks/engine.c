@@ -65,7 +65,6 @@
 
 #include <curl/curl.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -73,6 +72,7 @@
 #include <string.h>
 
 #include "core/buf.h"
+#include "core/dbuf.h"
 #include "core/crypto.h"
 #include "core/grow.h"
 #include "core/log.h"
@@ -1328,59 +1328,24 @@ void webhook_engine_free(webhook_engine_t *e)
 
 /* ---- metrics */
 
-typedef struct mbuf {
-    char *data;
-    size_t len, cap;
-    bool failed;
-} mbuf_t;
-
-static void mput(mbuf_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void mput(mbuf_t *b, const char *fmt, ...)
-{
-    if (b->failed)
-        return;
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        int n = vsnprintf(b->data + b->len, b->cap - b->len, fmt, ap);
-        va_end(ap);
-        if (n < 0) {
-            b->failed = true;
-            return;
-        }
-        if ((size_t)n < b->cap - b->len) {
-            b->len += (size_t)n;
-            return;
-        }
-        size_t cap = (b->cap + (size_t)n + 1) * 2;
-        char *grown = realloc(b->data, cap);
-        if (grown == NULL) {
-            b->failed = true;
-            return;
-        }
-        b->data = grown;
-        b->cap = cap;
-    }
-}
-
 static int put_backlog(const char *id, int64_t pending, void *ctx)
 {
-    mput(ctx, "taxd_webhook_backlog{subscription=\"%s\"} %lld\n", id, (long long)pending);
+    dbuf_printf(ctx, "taxd_webhook_backlog{subscription=\"%s\"} %lld\n", id, (long long)pending);
     return 0;
 }
 
-static void metrics_store(webhook_engine_t *e, mbuf_t *b)
+static void metrics_store(webhook_engine_t *e, dbuf_t *b)
 {
     store_conn_t *conn = store_acquire(e->store);
     if (conn == NULL)
         return;
     int64_t deauthorized = 0;
-    mput(b, "# TYPE taxd_webhook_backlog gauge\n");
+    dbuf_printf(b, "# TYPE taxd_webhook_backlog gauge\n");
     store_status_t st = store_wh_backlog_each(conn, put_backlog, b, &deauthorized);
     store_release(e->store, conn);
     if (st != STORE_OK)
         return;
-    mput(b, "# TYPE taxd_webhook_deauthorized_subscriptions gauge\n"
+    dbuf_printf(b, "# TYPE taxd_webhook_deauthorized_subscriptions gauge\n"
             "taxd_webhook_deauthorized_subscriptions %lld\n",
          (long long)deauthorized);
 }
@@ -1389,28 +1354,22 @@ char *webhook_engine_metrics(webhook_engine_t *e)
 {
     if (e == NULL)
         return NULL;
-    mbuf_t b = {.data = malloc(1024), .cap = 1024};
-    if (b.data == NULL)
-        return NULL;
-    b.data[0] = '\0';
-    mput(&b, "# TYPE taxd_webhook_deliveries_total counter\n");
+    dbuf_t b;
+    dbuf_init(&b, 1024);
+    dbuf_printf(&b, "# TYPE taxd_webhook_deliveries_total counter\n");
     for (int r = STORE_WH_DELIVERED; r <= STORE_WH_HELD; r++)
-        mput(&b, "taxd_webhook_deliveries_total{outcome=\"%s\"} %llu\n",
+        dbuf_printf(&b, "taxd_webhook_deliveries_total{outcome=\"%s\"} %llu\n",
              result_name((store_wh_result_t)r),
              (unsigned long long)atomic_load(&e->outcomes_total[r]));
-    mput(&b, "# TYPE taxd_webhook_attempt_duration_seconds histogram\n");
+    dbuf_printf(&b, "# TYPE taxd_webhook_attempt_duration_seconds histogram\n");
     for (size_t i = 0; i < LATENCY_BUCKETS; i++)
-        mput(&b, "taxd_webhook_attempt_duration_seconds_bucket{le=\"%g\"} %llu\n",
+        dbuf_printf(&b, "taxd_webhook_attempt_duration_seconds_bucket{le=\"%g\"} %llu\n",
              LATENCY_BOUNDS[i], (unsigned long long)atomic_load(&e->latency_buckets[i]));
     unsigned long long count = atomic_load(&e->latency_count);
-    mput(&b, "taxd_webhook_attempt_duration_seconds_bucket{le=\"+Inf\"} %llu\n", count);
-    mput(&b, "taxd_webhook_attempt_duration_seconds_sum %.6f\n",
+    dbuf_printf(&b, "taxd_webhook_attempt_duration_seconds_bucket{le=\"+Inf\"} %llu\n", count);
+    dbuf_printf(&b, "taxd_webhook_attempt_duration_seconds_sum %.6f\n",
          (double)atomic_load(&e->latency_sum_us) / 1e6);
-    mput(&b, "taxd_webhook_attempt_duration_seconds_count %llu\n", count);
+    dbuf_printf(&b, "taxd_webhook_attempt_duration_seconds_count %llu\n", count);
     metrics_store(e, &b);
-    if (b.failed) {
-        free(b.data);
-        return NULL;
-    }
-    return b.data;
+    return dbuf_finish(&b, NULL);
 }

@@ -1,5 +1,5 @@
-/* webhooks/payload: see payload.h. A growable byte buffer and a recursive
- * walk; depth is bounded by the event shapes taxd builds (a few levels). */
+/* webhooks/payload: see payload.h. A recursive walk into a core/dbuf;
+ * depth is bounded by the event shapes taxd builds (a few levels). */
 #include "webhooks/payload.h"
 
 #include <stdbool.h>
@@ -8,34 +8,8 @@
 #include <string.h>
 
 #include "core/clock.h"
+#include "core/dbuf.h"
 #include "core/utf8.h"
-
-typedef struct out {
-    char *data;
-    size_t len, cap;
-    bool failed;
-} out_t;
-
-static void put(out_t *o, const char *s, size_t n)
-{
-    if (o->failed)
-        return;
-    if (o->len + n + 1 > o->cap) {
-        size_t cap = o->cap ? o->cap * 2 : 256;
-        while (cap < o->len + n + 1)
-            cap *= 2;
-        char *grown = realloc(o->data, cap);
-        if (grown == NULL) {
-            o->failed = true;
-            return;
-        }
-        o->data = grown;
-        o->cap = cap;
-    }
-    memcpy(o->data + o->len, s, n);
-    o->len += n;
-    o->data[o->len] = '\0';
-}
 
 /* The escape a byte needs, or NULL when it is written as it is. */
 static const char *escape_of(unsigned char c, char u[7])
@@ -60,46 +34,46 @@ static const char *escape_of(unsigned char c, char u[7])
     return u;
 }
 
-static void put_string(out_t *o, const char *s, size_t n)
+static void put_string(dbuf_t *o, const char *s, size_t n)
 {
-    put(o, "\"", 1);
+    dbuf_put(o, "\"", 1);
     size_t start = 0; /* the plain run since the last escape */
     for (size_t i = 0; i < n; i++) {
         char u[7];
         const char *esc = escape_of((unsigned char)s[i], u);
         if (esc == NULL)
             continue;
-        put(o, s + start, i - start);
-        put(o, esc, strlen(esc));
+        dbuf_put(o, s + start, i - start);
+        dbuf_put(o, esc, strlen(esc));
         start = i + 1;
     }
-    put(o, s + start, n - start);
-    put(o, "\"", 1);
+    dbuf_put(o, s + start, n - start);
+    dbuf_put(o, "\"", 1);
 }
 
-static void put_value(out_t *o, const json_t *v);
+static void put_value(dbuf_t *o, const json_t *v);
 
-static void put_object(out_t *o, const json_t *v)
+static void put_object(dbuf_t *o, const json_t *v)
 {
-    put(o, "{", 1);
+    dbuf_put(o, "{", 1);
     const char *key;
     json_t *child;
     bool first = true;
     json_object_foreach((json_t *)v, key, child) {
         if (!first)
-            put(o, ",", 1);
+            dbuf_put(o, ",", 1);
         first = false;
         size_t klen = strlen(key);
         if (!utf8_valid(key, klen))
             o->failed = true;
         put_string(o, key, klen);
-        put(o, ":", 1);
+        dbuf_put(o, ":", 1);
         put_value(o, child);
     }
-    put(o, "}", 1);
+    dbuf_put(o, "}", 1);
 }
 
-static void put_value(out_t *o, const json_t *v)
+static void put_value(dbuf_t *o, const json_t *v)
 {
     char num[24];
     switch (json_typeof(v)) {
@@ -107,13 +81,13 @@ static void put_value(out_t *o, const json_t *v)
         put_object(o, v);
         break;
     case JSON_ARRAY:
-        put(o, "[", 1);
+        dbuf_put(o, "[", 1);
         for (size_t i = 0; i < json_array_size(v); i++) {
             if (i > 0)
-                put(o, ",", 1);
+                dbuf_put(o, ",", 1);
             put_value(o, json_array_get(v, i));
         }
-        put(o, "]", 1);
+        dbuf_put(o, "]", 1);
         break;
     case JSON_STRING:
         if (!utf8_valid(json_string_value(v), json_string_length(v)))
@@ -122,16 +96,16 @@ static void put_value(out_t *o, const json_t *v)
         break;
     case JSON_INTEGER:
         snprintf(num, sizeof num, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-        put(o, num, strlen(num));
+        dbuf_put(o, num, strlen(num));
         break;
     case JSON_TRUE:
-        put(o, "true", 4);
+        dbuf_put(o, "true", 4);
         break;
     case JSON_FALSE:
-        put(o, "false", 5);
+        dbuf_put(o, "false", 5);
         break;
     case JSON_NULL:
-        put(o, "null", 4);
+        dbuf_put(o, "null", 4);
         break;
     default: /* a real: JavaScript and Python disagree on how to write some */
         o->failed = true;
@@ -140,14 +114,9 @@ static void put_value(out_t *o, const json_t *v)
 
 char *payload_dump(const json_t *value, size_t *len)
 {
-    out_t o = {0};
+    dbuf_t o = {0};
     put_value(&o, value);
-    if (o.failed) {
-        free(o.data);
-        return NULL;
-    }
-    *len = o.len;
-    return o.data;
+    return dbuf_finish(&o, len);
 }
 
 char *payload_envelope_raw(const char *event, size_t event_len, int64_t dispatched_ms,
@@ -156,20 +125,14 @@ char *payload_envelope_raw(const char *event, size_t event_len, int64_t dispatch
     static const char HEAD[] = "{\"timestamp\":\"", MID[] = "\",\"data\":[", TAIL[] = "]}";
     char when[CLOCK_RFC3339_LEN];
     clock_format_rfc3339(dispatched_ms, when);
-    out_t o = {.cap = event_len + sizeof HEAD + sizeof when + sizeof MID + sizeof TAIL};
-    o.data = malloc(o.cap); /* the whole envelope: no growing on the way */
-    o.failed = o.data == NULL;
-    put(&o, HEAD, sizeof HEAD - 1);
-    put(&o, when, strlen(when)); /* digits, '-', ':', '.', 'T' and 'Z': nothing to escape */
-    put(&o, MID, sizeof MID - 1);
-    put(&o, event, event_len);
-    put(&o, TAIL, sizeof TAIL - 1);
-    if (o.failed) {
-        free(o.data);
-        return NULL;
-    }
-    *len = o.len;
-    return o.data;
+    dbuf_t o; /* the whole envelope at once: no growing on the way */
+    dbuf_init(&o, event_len + sizeof HEAD + sizeof when + sizeof MID + sizeof TAIL);
+    dbuf_put(&o, HEAD, sizeof HEAD - 1);
+    dbuf_put(&o, when, strlen(when)); /* digits, '-', ':', '.', 'T' and 'Z': nothing to escape */
+    dbuf_put(&o, MID, sizeof MID - 1);
+    dbuf_put(&o, event, event_len);
+    dbuf_put(&o, TAIL, sizeof TAIL - 1);
+    return dbuf_finish(&o, len);
 }
 
 char *payload_envelope(const json_t *event, int64_t dispatched_ms, size_t *len)

@@ -1,14 +1,17 @@
-/* Unit tests of the append buffer: exact output, and truncation that is
- * flagged rather than silent or out of bounds. */
+/* Unit tests of the append buffers: core/buf's exact output, and truncation
+ * that is flagged rather than silent or out of bounds; core/dbuf's growth,
+ * its one allocation when sized up front, and a failed writer's NULL. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/buf.h"
+#include "core/dbuf.h"
 
 static void test_appends(void **state)
 {
@@ -67,12 +70,64 @@ static void test_json_string(void **state)
     assert_true(strlen(storage) < 8);
 }
 
+static void test_dbuf_grows_and_hands_over(void **state)
+{
+    (void)state;
+    dbuf_t b = {0};
+    char piece[100];
+    memset(piece, 'x', sizeof piece);
+    for (int i = 0; i < 50; i++) /* 5,000 bytes: several doublings */
+        dbuf_put(&b, piece, sizeof piece);
+    dbuf_printf(&b, "|%d|%s|", 42, "forty-two");
+    dbuf_puts(&b, "end");
+    size_t len = 0;
+    char *text = dbuf_finish(&b, &len);
+    assert_non_null(text);
+    assert_int_equal(len, 5000 + strlen("|42|forty-two|end"));
+    assert_int_equal(strlen(text), len);
+    assert_string_equal(text + 5000, "|42|forty-two|end");
+    assert_null(b.data); /* handed over */
+    free(text);
+
+    /* Sized up front: no regrowth while it fits. */
+    dbuf_init(&b, 16);
+    char *first = b.data;
+    dbuf_printf(&b, "%s", "0123456789abcdef");
+    assert_ptr_equal(b.data, first);
+    text = dbuf_finish(&b, NULL);
+    assert_string_equal(text, "0123456789abcdef");
+    free(text);
+
+    /* Nothing appended is still a string. */
+    b = (dbuf_t){0};
+    text = dbuf_finish(&b, &len);
+    assert_non_null(text);
+    assert_string_equal(text, "");
+    assert_int_equal(len, 0);
+    free(text);
+}
+
+static void test_dbuf_failed_writer_gets_null(void **state)
+{
+    (void)state;
+    dbuf_t b;
+    dbuf_init(&b, 8);
+    dbuf_puts(&b, "partial");
+    b.failed = true; /* a writer that met a value it cannot write, or no memory */
+    dbuf_puts(&b, " dropped");
+    size_t len = 7;
+    assert_null(dbuf_finish(&b, &len));
+    assert_null(b.data); /* freed: ASan would report the leak */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_appends),
         cmocka_unit_test(test_overflow_is_flagged_and_bounded),
         cmocka_unit_test(test_json_string),
+        cmocka_unit_test(test_dbuf_grows_and_hands_over),
+        cmocka_unit_test(test_dbuf_failed_writer_gets_null),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
