@@ -70,22 +70,29 @@ void buf_put_hex(buf_t *b, uint64_t v, unsigned width)
     buf_put(b, out, width);
 }
 
-static void put_json_escape(buf_t *b, unsigned char c)
+size_t buf_json_escape(unsigned char c, char out[6])
 {
     static const char HEX[] = "0123456789abcdef";
+    char named = 0;
     switch (c) {
-    case '"': buf_put(b, "\\\"", 2); break;
-    case '\\': buf_put(b, "\\\\", 2); break;
-    case '\b': buf_put(b, "\\b", 2); break;
-    case '\f': buf_put(b, "\\f", 2); break;
-    case '\n': buf_put(b, "\\n", 2); break;
-    case '\r': buf_put(b, "\\r", 2); break;
-    case '\t': buf_put(b, "\\t", 2); break;
-    default: {
-        char esc[6] = {'\\', 'u', '0', '0', HEX[c >> 4], HEX[c & 0xf]};
-        buf_put(b, esc, sizeof esc);
+    case '"': named = '"'; break;
+    case '\\': named = '\\'; break;
+    case '\b': named = 'b'; break;
+    case '\f': named = 'f'; break;
+    case '\n': named = 'n'; break;
+    case '\r': named = 'r'; break;
+    case '\t': named = 't'; break;
+    default:
+        if (c >= 0x20)
+            return 0;
+        memcpy(out, "\\u00", 4);
+        out[4] = HEX[c >> 4];
+        out[5] = HEX[c & 0xf];
+        return 6;
     }
-    }
+    out[0] = '\\';
+    out[1] = named;
+    return 2;
 }
 
 void buf_put_json_string(buf_t *b, const char *s)
@@ -97,10 +104,12 @@ void buf_put_json_string(buf_t *b, const char *s)
     buf_putc(b, '"');
     const unsigned char *p = (const unsigned char *)s, *run = p;
     for (; *p != '\0'; p++) {
-        if (*p >= 0x20 && *p != '"' && *p != '\\')
+        char esc[6];
+        size_t n = buf_json_escape(*p, esc);
+        if (n == 0)
             continue;
         buf_put(b, (const char *)run, (size_t)(p - run)); /* the plain run before it */
-        put_json_escape(b, *p);
+        buf_put(b, esc, n);
         run = p + 1;
     }
     buf_put(b, (const char *)run, (size_t)(p - run));

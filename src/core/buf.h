@@ -30,6 +30,10 @@ void buf_put_dec(buf_t *b, uint64_t v, unsigned width);
  * characters escaped as JavaScript's JSON.stringify does, anything else,
  * UTF-8 included, as it is. */
 void buf_put_json_string(buf_t *b, const char *s);
+/* The escape buf_put_json_string writes for byte c, in out; its length, or
+ * 0 when c is written as it is. The one escape table of taxd's JSON strings
+ * (core/dbuf and the webhook body use it too). */
+size_t buf_json_escape(unsigned char c, char out[6]);
 /* v as exactly `width` lowercase hex digits (the low 4*width bits). */
 void buf_put_hex(buf_t *b, uint64_t v, unsigned width);
 

@@ -1,6 +1,8 @@
 /* dbuf: see dbuf.h. */
 #include "core/dbuf.h"
 
+#include "core/buf.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,6 +76,23 @@ void dbuf_printf(dbuf_t *b, const char *fmt, ...)
     vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
     va_end(ap);
     b->len += (size_t)n;
+}
+
+void dbuf_put_json_string(dbuf_t *b, const char *s, size_t n)
+{
+    dbuf_put(b, "\"", 1);
+    size_t run = 0; /* where the plain run since the last escape starts */
+    for (size_t i = 0; i < n; i++) {
+        char esc[6];
+        size_t len = buf_json_escape((unsigned char)s[i], esc);
+        if (len == 0)
+            continue;
+        dbuf_put(b, s + run, i - run);
+        dbuf_put(b, esc, len);
+        run = i + 1;
+    }
+    dbuf_put(b, s + run, n - run);
+    dbuf_put(b, "\"", 1);
 }
 
 char *dbuf_finish(dbuf_t *b, size_t *len)

@@ -23,6 +23,9 @@ void dbuf_init(dbuf_t *b, size_t cap);
 void dbuf_put(dbuf_t *b, const char *s, size_t n);
 void dbuf_puts(dbuf_t *b, const char *s);
 void dbuf_printf(dbuf_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The n bytes at s as a JSON string, escaped as core/buf's
+ * buf_put_json_string escapes (the bytes are not checked for UTF-8). */
+void dbuf_put_json_string(dbuf_t *b, const char *s, size_t n);
 
 /* The text, malloc'd (the caller frees), and its length in *len (len may be
  * NULL); NULL when an append failed, the buffer freed either way. */

@@ -3,11 +3,10 @@
  * order, so the order here is the order on the wire. */
 #include "webhooks/event.h"
 
-#include <stdlib.h>
 #include <string.h>
 
-#include "core/buf.h"
 #include "core/clock.h"
+#include "core/dbuf.h"
 #include "core/jsonval.h"
 #include "core/utf8.h"
 #include "webhooks/payload.h"
@@ -90,38 +89,31 @@ json_t *webhook_event_render(const webhook_event_row_t *row)
 
 /* ---- canonical text */
 
-/* `"key":` then s as a JSON string; payload.h's escapes are buf's. */
-static void put_field(buf_t *b, const char *key, const char *s)
+/* `"key":` then s as a JSON string, escaped as payload_dump escapes. */
+static void put_field(dbuf_t *b, const char *key, const char *s)
 {
-    buf_puts(b, key);
-    buf_put_json_string(b, s);
+    dbuf_puts(b, key);
+    dbuf_put_json_string(b, s, strlen(s));
 }
 
-static void put_time_field(buf_t *b, const char *key, int64_t ms)
+static void put_time_field(dbuf_t *b, const char *key, int64_t ms)
 {
     char text[CLOCK_RFC3339_LEN];
     clock_format_rfc3339(ms, text);
     put_field(b, key, text);
 }
 
-/* The fields render_inventory sets, in its order. */
+/* The fields render_inventory sets, in its order, refused where it (or
+ * payload_dump, for UTF-8) refuses them. */
 static char *inventory_text(const webhook_event_row_t *row, size_t *len)
 {
     const char *strings[] = {row->type, row->id, row->account_uuid, row->account_id,
                              row->has_ids ? row->latest_tx : "", row->has_ids ? row->from_tx : ""};
-    size_t cap = 512; /* the keys, punctuation and the two times */
-    for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++) {
-        if (strings[i] == NULL)
+    for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++)
+        if (strings[i] == NULL || !utf8_valid(strings[i], strlen(strings[i])))
             return NULL;
-        size_t n = strlen(strings[i]);
-        if (!utf8_valid(strings[i], n))
-            return NULL;
-        cap += 6 * n + 2; /* every byte escaped at worst, the quotes */
-    }
-    char *text = malloc(cap);
-    if (text == NULL)
-        return NULL;
-    buf_t b = buf_over(text, cap);
+    dbuf_t b;
+    dbuf_init(&b, 512); /* an event's usual size: one allocation */
     put_field(&b, "{\"event_type\":", row->type);
     put_field(&b, ",\"event_id\":", row->id);
     put_field(&b, ",\"id\":", row->id);
@@ -133,13 +125,8 @@ static char *inventory_text(const webhook_event_row_t *row, size_t *len)
         put_field(&b, ",\"latest_transaction_id\":", row->latest_tx);
         put_field(&b, ",\"update_from_transaction_id\":", row->from_tx);
     }
-    buf_putc(&b, '}');
-    if (b.overflow) { /* sized above: cannot happen */
-        free(text);
-        return NULL;
-    }
-    *len = b.len;
-    return text;
+    dbuf_put(&b, "}", 1);
+    return dbuf_finish(&b, len);
 }
 
 char *webhook_event_text(const webhook_event_row_t *row, size_t *len)

@@ -11,46 +11,6 @@
 #include "core/dbuf.h"
 #include "core/utf8.h"
 
-/* The escape a byte needs, or NULL when it is written as it is. */
-static const char *escape_of(unsigned char c, char u[7])
-{
-    static const char HEX[] = "0123456789abcdef";
-    switch (c) {
-    case '"': return "\\\"";
-    case '\\': return "\\\\";
-    case '\b': return "\\b";
-    case '\f': return "\\f";
-    case '\n': return "\\n";
-    case '\r': return "\\r";
-    case '\t': return "\\t";
-    default: break;
-    }
-    if (c >= 0x20)
-        return NULL;
-    memcpy(u, "\\u00", 4);
-    u[4] = HEX[c >> 4];
-    u[5] = HEX[c & 15];
-    u[6] = '\0';
-    return u;
-}
-
-static void put_string(dbuf_t *o, const char *s, size_t n)
-{
-    dbuf_put(o, "\"", 1);
-    size_t start = 0; /* the plain run since the last escape */
-    for (size_t i = 0; i < n; i++) {
-        char u[7];
-        const char *esc = escape_of((unsigned char)s[i], u);
-        if (esc == NULL)
-            continue;
-        dbuf_put(o, s + start, i - start);
-        dbuf_put(o, esc, strlen(esc));
-        start = i + 1;
-    }
-    dbuf_put(o, s + start, n - start);
-    dbuf_put(o, "\"", 1);
-}
-
 static void put_value(dbuf_t *o, const json_t *v);
 
 static void put_object(dbuf_t *o, const json_t *v)
@@ -66,7 +26,7 @@ static void put_object(dbuf_t *o, const json_t *v)
         size_t klen = strlen(key);
         if (!utf8_valid(key, klen))
             o->failed = true;
-        put_string(o, key, klen);
+        dbuf_put_json_string(o, key, klen);
         dbuf_put(o, ":", 1);
         put_value(o, child);
     }
@@ -92,7 +52,7 @@ static void put_value(dbuf_t *o, const json_t *v)
     case JSON_STRING:
         if (!utf8_valid(json_string_value(v), json_string_length(v)))
             o->failed = true;
-        put_string(o, json_string_value(v), json_string_length(v));
+        dbuf_put_json_string(o, json_string_value(v), json_string_length(v));
         break;
     case JSON_INTEGER:
         snprintf(num, sizeof num, "%" JSON_INTEGER_FORMAT, json_integer_value(v));

@@ -107,6 +107,22 @@ static void test_dbuf_grows_and_hands_over(void **state)
     free(text);
 }
 
+/* The growing buffer writes JSON strings with the fixed one's escapes. */
+static void test_dbuf_json_string_matches_buf(void **state)
+{
+    (void)state;
+    const char *s = "q\"b\\s/\b\f\n\r\t\x01\x1f\x7f \xc3\xa9";
+    char storage[128];
+    buf_t fixed = buf_over(storage, sizeof storage);
+    buf_put_json_string(&fixed, s);
+    dbuf_t b = {0};
+    dbuf_put_json_string(&b, s, strlen(s));
+    char *text = dbuf_finish(&b, NULL);
+    assert_string_equal(text, storage);
+    assert_string_equal(text, "\"q\\\"b\\\\s/\\b\\f\\n\\r\\t\\u0001\\u001f\x7f \xc3\xa9\"");
+    free(text);
+}
+
 static void test_dbuf_failed_writer_gets_null(void **state)
 {
     (void)state;
@@ -127,6 +143,7 @@ int main(void)
         cmocka_unit_test(test_overflow_is_flagged_and_bounded),
         cmocka_unit_test(test_json_string),
         cmocka_unit_test(test_dbuf_grows_and_hands_over),
+        cmocka_unit_test(test_dbuf_json_string_matches_buf),
         cmocka_unit_test(test_dbuf_failed_writer_gets_null),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
