@@ -56,6 +56,7 @@ static void *thread_main(void *arg)
 {
     worker_thread_t *t = arg;
     workers_t *w = t->owner;
+    pthread_setname_np(pthread_self(), t->engine->name);
     for (;;) {
         pthread_mutex_lock(&w->lock);
         bool stop = w->stopping;

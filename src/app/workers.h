@@ -18,7 +18,7 @@
 typedef int64_t (*worker_step_fn)(service_t *svc, unsigned thread_index);
 
 typedef struct worker_engine {
-    const char *name;
+    const char *name; /* also its threads' name (top -H, perf), at most 15 bytes */
     worker_step_fn step;
     unsigned threads;
 } worker_engine_t;

@@ -891,6 +891,7 @@ static void *store_thread_main(void *arg)
     dispatcher_t *d = arg;
     store_t *store = d->engine->store;
     store_conn_t *conn = NULL;
+    pthread_setname_np(pthread_self(), "webhooks-store");
     pthread_mutex_lock(&d->job_lock);
     for (;;) {
         while (d->job_state != JOB_QUEUED && !d->store_stopping)
