@@ -9,8 +9,11 @@
 #     libcurl loop below; the medians of both are compared.
 #  2. References against the same endpoint and body in the same run: a bare
 #     libcurl multi loop (bench/webhook_curl_loop.c: 64 transfers at once,
-#     the dispatcher's bound per subscription, no database, no signing) and
-#     wrk (-t2 -c64).
+#     the dispatcher's bound per subscription, no database, no signing), the
+#     durable floor (bench/webhook_durable_loop.c: that loop fed from and
+#     recording into a taxd database of its own with the least SQL per
+#     delivery, on a second thread) and wrk (-t2 -c64). Each round runs taxd,
+#     the bare loop and the floor in turn.
 #  3. Latency with an empty queue: BENCH_LATENCY_EVENTS transactions written
 #     one at a time through the API (each commit wakes the dispatcher);
 #     delivered_at - events.created_at, p50 and p99.
@@ -82,11 +85,18 @@ wait_http "http://127.0.0.1:$port/healthz" 10
 
 sql() { sqlite3 -cmd ".timeout 10000" "$db" "$1"; }
 
+# The durable floor's own database (same schema), tenant and subscription.
+floor_db="$work/floor.db"
+floor_tenant=$(field "$($TAXD admin --db "$floor_db" tenant create --name floor)" tenant_id)
+floor_sub=$(field "$($TAXD admin --db "$floor_db" subscription create --tenant "$floor_tenant" \
+    --url "$url" --events INVENTORY_UPDATE --rate-limit 1000000)" subscription_id)
+
 # 1. Throughput, alternating with the libcurl reference (the machine's speed
 # drifts between runs; medians of the rounds are compared).
-# queue_events ROUND: EVENTS events with their deliveries in one transaction.
+# queue_events DB TENANT ROUND: EVENTS events with their deliveries in one
+# transaction.
 queue_events() {
-    $py - "$db" "$tenant" "$EVENTS" "$1" <<'PY'
+    $py - "$1" "$2" "$EVENTS" "$3" <<'PY'
 import sqlite3, sys, time, uuid
 db, tenant, n, rnd = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 con = sqlite3.connect(db, timeout=30, isolation_level=None)
@@ -106,13 +116,22 @@ con.execute("COMMIT")
 PY
 }
 
-# taxd_round ROUND: queues a round and waits for it; prints deliveries/s.
-# Rate = deliveries / (last delivered_at - first first_attempt_at) of the
-# round, read from the database (finding the externally written rows is
-# not counted).
+# thread_ms NAME: CPU time so far of taxd's threads named NAME, in ms.
+thread_ms() {
+    for t in /proc/"$taxd_pid"/task/*; do
+        [ "$(cat "$t/comm")" = "$1" ] && awk '{ print ($14 + $15) * 10 }' "$t/stat"
+    done | awk '{ s += $1 } END { print s + 0 }'
+}
+
+# taxd_round ROUND: queues a round and waits for it; prints deliveries/s,
+# then the CPU time per delivery (us) of the store thread and of the sending
+# thread. Rate = deliveries / (last delivered_at - first first_attempt_at)
+# of the round, read from the database (finding the externally written rows
+# is not counted).
 taxd_round() {
     mark=$(sql "SELECT coalesce(max(rowid), 0) FROM deliveries")
-    queue_events "$1"
+    store0=$(thread_ms webhooks-store); send0=$(thread_ms webhooks)
+    queue_events "$db" "$tenant" "$1"
     # One waiting process with one connection: a sqlite3 process started
     # every 50 ms would take CPU from the taxd it measures.
     $py - "$db" "$mark" "$EVENTS" <<'PY' || { echo "bench: deliveries did not finish" >&2; exit 1; }
@@ -126,8 +145,19 @@ while con.execute("SELECT count(*) FROM deliveries WHERE rowid > ? AND state IN 
         sys.exit(1)
     time.sleep(0.1)
 PY
+    store1=$(thread_ms webhooks-store); send1=$(thread_ms webhooks)
     span=$(sql "SELECT max(delivered_at) - min(first_attempt_at) FROM deliveries WHERE rowid > $mark")
-    $py -c "print(f'{$EVENTS / max($span, 1) * 1000:.0f}')"
+    $py -c "print(f'{$EVENTS / max($span, 1) * 1000:.0f} {($store1 - $store0) * 1000 / $EVENTS:.1f} {($send1 - $send0) * 1000 / $EVENTS:.1f}')"
+}
+
+# floor_round ROUND: the durable floor over a round queued in its own
+# database; prints deliveries/s, then the CPU per delivery (us) of its store
+# thread and of its sending thread.
+floor_round() {
+    queue_events "$floor_db" "$floor_tenant" "$1"
+    out=$("$work/durable_loop" "$url" "$ca" "$floor_db" "$floor_sub" 64 "$work/body.json")
+    printf '%s' "$out" |
+        sed -n 's/.* rps \([0-9.]*\) .* store_us_per_delivery \([0-9.]*\) send_us_per_delivery \([0-9.]*\).*/\1 \2 \3/p'
 }
 
 # The body taxd sends (one of them) for the references.
@@ -145,19 +175,28 @@ PY
 }
 
 cc -O2 -o "$work/curl_loop" bench/webhook_curl_loop.c -lcurl
-t_all=""; c_all=""
+cc -O2 -o "$work/durable_loop" bench/webhook_durable_loop.c -lcurl -lsqlite3 -lpthread
+t_all=""; c_all=""; f_all=""; ts_all=""; tt_all=""; fs_all=""; ft_all=""
 for round in $(seq 1 "$ROUNDS"); do
-    t_all="$t_all $(taxd_round "$round")"
+    set -- $(taxd_round "$round")
+    t_all="$t_all $1"; ts_all="$ts_all $2"; tt_all="$tt_all $3"
     [ "$round" -eq 1 ] && write_body
     c_out=$("$work/curl_loop" "$url" "$ca" "$EVENTS" 64 "$work/body.json")
     c_all="$c_all $(printf '%s' "$c_out" | sed -n 's/.* rps \([0-9.]*\).*/\1/p')"
+    set -- $(floor_round "$round")
+    [ $# -eq 3 ] || { echo "bench: the durable floor failed" >&2; exit 1; }
+    f_all="$f_all $1"; fs_all="$fs_all $2"; ft_all="$ft_all $3"
 done
 median() { printf '%s\n' $1 | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-t_rps=$(median "$t_all"); c_rps=$(median "$c_all")
+t_rps=$(median "$t_all"); c_rps=$(median "$c_all"); f_rps=$(median "$f_all")
+t_store_us=$(median "$ts_all"); t_send_us=$(median "$tt_all"); f_store_us=$(median "$fs_all")
+f_send_us=$(median "$ft_all")
 failed=$(sql "SELECT count(*) FROM deliveries WHERE state = 'failed'")
 attempts=$(sql "SELECT sum(attempts) FROM deliveries")
 total=$((EVENTS * ROUNDS))
-round_ratios=$($py -c "t = '$t_all'.split(); c = '$c_all'.split(); print(' '.join(f'{float(a) / float(b):.2f}' for a, b in zip(t, c)))")
+ratios() { $py -c "t = '$1'.split(); c = '$2'.split(); print(' '.join(f'{float(a) / float(b):.2f}' for a, b in zip(t, c)))"; }
+round_ratios=$(ratios "$t_all" "$c_all"); floor_ratios=$(ratios "$f_all" "$c_all")
+taxd_floor_ratios=$(ratios "$t_all" "$f_all")
 
 cat > "$work/post.lua" <<LUA
 wrk.method = "POST"
@@ -203,18 +242,22 @@ taxd: $EVENTS INVENTORY_UPDATE events queued with their deliveries in one transa
 subscription with its rate limit raised, \`taxd serve\` with its defaults (one dispatcher: a
 sending thread and a store thread, at most 64 attempts in flight per subscription); each delivery
 rendered, signed, sent, its event claimed and its outcome recorded (SQLite, synchronous=FULL, batched
-transactions on the store thread). $ROUNDS rounds, each followed by a run of the bare libcurl loop:
-the speed of this shared machine drifts by up to 2x between runs a second apart, so the medians
-are compared.
+transactions on the store thread). $ROUNDS rounds, each followed by a run of the bare libcurl loop
+and one of the durable floor: the speed of this shared machine drifts by up to 2x between runs a
+second apart, so the medians are compared.
 Load on the machine when this ran (1-minute average): $(cut -d' ' -f1 /proc/loadavg).
 
 | sender | deliveries/s (median) | vs bare libcurl | rounds |
 |---|---|---|---|
 | taxd dispatcher | **$t_rps** | **$ratio** | $(echo $t_all) ($total delivered, $attempts attempts, $failed failed) |
 | bare libcurl multi loop (reference) | $c_rps | 1.00 | $(echo $c_all) (\`bench/webhook_curl_loop.c\`: 64 at once, no database, no signing) |
+| durable floor (reference) | $f_rps | $($py -c "print(f'{$f_rps / $c_rps:.2f}')") | $(echo $f_all) (\`bench/webhook_durable_loop.c\`: the bare loop fed from and recording into a database with the least SQL per delivery) |
 | wrk -t2 -c64 (reference) | $w_rps | $($py -c "print(f'{$w_rps / $c_rps:.2f}')") | one run of ${BENCH_SECONDS:-10} s, the same POST |
 
-Round by round, taxd / libcurl: $round_ratios.
+Round by round, taxd / libcurl: $round_ratios; durable floor / libcurl: $floor_ratios;
+taxd / durable floor: $taxd_floor_ratios.
+CPU per delivery (medians of the rounds): taxd's store thread $t_store_us us, its sending thread
+$t_send_us us; the durable floor's store thread $f_store_us us, its sending thread $f_send_us us.
 Target: at least 0.70 of the bare libcurl loop: **$verdict**.
 MD
 cat bench/webhooks_notes.md >> "$work/section.md"
