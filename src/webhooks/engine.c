@@ -408,8 +408,6 @@ static const char *result_name(store_wh_result_t r)
     return NAMES[r];
 }
 
-/* Appends s as a JSON string (quotes, backslashes and control characters
- * escaped; other bytes as they are) or null. */
 /* One log line per attempt: subscription, event, trace id, status, latency.
  * A pre-serialized fragment, gathered in the dispatcher's batch: one per
  * delivery on the hot path, written by the step that collected it. */
