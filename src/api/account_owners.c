@@ -36,6 +36,7 @@
  * TIN, its type or the name, queues the owner's TIN check in the owner's
  * write transaction; removing the TIN retires a pending one. */
 #include <string.h>
+#include <strings.h>
 
 #include "api/api.h"
 #include "api/owner_tin.h"
@@ -475,12 +476,13 @@ void api_owners_list(request_t *req)
     api_reply_page(req, ctx.items, last, more);
 }
 
-/* id and uuid identify the record: sending them back unchanged is fine. */
+/* The uuid identifies the record: sending it back unchanged is fine, in
+ * either case (a UUID's hex digits are case-insensitive, as for filers). */
 static void check_identity(json_t *issues, const json_t *body, const char *key,
                            const char *current)
 {
     const char *sent = string_at(body, key);
-    if (sent == NULL || strcmp(sent, current) == 0)
+    if (sent == NULL || strcasecmp(sent, current) == 0)
         return;
     char message[64];
     snprintf(message, sizeof message, "%s cannot be changed", key);

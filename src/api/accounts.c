@@ -28,6 +28,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "api/api.h"
 #include "app/service.h"
@@ -262,12 +263,13 @@ typedef struct patch_ctx {
     json_t *issues; /* owned by the handler */
 } patch_ctx_t;
 
-/* id and uuid may be sent, but only with the values they have. */
+/* id and uuid may be sent, but only with the values they have: the id
+ * exactly, the uuid in either case (its hex digits are case-insensitive). */
 static void check_unchanged(json_t *issues, const json_t *body, const char *field,
-                            const char *stored)
+                            const char *stored, bool any_case)
 {
     const char *sent = json_string_value(json_object_get(body, field));
-    if (sent != NULL && strcmp(sent, stored) != 0)
+    if (sent != NULL && (any_case ? strcasecmp(sent, stored) : strcmp(sent, stored)) != 0)
         add_issue(issues, field, "custom", "Cannot be changed", NULL);
 }
 
@@ -301,8 +303,8 @@ static void apply_patch(const json_t *body, store_account_t *next)
 static bool merge_patch(const store_account_t *current, store_account_t *next, void *arg)
 {
     patch_ctx_t *ctx = arg;
-    check_unchanged(ctx->issues, ctx->body, "id", current->id);
-    check_unchanged(ctx->issues, ctx->body, "uuid", current->uuid);
+    check_unchanged(ctx->issues, ctx->body, "id", current->id, false);
+    check_unchanged(ctx->issues, ctx->body, "uuid", current->uuid, true);
     apply_patch(ctx->body, next);
     bool year_stored = json_object_get(ctx->body, "austria_tax_year") == NULL;
     check_method_year(ctx->issues, next->cost_basis_method, next->austria_tax_year, year_stored);

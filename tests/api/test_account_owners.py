@@ -494,6 +494,13 @@ def test_patch_id_and_uuid_cannot_change(tenant):
     assert get(tenant, "other").status_code == 404
 
 
+def test_patch_takes_the_uuid_back_in_either_case(tenant):
+    data = created(tenant, FULL)
+    r = patch(tenant, FULL["id"], {"uuid": data["uuid"].upper(), "name": "Upper uuid"})
+    assert r.status_code == 200, r.text
+    assert body(r)["data"]["uuid"] == data["uuid"] and body(r)["data"]["name"] == "Upper uuid"
+
+
 def test_patch_rules_across_fields_see_the_merged_record(tenant):
     created(tenant, FULL)
     # Clearing tin_type while the stored TIN stays.

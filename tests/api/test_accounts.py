@@ -328,6 +328,15 @@ def test_patch_without_changes_keeps_updated_at(owned):
                                         "account_owner_id": "o1"}), 200, {"data": made})
 
 
+def test_patch_takes_the_uuid_back_in_either_case_but_the_id_exactly(owned):
+    made = create(owned, {"id": "cased", "account_owner_id": "o1"})
+    r = patch(owned, "cased", {"uuid": made["uuid"].upper(), "name": "Upper uuid"})
+    assert r.status_code == 200, r.text
+    assert body(r)["data"]["uuid"] == made["uuid"] and body(r)["data"]["name"] == "Upper uuid"
+    assert_status(patch(owned, "cased", {"id": "CASED"}), 400,
+                  invalid(custom("id", "Cannot be changed")))
+
+
 def test_patch_cannot_change_id_or_uuid(owned):
     made = create(owned, {"id": "fixed", "account_owner_id": "o1"})
     r = patch(owned, "fixed", {"id": "other", "uuid": "00000000-0000-4000-8000-000000000000",
