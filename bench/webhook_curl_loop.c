@@ -1,4 +1,4 @@
-/* webhook_curl_loop: the reference of `make bench-webhooks`: a bare libcurl
+/* webhook_curl_loop: the bare reference of `make bench-webhooks`: a libcurl
  * multi loop POSTing the same body as taxd's deliveries to the same HTTPS
  * endpoint, HTTP/1.1 over reused connections, at most CONCURRENCY transfers
  * at once, with none of taxd's work (no database, no signing, no
@@ -8,55 +8,8 @@
 #include <curl/curl.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <time.h>
 
-static size_t discard(char *data, size_t size, size_t n, void *ctx)
-{
-    (void)data;
-    (void)ctx;
-    return size * n;
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static char *read_file(const char *path, long *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    *len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *data = malloc((size_t)*len + 1);
-    if (data != NULL && fread(data, 1, (size_t)*len, f) != (size_t)*len) {
-        free(data);
-        data = NULL;
-    }
-    fclose(f);
-    return data;
-}
-
-static void setup(CURL *h, const char *url, const char *ca, const char *body, long len,
-                  struct curl_slist *headers)
-{
-    curl_easy_setopt(h, CURLOPT_URL, url);
-    curl_easy_setopt(h, CURLOPT_CAINFO, ca);
-    curl_easy_setopt(h, CURLOPT_CAPATH, NULL);
-    curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
-    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(h, CURLOPT_PROXY, "");
-    curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
-    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, len);
-    curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, discard);
-    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 10000L);
-}
+#include "webhook_loop.h"
 
 int main(int argc, char **argv)
 {
@@ -66,18 +19,17 @@ int main(int argc, char **argv)
     }
     const char *url = argv[1], *ca = argv[2];
     long total = atol(argv[3]), conc = atol(argv[4]), len = 0;
-    char *body = read_file(argv[5], &len);
+    char *body = loop_read_file(argv[5], &len);
     if (body == NULL || total <= 0 || conc <= 0 || curl_global_init(CURL_GLOBAL_DEFAULT) != 0)
         return 1;
-    struct curl_slist *headers = curl_slist_append(NULL, "content-type: application/json");
-    headers = curl_slist_append(headers, "Expect:");
+    struct curl_slist *headers = loop_headers();
     CURLM *multi = curl_multi_init();
     curl_multi_setopt(multi, CURLMOPT_MAXCONNECTS, conc);
     long started = 0, done = 0, failed = 0;
-    double t0 = now_s();
+    double t0 = loop_now_s();
     for (long i = 0; i < conc && started < total; i++, started++) {
         CURL *h = curl_easy_init();
-        setup(h, url, ca, body, len, headers);
+        loop_setup(h, url, ca, body, len, headers);
         curl_multi_add_handle(multi, h);
     }
     while (done < total) {
@@ -104,7 +56,7 @@ int main(int argc, char **argv)
         if (done < total)
             curl_multi_poll(multi, NULL, 0, 100, NULL);
     }
-    double seconds = now_s() - t0;
+    double seconds = loop_now_s() - t0;
     printf("requests %ld seconds %.3f rps %.1f failed %ld\n", done, seconds, done / seconds,
            failed);
     curl_multi_cleanup(multi);

@@ -27,6 +27,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "webhook_loop.h"
+
 #define BATCH 256     /* deliveries read per transaction, as taxd's BATCH_MAX */
 #define READY_LOW 128 /* fewer ready than this: read the next batch, as taxd */
 
@@ -75,42 +77,11 @@ static int64_t wall_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static int64_t thread_cpu_us(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
-static size_t discard(char *data, size_t size, size_t n, void *ctx)
-{
-    (void)data;
-    (void)ctx;
-    return size * n;
-}
-
-static char *read_file(const char *path, long *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    *len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *data = malloc((size_t)*len + 1);
-    if (data != NULL && fread(data, 1, (size_t)*len, f) != (size_t)*len) {
-        free(data);
-        data = NULL;
-    }
-    fclose(f);
-    return data;
 }
 
 static bool exec(sqlite3 *db, const char *sql)
@@ -271,19 +242,9 @@ typedef struct request {
 static void setup(request_t *r, const char *url, const char *ca, const char *body, long len,
                   struct curl_slist *headers)
 {
-    CURL *h = r->easy = curl_easy_init();
-    curl_easy_setopt(h, CURLOPT_URL, url);
-    curl_easy_setopt(h, CURLOPT_CAINFO, ca);
-    curl_easy_setopt(h, CURLOPT_CAPATH, NULL);
-    curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
-    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(h, CURLOPT_PROXY, "");
-    curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
-    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, len);
-    curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, discard);
-    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 10000L);
-    curl_easy_setopt(h, CURLOPT_PRIVATE, r);
+    r->easy = curl_easy_init();
+    loop_setup(r->easy, url, ca, body, len, headers);
+    curl_easy_setopt(r->easy, CURLOPT_PRIVATE, r);
 }
 
 static size_t pending_count(const char *db_path, const char *subscription)
@@ -311,7 +272,7 @@ int main(int argc, char **argv)
     }
     const char *url = argv[1], *ca = argv[2];
     long conc = atol(argv[5]), len = 0;
-    char *body = read_file(argv[6], &len);
+    char *body = loop_read_file(argv[6], &len);
     size_t total = pending_count(argv[3], argv[4]);
     store_t store = {0};
     if (body == NULL || conc <= 0 || total == 0 || !store_open(&store, argv[3], argv[4]) ||
@@ -323,8 +284,7 @@ int main(int argc, char **argv)
     pthread_mutex_init(&sh.lock, NULL);
     pthread_cond_init(&sh.wanted, NULL);
     curl_multi_setopt(sh.multi, CURLMOPT_MAXCONNECTS, conc);
-    struct curl_slist *headers = curl_slist_append(NULL, "content-type: application/json");
-    headers = curl_slist_append(headers, "Expect:");
+    struct curl_slist *headers = loop_headers();
     request_t *reqs = calloc((size_t)conc, sizeof *reqs);
     request_t **idle = calloc((size_t)conc, sizeof *idle);
     size_t idle_count = 0;
@@ -353,7 +313,7 @@ int main(int argc, char **argv)
             request_t *r = idle[--idle_count];
             r->sent = (sent_t){.rowid = sh.ready[sh.ready_first++], .sent_ms = wall_ms()};
             if (t0 == 0)
-                t0 = now_s();
+                t0 = loop_now_s();
             curl_multi_add_handle(sh.multi, r->easy);
             running++;
         }
@@ -386,7 +346,7 @@ int main(int argc, char **argv)
         if (done < total && !startable) /* the store thread's wakeup ends the wait */
             curl_multi_poll(sh.multi, NULL, 0, 100, NULL);
     }
-    double seconds = now_s() - t0;
+    double seconds = loop_now_s() - t0;
     int64_t send_cpu = thread_cpu_us() - send_cpu0;
     pthread_mutex_lock(&sh.lock); /* the last outcomes are recorded outside the timing */
     sh.stop = true;
