@@ -117,9 +117,10 @@ PY
 }
 
 # thread_ms NAME: CPU time so far of taxd's threads named NAME, in ms.
+ticks=$(getconf CLK_TCK)
 thread_ms() {
     for t in /proc/"$taxd_pid"/task/*; do
-        [ "$(cat "$t/comm")" = "$1" ] && awk '{ print ($14 + $15) * 10 }' "$t/stat"
+        [ "$(cat "$t/comm")" = "$1" ] && awk -v hz="$ticks" '{ print ($14 + $15) * 1000 / hz }' "$t/stat"
     done | awk '{ s += $1 } END { print s + 0 }'
 }
 
