@@ -6,12 +6,13 @@
  *   - read the due delivery with its event (the columns copied out),
  *   - claim the event (so a later change cannot widen what was sent),
  *   - record the outcome,
- * in transactions of up to BATCH deliveries, committed with the database's
- * settings (WAL, synchronous=FULL). None of taxd's other work: no signing,
- * no rendering, no log line, no rate limit, no lease; the batch is read
- * with a rowid cursor instead of skipping what is in flight. So taxd can
- * come near it but not pass it, and the gap between it and the bare loop is
- * what durability alone costs on this machine.
+ * in transactions of up to BATCH deliveries, on a connection set up as
+ * taxd's store connections are (WAL, synchronous=FULL, foreign keys on).
+ * None of taxd's other work: no signing, no rendering, no log line, no rate
+ * limit, no lease; the batch is read with a rowid cursor instead of
+ * skipping what is in flight. So taxd can come near it but pass it only by
+ * a round's noise, and the gap between it and the bare loop is what
+ * durability alone costs on this machine.
  *
  * usage: webhook_durable_loop URL CA_FILE DB SUBSCRIPTION CONCURRENCY BODY_FILE
  * Delivers every pending delivery of SUBSCRIPTION, then prints
@@ -101,7 +102,8 @@ static bool store_open(store_t *s, const char *path, const char *subscription)
            exec(s->db, "PRAGMA busy_timeout = 10000") &&
            exec(s->db, "PRAGMA journal_mode = WAL") &&
            exec(s->db, "PRAGMA synchronous = FULL") &&
-           exec(s->db, "PRAGMA cache_size = -65536") &&
+           exec(s->db, "PRAGMA foreign_keys = ON") &&
+           exec(s->db, "PRAGMA journal_size_limit = 67108864") &&
            sqlite3_prepare_v2(s->db, SQL_DUE, -1, &s->due, NULL) == SQLITE_OK &&
            sqlite3_prepare_v2(s->db, SQL_CLAIM, -1, &s->claim, NULL) == SQLITE_OK &&
            sqlite3_prepare_v2(s->db, SQL_OUTCOME, -1, &s->outcome, NULL) == SQLITE_OK;
