@@ -407,7 +407,17 @@ def test_per_ip_connection_limit(make_server):
     finally:
         for c in held:
             c.close()
-    poll(lambda: s.api().get("/healthz").status_code == 200, 10, what="a new connection once the two closed")
+    poll(lambda: _new_connection_answers(s), 10, what="a new connection once the two closed")
+
+
+def _new_connection_answers(s):
+    """Whether a new connection gets /healthz answered. Until taxd has seen the
+    held connections close, they still count against the limit and a new one
+    is dropped: that is "not yet", not a failure."""
+    try:
+        return s.api().get("/healthz").status_code == 200
+    except requests.exceptions.ConnectionError:
+        return False
 
 
 KEY_FILES = ("token", "secret", "tin", "links", "webhook")
