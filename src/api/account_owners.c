@@ -476,13 +476,14 @@ void api_owners_list(request_t *req)
     api_reply_page(req, ctx.items, last, more);
 }
 
-/* The uuid identifies the record: sending it back unchanged is fine, in
- * either case (a UUID's hex digits are case-insensitive, as for filers). */
+/* id and uuid identify the record: sending them back unchanged is fine,
+ * the id exactly, the uuid in either case (a UUID's hex digits are
+ * case-insensitive, as for filers). */
 static void check_identity(json_t *issues, const json_t *body, const char *key,
-                           const char *current)
+                           const char *current, bool any_case)
 {
     const char *sent = string_at(body, key);
-    if (sent == NULL || strcasecmp(sent, current) == 0)
+    if (sent == NULL || (any_case ? strcasecmp(sent, current) : strcmp(sent, current)) == 0)
         return;
     char message[64];
     snprintf(message, sizeof message, "%s cannot be changed", key);
@@ -552,7 +553,7 @@ void api_owners_update(request_t *req)
         json_decref(issues);
         return;
     }
-    check_identity(issues, body, "id", id);
+    check_identity(issues, body, "id", id, false);
     if (reply_if_invalid(req, issues))
         return;
 
@@ -566,7 +567,7 @@ void api_owners_update(request_t *req)
         return;
 
     issues = json_array();
-    check_identity(issues, body, "uuid", owner.uuid);
+    check_identity(issues, body, "uuid", owner.uuid, true);
     if (!merge_owner(body, &owner)) {
         json_decref(issues);
         reply_store_failure(req, STORE_ERROR);

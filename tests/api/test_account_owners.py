@@ -494,11 +494,13 @@ def test_patch_id_and_uuid_cannot_change(tenant):
     assert get(tenant, "other").status_code == 404
 
 
-def test_patch_takes_the_uuid_back_in_either_case(tenant):
+def test_patch_takes_the_uuid_back_in_either_case_but_the_id_exactly(tenant):
     data = created(tenant, FULL)
     r = patch(tenant, FULL["id"], {"uuid": data["uuid"].upper(), "name": "Upper uuid"})
     assert r.status_code == 200, r.text
     assert body(r)["data"]["uuid"] == data["uuid"] and body(r)["data"]["name"] == "Upper uuid"
+    issues = issues_of(patch(tenant, FULL["id"], {"id": FULL["id"].swapcase()}))
+    assert issues == [{"code": "custom", "path": ["id"], "message": "id cannot be changed"}]
 
 
 def test_patch_rules_across_fields_see_the_merged_record(tenant):
