@@ -1,12 +1,12 @@
 /* dbuf: see dbuf.h. */
 #include "core/dbuf.h"
 
-#include "core/buf.h"
-
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "core/buf.h"
 
 void dbuf_init(dbuf_t *b, size_t cap)
 {

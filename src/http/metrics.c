@@ -157,7 +157,7 @@ static void metrics_buf_route_series(dbuf_t *b, const char *name, const char *la
 static void metrics_render_requests(metrics_t *m, dbuf_t *b)
 {
     dbuf_puts(b, "# HELP taxd_http_requests_total HTTP requests by route template and "
-                        "status.\n# TYPE taxd_http_requests_total counter\n");
+                 "status.\n# TYPE taxd_http_requests_total counter\n");
     for (size_t i = 0; i <= m->route_count; i++) {
         for (int s = 0; s < METRICS_STATUS_COUNT; s++) {
             uint64_t n = atomic_load_explicit(&m->routes[i].status[s], memory_order_relaxed);
@@ -194,7 +194,7 @@ static void metrics_render_route_histogram(metrics_t *m, size_t i, dbuf_t *b)
 static void metrics_render_latency(metrics_t *m, dbuf_t *b)
 {
     dbuf_puts(b, "# HELP taxd_http_request_duration_seconds HTTP request latency by "
-                        "route template.\n# TYPE taxd_http_request_duration_seconds histogram\n");
+                 "route template.\n# TYPE taxd_http_request_duration_seconds histogram\n");
     for (size_t i = 0; i <= m->route_count; i++)
         metrics_render_route_histogram(m, i, b);
 }
@@ -202,11 +202,11 @@ static void metrics_render_latency(metrics_t *m, dbuf_t *b)
 static void metrics_render_rejections(metrics_t *m, dbuf_t *b)
 {
     dbuf_puts(b, "# HELP taxd_ratelimit_rejections_total Requests refused by rate "
-                        "limiting, by layer.\n# TYPE taxd_ratelimit_rejections_total counter\n");
+                 "limiting, by layer.\n# TYPE taxd_ratelimit_rejections_total counter\n");
     for (size_t k = 0; k < METRICS_LIMIT_LAYERS; k++) {
         uint64_t n = atomic_load_explicit(&m->rejections[k], memory_order_relaxed);
         dbuf_printf(b, "taxd_ratelimit_rejections_total{layer=\"%s\"} %" PRIu64 "\n",
-                           metrics_layer_names[k], n);
+                    metrics_layer_names[k], n);
     }
 }
 

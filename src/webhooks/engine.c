@@ -132,7 +132,7 @@ typedef struct pending_outcome {
 typedef struct ready {
     webhook_sub_t *sub;        /* never freed while ready > 0 */
     store_wh_attempt_t a;      /* its event's strings were freed once rendered */
-    char *event;               /* canonical JSON (webhook_event_text), owned; NULL: does not render */
+    char *event;               /* canonical JSON (webhook_event_text), owned; NULL: no render */
     size_t event_len;
 } ready_t;
 
@@ -1339,14 +1339,14 @@ static void metrics_store(webhook_engine_t *e, dbuf_t *b)
     if (conn == NULL)
         return;
     int64_t deauthorized = 0;
-    dbuf_printf(b, "# TYPE taxd_webhook_backlog gauge\n");
+    dbuf_puts(b, "# TYPE taxd_webhook_backlog gauge\n");
     store_status_t st = store_wh_backlog_each(conn, put_backlog, b, &deauthorized);
     store_release(e->store, conn);
     if (st != STORE_OK)
         return;
     dbuf_printf(b, "# TYPE taxd_webhook_deauthorized_subscriptions gauge\n"
-            "taxd_webhook_deauthorized_subscriptions %lld\n",
-         (long long)deauthorized);
+                   "taxd_webhook_deauthorized_subscriptions %lld\n",
+                (long long)deauthorized);
 }
 
 char *webhook_engine_metrics(webhook_engine_t *e)
@@ -1355,19 +1355,19 @@ char *webhook_engine_metrics(webhook_engine_t *e)
         return NULL;
     dbuf_t b;
     dbuf_init(&b, 1024);
-    dbuf_printf(&b, "# TYPE taxd_webhook_deliveries_total counter\n");
+    dbuf_puts(&b, "# TYPE taxd_webhook_deliveries_total counter\n");
     for (int r = STORE_WH_DELIVERED; r <= STORE_WH_HELD; r++)
         dbuf_printf(&b, "taxd_webhook_deliveries_total{outcome=\"%s\"} %llu\n",
-             result_name((store_wh_result_t)r),
-             (unsigned long long)atomic_load(&e->outcomes_total[r]));
-    dbuf_printf(&b, "# TYPE taxd_webhook_attempt_duration_seconds histogram\n");
+                    result_name((store_wh_result_t)r),
+                    (unsigned long long)atomic_load(&e->outcomes_total[r]));
+    dbuf_puts(&b, "# TYPE taxd_webhook_attempt_duration_seconds histogram\n");
     for (size_t i = 0; i < LATENCY_BUCKETS; i++)
         dbuf_printf(&b, "taxd_webhook_attempt_duration_seconds_bucket{le=\"%g\"} %llu\n",
-             LATENCY_BOUNDS[i], (unsigned long long)atomic_load(&e->latency_buckets[i]));
+                    LATENCY_BOUNDS[i], (unsigned long long)atomic_load(&e->latency_buckets[i]));
     unsigned long long count = atomic_load(&e->latency_count);
     dbuf_printf(&b, "taxd_webhook_attempt_duration_seconds_bucket{le=\"+Inf\"} %llu\n", count);
     dbuf_printf(&b, "taxd_webhook_attempt_duration_seconds_sum %.6f\n",
-         (double)atomic_load(&e->latency_sum_us) / 1e6);
+                (double)atomic_load(&e->latency_sum_us) / 1e6);
     dbuf_printf(&b, "taxd_webhook_attempt_duration_seconds_count %llu\n", count);
     metrics_store(e, &b);
     return dbuf_finish(&b, NULL);
