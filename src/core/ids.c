@@ -7,6 +7,30 @@
 
 #include "core/crypto.h"
 
+static int hex_value(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+void ids_uuid_format(const uint8_t b[IDS_UUID_BYTES], char out[IDS_UUID_LEN])
+{
+    static const char HEX[] = "0123456789abcdef";
+    size_t o = 0;
+    for (size_t i = 0; i < IDS_UUID_BYTES; i++) {
+        if (i == 4 || i == 6 || i == 8 || i == 10)
+            out[o++] = '-';
+        out[o++] = HEX[b[i] >> 4];
+        out[o++] = HEX[b[i] & 0x0f];
+    }
+    out[o] = '\0';
+}
+
 int ids_uuid_v4(char out[IDS_UUID_LEN])
 {
     uint8_t b[16];
@@ -14,16 +38,29 @@ int ids_uuid_v4(char out[IDS_UUID_LEN])
         return -1;
     b[6] = (uint8_t)((b[6] & 0x0f) | 0x40); /* version 4 */
     b[8] = (uint8_t)((b[8] & 0x3f) | 0x80); /* RFC 4122 variant */
-    snprintf(out, IDS_UUID_LEN,
-             "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
-             b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14],
-             b[15]);
+    ids_uuid_format(b, out);
     return 0;
 }
 
-static bool is_hex(char c)
+
+bool ids_uuid_parse(const char *s, uint8_t out[IDS_UUID_BYTES])
 {
-    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+    if (s == NULL || strlen(s) != 36)
+        return false;
+    size_t o = 0;
+    for (size_t i = 0; i < 36; i++) {
+        if (i == 8 || i == 13 || i == 18 || i == 23) {
+            if (s[i] != '-')
+                return false;
+            continue;
+        }
+        int hi = hex_value(s[i]), lo = hex_value(s[i + 1]);
+        if (hi < 0 || lo < 0)
+            return false;
+        out[o++] = (uint8_t)(hi << 4 | lo);
+        i++;
+    }
+    return true;
 }
 
 bool ids_is_uuid_v4(const char *s)
@@ -32,7 +69,7 @@ bool ids_is_uuid_v4(const char *s)
         return false;
     for (size_t i = 0; i < 36; i++) {
         bool dash = i == 8 || i == 13 || i == 18 || i == 23;
-        if (dash ? s[i] != '-' : !is_hex(s[i]))
+        if (dash ? s[i] != '-' : hex_value(s[i]) < 0)
             return false;
     }
     char variant = s[19];

@@ -63,7 +63,7 @@ static const store_sql_t Q_ACCOUNT_UPDATE = {"account_update",
     "UPDATE accounts SET owner_uuid = ?2, filer_uuid = ?3, name = ?4, cost_basis_method = ?5,"
     " austria_tax_year = ?6, updated_at = ?7,"
     " dirty_from = CASE WHEN cost_basis_method IS ?5 THEN dirty_from"
-    "   ELSE coalesce((SELECT min(datetime) FROM transactions WHERE account_uuid = ?1),"
+    "   ELSE coalesce((SELECT min(datetime) FROM transactions WHERE account = accounts.seq),"
     "                 dirty_from) END,"
     " inventory_version = inventory_version + (cost_basis_method IS NOT ?5)"
     " WHERE uuid = ?1"};

@@ -54,7 +54,9 @@ static const store_sql_t Q_ASSET_LIST_FIRST = {"asset_list", "SELECT " ASSET_COL
 static const store_sql_t Q_ASSET_LIST_AFTER = {"asset_list_after", "SELECT " ASSET_COLUMNS
     " FROM assets WHERE tenant_id = ?1 AND code > ?2 ORDER BY code LIMIT ?3"};
 static const store_sql_t Q_ASSET_REFERENCED = {"asset_referenced",
-    "SELECT 1 FROM transaction_assets WHERE asset_uuid = ?1 LIMIT 1"};
+    "SELECT 1 FROM assets WHERE uuid = ?1 AND tx_refs > 0"};
+static const store_sql_t Q_ASSET_REFS_ADD = {"asset_refs_add",
+    "UPDATE assets SET tx_refs = tx_refs + ?3 WHERE tenant_id = ?1 AND code = ?2"};
 static const store_sql_t Q_ASSET_DELETE = {"asset_delete",
     "DELETE FROM assets WHERE tenant_id = ?1 AND uuid = ?2"};
 
@@ -391,6 +393,19 @@ store_status_t store_asset_ensure_in_tx(store_conn_t *conn, const char *tenant_i
     if (!ensure_args_ok(&args))
         return store_bad_argument("asset_ensure");
     return ensure_body(conn, &args);
+}
+
+store_status_t store_asset_refs_add_in_tx(store_conn_t *conn, const char *tenant_id,
+                                         const char *code, int delta, bool *found)
+{
+    sqlite3_stmt *stmt;
+    store_status_t status = conn_prepare_key(conn, &Q_ASSET_REFS_ADD, tenant_id, &stmt);
+    if (status != STORE_OK)
+        return status;
+    status = run_bound(conn, &Q_ASSET_REFS_ADD, stmt,
+                       bind_text(stmt, 2, code) && bind_int(stmt, 3, delta));
+    *found = status == STORE_OK && sqlite3_changes(conn->db) == 1;
+    return status;
 }
 
 store_status_t store_asset_ensure(store_conn_t *conn, const char *tenant_id, const char *code,

@@ -98,4 +98,11 @@ store_status_t store_asset_ensure_in_tx(store_conn_t *conn, const char *tenant_i
                                         char uuid[STORE_UUID_LEN], int64_t now,
                                         const char *new_uuid);
 
+/* Inside a write transaction: adds delta to the number of transactions that
+ * name the asset `code` (what store_asset_delete's "referenced" refusal
+ * reads). *found is false, and nothing is written, when the tenant has no
+ * such asset. */
+store_status_t store_asset_refs_add_in_tx(store_conn_t *conn, const char *tenant_id,
+                                         const char *code, int delta, bool *found);
+
 #endif

@@ -8,8 +8,9 @@
 
 static const store_sql_t Q_TX_ACCOUNT = {
     "lots_tx_account", "SELECT t.type, a.id FROM transactions t"
-                       " JOIN accounts a ON a.uuid = t.account_uuid"
-                       " WHERE t.tenant_id = ?1 AND t.id = ?2"};
+                       " JOIN accounts a ON a.seq = t.account"
+                       " WHERE t.tenant = (SELECT rowid FROM tenants WHERE id = ?1)"
+                       " AND t.id = ?2"};
 
 store_status_t store_lots_tx_account(store_conn_t *conn, const char *tenant_id,
                                      const char *transaction_id, store_lots_tx_t *out)

@@ -27,6 +27,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "core/ids.h"
+
 static const char *const MIGRATIONS[] = {
     /* v1: tenants, their credentials, operator rate limits, the settings
      * version, and filers (each tenant has exactly one default filer). */
@@ -506,6 +508,71 @@ static const char *const MIGRATIONS[] = {
     "CREATE INDEX deliveries_held ON deliveries (subscription_id) WHERE state = 'held';"
     "CREATE INDEX deliveries_failed ON deliveries (subscription_id, created_at)"
     "  WHERE state = 'failed';",
+
+    /* v10: transactions laid out for the write path (issue "Ingest at
+     * exchange scale"; docs/decisions.md, "The transactions layout").
+     * - An account gets an internal integer key, seq, in creation order.
+     * - transactions is a rowid table: seq (the rowid) is its internal key,
+     *   so rows are appended in arrival order instead of being placed by a
+     *   random text uuid; the public uuid is kept as 16 bytes and never
+     *   indexed (nothing looks a transaction up by it). tenant is the
+     *   tenants rowid of the account's tenant (the account's foreign key
+     *   already proves it exists).
+     * - The line items move into the row as one compact text (lines; see
+     *   store/transactions.c, "The lines column"): a separate table keyed
+     *   by a random uuid took a B-tree write per line.
+     * - transactions_ledger is the recalculation's one index: an account's
+     *   rows in datetime order with everything the engine reads, so it
+     *   never visits the table (whose rows carry the ~350-byte body).
+     * - transaction_assets gives way to a per-asset count of the
+     *   transactions that name it (assets.tx_refs): the only question ever
+     *   asked of the links was "is this asset referenced", and a count in
+     *   the asset's row answers it without a row per (transaction, asset). */
+    "ALTER TABLE accounts ADD COLUMN seq INTEGER;"
+    "UPDATE accounts SET seq = r.n FROM (SELECT uuid, row_number() OVER"
+    "  (ORDER BY created_at, uuid) AS n FROM accounts) r WHERE r.uuid = accounts.uuid;"
+    "CREATE UNIQUE INDEX accounts_seq ON accounts (seq);"
+    /* Every writer of accounts gets a seq without naming it (the column
+     * cannot be NOT NULL: ALTER TABLE adds no such column to a full table). */
+    "CREATE TRIGGER accounts_seq_assign AFTER INSERT ON accounts WHEN NEW.seq IS NULL BEGIN"
+    "  UPDATE accounts SET seq = (SELECT coalesce(max(seq), 0) + 1 FROM accounts)"
+    "  WHERE uuid = NEW.uuid;"
+    " END;"
+
+    "ALTER TABLE assets ADD COLUMN tx_refs INTEGER NOT NULL DEFAULT 0 CHECK (tx_refs >= 0);"
+    "UPDATE assets SET tx_refs = (SELECT count(*) FROM transaction_assets l"
+    "  WHERE l.asset_uuid = assets.uuid);"
+
+    "CREATE TABLE transactions_v10 ("
+    "  seq INTEGER PRIMARY KEY,"
+    "  tenant INTEGER NOT NULL,"
+    "  account INTEGER NOT NULL REFERENCES accounts(seq),"
+    "  datetime INTEGER NOT NULL,"
+    "  type TEXT NOT NULL,"
+    "  id TEXT NOT NULL,"
+    "  lines TEXT NOT NULL,"
+    "  subtype TEXT,"
+    "  created_at INTEGER NOT NULL,"
+    "  updated_at INTEGER NOT NULL,"
+    "  uuid BLOB NOT NULL CHECK (length(uuid) = 16),"
+    "  body TEXT NOT NULL"
+    ") STRICT;"
+    "INSERT INTO transactions_v10 (tenant, account, datetime, type, id, lines, subtype,"
+    "  created_at, updated_at, uuid, body)"
+    "  SELECT n.rowid, a.seq, t.datetime, t.type, t.id,"
+    "   coalesce((SELECT group_concat(x, ';') FROM (SELECT CASE l.kind WHEN 0 THEN 's'"
+    "     WHEN 1 THEN 'r' ELSE 'f' END || l.asset_code || ' ' || l.amount"
+    "     || coalesce('@' || l.usd_rate, '') AS x FROM transaction_lines l"
+    "     WHERE l.transaction_uuid = t.uuid ORDER BY l.kind, l.idx)), ''),"
+    "   t.subtype, t.created_at, t.updated_at, taxd_uuid_blob(t.uuid), t.body"
+    "  FROM transactions t JOIN accounts a ON a.uuid = t.account_uuid"
+    "  JOIN tenants n ON n.id = t.tenant_id ORDER BY t.created_at, t.uuid;"
+    "DROP TABLE transaction_assets;"
+    "DROP TABLE transaction_lines;"
+    "DROP TABLE transactions;"
+    "ALTER TABLE transactions_v10 RENAME TO transactions;"
+    "CREATE UNIQUE INDEX transactions_id ON transactions (tenant, id);"
+    "CREATE INDEX transactions_ledger ON transactions (account, datetime, type, id, lines);",
 };
 
 #define MIGRATION_COUNT ((int)(sizeof MIGRATIONS / sizeof MIGRATIONS[0]))
@@ -586,8 +653,30 @@ static bool migrations_apply_locked(sqlite3 *db, char **err)
     return migrations_exec(db, sql, "set user_version", err);
 }
 
+/* taxd_uuid_blob(text): the 16 bytes of a stored uuid's text, for v10's
+ * compact uuids (SQLite 3.40 has no unhex). NULL for text that is not a
+ * uuid, so a NOT NULL column refuses it and the migration fails naming it. */
+static void uuid_blob_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    uint8_t bytes[IDS_UUID_BYTES];
+    const char *text = (const char *)sqlite3_value_text(argv[0]);
+    if (text == NULL || !ids_uuid_parse(text, bytes)) {
+        sqlite3_result_null(ctx);
+        return;
+    }
+    sqlite3_result_blob(ctx, bytes, sizeof bytes, SQLITE_TRANSIENT);
+}
+
 bool store_migrations_apply(sqlite3 *db, char **err)
 {
+    int rc = sqlite3_create_function(db, "taxd_uuid_blob", 1,
+                                     SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_DIRECTONLY,
+                                     NULL, uuid_blob_fn, NULL, NULL);
+    if (rc != SQLITE_OK) {
+        migrations_set_err(err, "schema migration (register functions): %s", sqlite3_errstr(rc));
+        return false;
+    }
     if (!migrations_exec(db, "BEGIN IMMEDIATE", "begin", err))
         return false;
     if (migrations_apply_locked(db, err) && migrations_exec(db, "COMMIT", "commit", err))

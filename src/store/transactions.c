@@ -21,34 +21,30 @@
 #include <time.h>
 
 #include "core/grow.h"
+#include "core/ids.h"
 #include "store/assets.h"
 #include "store/internal.h"
 #include "store/webhooks.h"
 
+/* ?1 tenant, ?2 the caller's account id: the account's internal key, its
+ * uuid (what events and the inventory name it by) and the tenant's key. */
 static const store_sql_t Q_ACCOUNT_OF = {
-    "tx_account_of", "SELECT uuid FROM accounts WHERE tenant_id = ?1 AND id = ?2"};
+    "tx_account_of", "SELECT a.seq, a.uuid, n.rowid FROM accounts a"
+                     " JOIN tenants n ON n.id = a.tenant_id"
+                     " WHERE a.tenant_id = ?1 AND a.id = ?2"};
+#define TENANT_KEY "(SELECT rowid FROM tenants WHERE id = ?1)"
 static const store_sql_t Q_TX_FIND = {
-    "tx_find", "SELECT t.uuid, a.id, t.datetime, t.body FROM transactions t"
-               " JOIN accounts a ON a.uuid = t.account_uuid"
-               " WHERE t.tenant_id = ?1 AND t.id = ?2"};
+    "tx_find", "SELECT t.seq, a.id, t.datetime, t.body, t.lines FROM transactions t"
+               " JOIN accounts a ON a.seq = t.account"
+               " WHERE t.tenant = " TENANT_KEY " AND t.id = ?2"};
 static const store_sql_t Q_TX_INSERT = {
-    "tx_insert", "INSERT INTO transactions (uuid, tenant_id, id, account_uuid, datetime, type,"
-                 " subtype, body, created_at, updated_at)"
-                 " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?9)"};
+    "tx_insert", "INSERT INTO transactions (tenant, account, datetime, type, id, lines, subtype,"
+                 " created_at, updated_at, uuid, body)"
+                 " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8, ?9, ?10)"};
 static const store_sql_t Q_TX_UPDATE = {
-    "tx_update", "UPDATE transactions SET datetime = ?2, type = ?3, subtype = ?4, body = ?5,"
-                 " updated_at = ?6 WHERE uuid = ?1"};
-static const store_sql_t Q_TX_DELETE = {"tx_delete", "DELETE FROM transactions WHERE uuid = ?1"};
-static const store_sql_t Q_LINES_DELETE = {
-    "tx_lines_delete", "DELETE FROM transaction_lines WHERE transaction_uuid = ?1"};
-static const store_sql_t Q_LINE_INSERT = {
-    "tx_line_insert", "INSERT INTO transaction_lines (transaction_uuid, kind, idx, asset_code,"
-                      " amount, usd_rate) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"};
-static const store_sql_t Q_TX_ASSETS_DELETE = {
-    "tx_assets_delete", "DELETE FROM transaction_assets WHERE transaction_uuid = ?1"};
-static const store_sql_t Q_TX_ASSET_LINK = {
-    "tx_asset_link", "INSERT OR IGNORE INTO transaction_assets (transaction_uuid, asset_uuid)"
-                     " VALUES (?1, ?2)"};
+    "tx_update", "UPDATE transactions SET datetime = ?2, type = ?3, lines = ?4, subtype = ?5,"
+                 " body = ?6, updated_at = ?7 WHERE seq = ?1"};
+static const store_sql_t Q_TX_DELETE = {"tx_delete", "DELETE FROM transactions WHERE seq = ?1"};
 static const store_sql_t Q_MARK_DIRTY = {
     "tx_mark_dirty", "UPDATE accounts SET dirty_from = min(coalesce(dirty_from, ?2), ?2),"
                      " inventory_version = inventory_version + 1 WHERE uuid = ?1"};
@@ -72,14 +68,135 @@ static const store_sql_t Q_EVENT_WIDEN = {
                       " latest_tx = ?5, has_ids = ?6 WHERE id = ?1"};
 static const store_sql_t Q_TX_GET = {
     "tx_get", "SELECT uuid, body, created_at, updated_at FROM transactions"
-              " WHERE tenant_id = ?1 AND id = ?2"};
+              " WHERE tenant = " TENANT_KEY " AND id = ?2"};
+/* Covered by transactions_ledger: the table itself is never read. */
 static const store_sql_t Q_TX_OF_ACCOUNT = {
     "tx_of_account",
-    "SELECT t.uuid, t.id, t.datetime, t.type, l.kind, l.asset_code, l.amount, l.usd_rate"
-    " FROM transactions t JOIN transaction_lines l ON l.transaction_uuid = t.uuid"
-    " WHERE t.account_uuid = ?1 AND t.datetime >= ?2 ORDER BY t.uuid, l.kind, l.idx"};
+    "SELECT id, datetime, type, lines FROM transactions"
+    " WHERE account = (SELECT seq FROM accounts WHERE uuid = ?1) AND datetime >= ?2"
+    " ORDER BY datetime"};
 
-/* ---- small helpers ---------------------------------------------------- */
+/* ---- the lines column -------------------------------------------------
+ * A transaction's line items as one text, what the recalculation reads
+ * instead of a table of lines: each line is its kind ('s' sent,
+ * 'r' received, 'f' fee), the asset code, a space, the amount and, when it
+ * has one, '@' and the USD rate; lines are joined by ';', sent first, then
+ * received, then fees, each kind in the order the caller gave. Codes are
+ * A-Z a-z 0-9 . _ - (store_asset_code_valid) and decimals digits, '-' and
+ * '.', so no separator can occur inside a field. Example:
+ * "sUSD 5308.70;rBTC 0.12345678@43000.12;fUSD 1.25". */
+
+static const char LINE_KINDS[] = "srf"; /* indexed by store_line_kind_t */
+
+/* The encoded lines, malloc'd (the caller frees); NULL when out of memory. */
+static char *lines_encode(const store_tx_line_t *lines, size_t count)
+{
+    size_t cap = 1;
+    for (size_t i = 0; i < count; i++)
+        cap += strlen(lines[i].asset) + strlen(lines[i].amount) + strlen(lines[i].usd_rate) + 4;
+    char *out = malloc(cap);
+    if (out == NULL)
+        return NULL;
+    size_t len = 0;
+    for (int kind = STORE_LINE_SENT; kind <= STORE_LINE_FEE; kind++)
+        for (size_t i = 0; i < count; i++) {
+            const store_tx_line_t *l = &lines[i];
+            if ((int)l->kind != kind)
+                continue;
+            len += (size_t)snprintf(out + len, cap - len, "%s%c%s %s%s%s", len ? ";" : "",
+                                    LINE_KINDS[kind], l->asset, l->amount,
+                                    l->has_rate ? "@" : "", l->has_rate ? l->usd_rate : "");
+        }
+    out[len] = '\0';
+    return out;
+}
+
+/* Copies the n bytes at text into a fixed field; false when they do not fit. */
+static bool field_copy(const char *text, size_t n, char *out, size_t cap)
+{
+    if (n == 0 || n >= cap)
+        return false;
+    memcpy(out, text, n);
+    out[n] = '\0';
+    return true;
+}
+
+/* One encoded line (len bytes, no ';') into *l. */
+static bool line_decode(const char *text, size_t len, store_tx_line_t *l)
+{
+    memset(l, 0, sizeof *l);
+    const char *kind = len > 0 ? memchr(LINE_KINDS, text[0], 3) : NULL;
+    const char *end = text + len;
+    const char *space = memchr(text, ' ', len);
+    if (kind == NULL || space == NULL)
+        return false;
+    const char *at = memchr(space, '@', (size_t)(end - space));
+    const char *amount_end = at != NULL ? at : end;
+    l->kind = (store_line_kind_t)(kind - LINE_KINDS);
+    l->has_rate = at != NULL;
+    return field_copy(text + 1, (size_t)(space - text - 1), l->asset, sizeof l->asset) &&
+           field_copy(space + 1, (size_t)(amount_end - space - 1), l->amount, sizeof l->amount) &&
+           (at == NULL || field_copy(at + 1, (size_t)(end - at - 1), l->usd_rate,
+                                     sizeof l->usd_rate));
+}
+
+/* The lines of text into *lines (grown as needed, *cap its capacity);
+ * false for text that does not decode or when memory ran out. */
+static bool lines_decode(const char *text, store_tx_line_t **lines, size_t *count, size_t *cap)
+{
+    *count = 0;
+    if (text == NULL)
+        return false;
+    while (*text != '\0') {
+        const char *semi = strchr(text, ';');
+        size_t len = semi != NULL ? (size_t)(semi - text) : strlen(text);
+        store_tx_line_t *grown = grow_array(*lines, cap, *count + 1, sizeof *grown, 8);
+        if (grown == NULL)
+            return false;
+        *lines = grown;
+        if (!line_decode(text, len, &(*lines)[(*count)++]))
+            return false;
+        text += len + (semi != NULL);
+    }
+    return true;
+}
+
+/* ---- asset references ------------------------------------------------- */
+
+/* True when one of lines[0..count) names code. */
+static bool lines_name(const store_tx_line_t *lines, size_t count, const char *code)
+{
+    for (size_t i = 0; i < count; i++)
+        if (strcmp(lines[i].asset, code) == 0)
+            return true;
+    return false;
+}
+
+/* Adds delta to the reference count of each asset named in `lines` and not in
+ * `other` (once per asset). A +1 to an asset the tenant lacks creates it
+ * first (named after its code, store_asset_ensure_in_tx). */
+static store_status_t refs_add(store_conn_t *conn, const store_tx_write_t *w,
+                               const store_tx_line_t *lines, size_t count,
+                               const store_tx_line_t *other, size_t other_count, int delta)
+{
+    for (size_t i = 0; i < count; i++) {
+        const store_tx_line_t *l = &lines[i];
+        if (lines_name(lines, i, l->asset) || lines_name(other, other_count, l->asset))
+            continue;
+        bool found = false;
+        store_status_t st = store_asset_refs_add_in_tx(conn, w->tenant_id, l->asset, delta, &found);
+        if (st == STORE_OK && !found && delta > 0) {
+            char uuid[STORE_UUID_LEN];
+            st = store_asset_ensure_in_tx(conn, w->tenant_id, l->asset, l->asset_type, uuid,
+                                          w->now, l->new_asset_uuid);
+            if (st == STORE_OK)
+                st = store_asset_refs_add_in_tx(conn, w->tenant_id, l->asset, delta, &found);
+        }
+        if (st != STORE_OK)
+            return st;
+    }
+    return STORE_OK;
+}
 
 /* ---- the event range -------------------------------------------------- */
 
@@ -187,48 +304,73 @@ typedef struct upsert_args {
     char *current_account;
 } upsert_args_t;
 
+typedef struct account_keys {
+    int64_t seq;                 /* the account's internal key */
+    int64_t tenant;              /* the tenant's */
+    char uuid[STORE_UUID_LEN];
+} account_keys_t;
+
+/* The stored transaction an upsert or delete finds by the caller's id; its
+ * lines (decoded) are what its asset references were counted from. */
 typedef struct existing {
     bool found;
-    char uuid[STORE_UUID_LEN];
+    int64_t seq;
     char account_id[STORE_ID_MAX];
     int64_t datetime_ms;
     bool same_body;
+    store_tx_line_t *lines;      /* malloc'd: existing_free */
+    size_t line_count, line_cap;
 } existing_t;
 
-static store_status_t lookup_one_text(store_conn_t *conn, const store_sql_t *q, const char *a,
-                                      const char *b, char *out, size_t cap)
+static void existing_free(existing_t *ex)
+{
+    free(ex->lines);
+    ex->lines = NULL;
+}
+
+static store_status_t account_of(store_conn_t *conn, const char *tenant_id,
+                                 const char *account_id, account_keys_t *out)
 {
     sqlite3_stmt *stmt;
-    store_status_t st = conn_prepare_key(conn, q, a, &stmt);
+    store_status_t st = conn_prepare_key(conn, &Q_ACCOUNT_OF, tenant_id, &stmt);
     if (st != STORE_OK)
         return st;
-    if (!bind_text(stmt, 2, b))
-        return conn_bind_failed(conn, q, stmt);
+    if (!bind_text(stmt, 2, account_id))
+        return conn_bind_failed(conn, &Q_ACCOUNT_OF, stmt);
     int rc = sqlite3_step(stmt);
-    if (rc == SQLITE_ROW)
-        st = column_copy(stmt, 0, out, cap) ? STORE_OK : store_bad_row(q);
-    else
-        st = rc == SQLITE_DONE ? STORE_NOT_FOUND : conn_fail(conn, q, rc);
+    if (rc == SQLITE_ROW) {
+        out->seq = sqlite3_column_int64(stmt, 0);
+        out->tenant = sqlite3_column_int64(stmt, 2);
+        st = column_copy(stmt, 1, out->uuid, sizeof out->uuid) ? STORE_OK
+                                                               : store_bad_row(&Q_ACCOUNT_OF);
+    } else {
+        st = rc == SQLITE_DONE ? STORE_NOT_FOUND : conn_fail(conn, &Q_ACCOUNT_OF, rc);
+    }
     stmt_done(stmt);
     return st;
 }
 
-static store_status_t find_existing(store_conn_t *conn, const store_tx_write_t *w, existing_t *ex)
+/* body NULL: the caller does not compare bodies (a delete). */
+static store_status_t find_existing(store_conn_t *conn, const char *tenant_id, const char *id,
+                                    const char *body, existing_t *ex)
 {
+    memset(ex, 0, sizeof *ex);
     sqlite3_stmt *stmt;
-    store_status_t st = conn_prepare_key(conn, &Q_TX_FIND, w->tenant_id, &stmt);
+    store_status_t st = conn_prepare_key(conn, &Q_TX_FIND, tenant_id, &stmt);
     if (st != STORE_OK)
         return st;
-    if (!bind_text(stmt, 2, w->id))
+    if (!bind_text(stmt, 2, id))
         return conn_bind_failed(conn, &Q_TX_FIND, stmt);
     int rc = sqlite3_step(stmt);
     ex->found = rc == SQLITE_ROW;
     if (rc == SQLITE_ROW) {
-        const unsigned char *body = sqlite3_column_text(stmt, 3);
+        const char *stored = (const char *)sqlite3_column_text(stmt, 3);
+        ex->seq = sqlite3_column_int64(stmt, 0);
         ex->datetime_ms = sqlite3_column_int64(stmt, 2);
-        ex->same_body = body != NULL && strcmp((const char *)body, w->body) == 0;
-        if (!column_copy(stmt, 0, ex->uuid, sizeof ex->uuid) ||
-            !column_copy(stmt, 1, ex->account_id, sizeof ex->account_id))
+        ex->same_body = body != NULL && stored != NULL && strcmp(stored, body) == 0;
+        if (!column_copy(stmt, 1, ex->account_id, sizeof ex->account_id) ||
+            !lines_decode((const char *)sqlite3_column_text(stmt, 4), &ex->lines,
+                          &ex->line_count, &ex->line_cap))
             st = store_bad_row(&Q_TX_FIND);
     } else if (rc != SQLITE_DONE) {
         st = conn_fail(conn, &Q_TX_FIND, rc);
@@ -238,8 +380,12 @@ static store_status_t find_existing(store_conn_t *conn, const store_tx_write_t *
 }
 
 static store_status_t write_row(store_conn_t *conn, const store_tx_write_t *w,
-                                const char *account_uuid, const existing_t *ex)
+                                const account_keys_t *account, const existing_t *ex,
+                                const char *lines)
 {
+    uint8_t uuid[IDS_UUID_BYTES];
+    if (!ex->found && !ids_uuid_parse(w->new_uuid, uuid))
+        return store_bad_argument("tx_upsert (new_uuid)");
     sqlite3_stmt *stmt;
     const store_sql_t *q = ex->found ? &Q_TX_UPDATE : &Q_TX_INSERT;
     store_status_t st = conn_prepare(conn, q, &stmt);
@@ -247,66 +393,35 @@ static store_status_t write_row(store_conn_t *conn, const store_tx_write_t *w,
         return st;
     bool bound;
     if (ex->found)
-        bound = bind_text(stmt, 1, ex->uuid) && bind_int(stmt, 2, w->datetime_ms) &&
-                bind_text(stmt, 3, w->type) && bind_text_or_null(stmt, 4, w->subtype) &&
-                bind_text(stmt, 5, w->body) && bind_int(stmt, 6, w->now);
+        bound = bind_int(stmt, 1, ex->seq) && bind_int(stmt, 2, w->datetime_ms) &&
+                bind_text(stmt, 3, w->type) && bind_text(stmt, 4, lines) &&
+                bind_text_or_null(stmt, 5, w->subtype) && bind_text(stmt, 6, w->body) &&
+                bind_int(stmt, 7, w->now);
     else
-        bound = bind_text(stmt, 1, w->new_uuid) && bind_text(stmt, 2, w->tenant_id) &&
-                bind_text(stmt, 3, w->id) && bind_text(stmt, 4, account_uuid) &&
-                bind_int(stmt, 5, w->datetime_ms) && bind_text(stmt, 6, w->type) &&
-                bind_text_or_null(stmt, 7, w->subtype) && bind_text(stmt, 8, w->body) &&
-                bind_int(stmt, 9, w->now);
+        bound = bind_int(stmt, 1, account->tenant) && bind_int(stmt, 2, account->seq) &&
+                bind_int(stmt, 3, w->datetime_ms) && bind_text(stmt, 4, w->type) &&
+                bind_text(stmt, 5, w->id) && bind_text(stmt, 6, lines) &&
+                bind_text_or_null(stmt, 7, w->subtype) && bind_int(stmt, 8, w->now) &&
+                sqlite3_bind_blob(stmt, 9, uuid, sizeof uuid, SQLITE_STATIC) == SQLITE_OK &&
+                bind_text(stmt, 10, w->body);
     return run_bound(conn, q, stmt, bound);
 }
 
-static store_status_t delete_children(store_conn_t *conn, const char *tx_uuid)
+/* The row and the asset counts: assets the new lines name and the old did
+ * not gain a reference, assets only the old lines named lose one. */
+static store_status_t write_tx(store_conn_t *conn, const store_tx_write_t *w,
+                               const account_keys_t *account, const existing_t *ex)
 {
-    sqlite3_stmt *stmt;
-    store_status_t st = conn_prepare_key(conn, &Q_LINES_DELETE, tx_uuid, &stmt);
+    char *lines = lines_encode(w->lines, w->line_count);
+    if (lines == NULL)
+        return store_bad_argument("tx_upsert (out of memory)");
+    store_status_t st = write_row(conn, w, account, ex, lines);
+    free(lines);
     if (st == STORE_OK)
-        st = conn_run(conn, &Q_LINES_DELETE, stmt);
+        st = refs_add(conn, w, w->lines, w->line_count, ex->lines, ex->line_count, +1);
     if (st == STORE_OK)
-        st = conn_prepare_key(conn, &Q_TX_ASSETS_DELETE, tx_uuid, &stmt);
-    if (st == STORE_OK)
-        st = conn_run(conn, &Q_TX_ASSETS_DELETE, stmt);
+        st = refs_add(conn, w, ex->lines, ex->line_count, w->lines, w->line_count, -1);
     return st;
-}
-
-/* The asset exists afterwards (created on first use) and is linked to tx. */
-static store_status_t ensure_asset(store_conn_t *conn, const store_tx_write_t *w,
-                                   const char *tx_uuid, const store_tx_line_t *line)
-{
-    char asset_uuid[STORE_UUID_LEN];
-    store_status_t st = store_asset_ensure_in_tx(conn, w->tenant_id, line->asset, line->asset_type,
-                                                 asset_uuid, w->now, line->new_asset_uuid);
-    sqlite3_stmt *stmt;
-    if (st == STORE_OK)
-        st = conn_prepare_key(conn, &Q_TX_ASSET_LINK, tx_uuid, &stmt);
-    if (st != STORE_OK)
-        return st;
-    return run_bound(conn, &Q_TX_ASSET_LINK, stmt, bind_text(stmt, 2, asset_uuid));
-}
-
-static store_status_t write_lines(store_conn_t *conn, const store_tx_write_t *w,
-                                  const char *tx_uuid)
-{
-    int index[3] = {0, 0, 0};
-    for (size_t i = 0; i < w->line_count; i++) {
-        const store_tx_line_t *line = &w->lines[i];
-        sqlite3_stmt *stmt;
-        store_status_t st = conn_prepare_key(conn, &Q_LINE_INSERT, tx_uuid, &stmt);
-        if (st != STORE_OK)
-            return st;
-        bool bound = bind_int(stmt, 2, line->kind) && bind_int(stmt, 3, index[line->kind]++) &&
-                     bind_text(stmt, 4, line->asset) && bind_text(stmt, 5, line->amount) &&
-                     bind_text_or_null(stmt, 6, line->has_rate ? line->usd_rate : NULL);
-        st = run_bound(conn, &Q_LINE_INSERT, stmt, bound);
-        if (st == STORE_OK)
-            st = ensure_asset(conn, w, tx_uuid, line);
-        if (st != STORE_OK)
-            return st;
-    }
-    return STORE_OK;
 }
 
 static void pause_for(int ms)
@@ -315,51 +430,56 @@ static void pause_for(int ms)
     nanosleep(&ts, NULL);
 }
 
+static store_status_t upsert_found(store_conn_t *conn, const upsert_args_t *a,
+                                   const account_keys_t *account, const existing_t *ex)
+{
+    const store_tx_write_t *w = a->w;
+    if (ex->found && strcmp(ex->account_id, w->account_id) != 0) {
+        *a->outcome = STORE_TX_MOVED;
+        memcpy(a->current_account, ex->account_id, STORE_ID_MAX);
+        return STORE_CONFLICT;
+    }
+    if (ex->found && ex->same_body) {
+        *a->outcome = STORE_TX_UNCHANGED;
+        return STORE_OK; /* committing an empty transaction writes nothing */
+    }
+    store_status_t st = write_tx(conn, w, account, ex);
+    if (st != STORE_OK)
+        return st;
+
+    range_t change = {.from_ms = w->datetime_ms, .latest_ms = w->datetime_ms, .has_ids = true};
+    if (ex->found && ex->datetime_ms < change.from_ms)
+        change.from_ms = ex->datetime_ms; /* moved later: the old place is affected too */
+    if (ex->found && ex->datetime_ms > change.latest_ms)
+        change.latest_ms = ex->datetime_ms;
+    snprintf(change.from_tx, sizeof change.from_tx, "%s", w->id);
+    snprintf(change.latest_tx, sizeof change.latest_tx, "%s", w->id);
+    if ((st = mark_dirty(conn, account->uuid, change.from_ms)) != STORE_OK ||
+        (st = event_record(conn, w->tenant_id, account->uuid, w->account_id, &change,
+                           w->event_uuid, w->now)) != STORE_OK)
+        return st;
+    *a->outcome = ex->found ? STORE_TX_UPDATED : STORE_TX_CREATED;
+    if (a->pause_ms > 0)
+        pause_for(a->pause_ms);
+    return STORE_OK;
+}
+
 static store_status_t upsert_tx(store_conn_t *conn, const void *arg)
 {
     const upsert_args_t *a = arg;
     const store_tx_write_t *w = a->w;
-    char account_uuid[STORE_UUID_LEN];
-    store_status_t st = lookup_one_text(conn, &Q_ACCOUNT_OF, w->tenant_id, w->account_id,
-                                        account_uuid, sizeof account_uuid);
+    account_keys_t account;
+    store_status_t st = account_of(conn, w->tenant_id, w->account_id, &account);
     if (st == STORE_NOT_FOUND)
         *a->outcome = STORE_TX_NO_ACCOUNT;
     if (st != STORE_OK)
         return st;
     existing_t ex;
-    st = find_existing(conn, w, &ex);
-    if (st != STORE_OK)
-        return st;
-    if (ex.found && strcmp(ex.account_id, w->account_id) != 0) {
-        *a->outcome = STORE_TX_MOVED;
-        memcpy(a->current_account, ex.account_id, STORE_ID_MAX);
-        return STORE_CONFLICT;
-    }
-    if (ex.found && ex.same_body) {
-        *a->outcome = STORE_TX_UNCHANGED;
-        return STORE_OK; /* committing an empty transaction writes nothing */
-    }
-    const char *tx_uuid = ex.found ? ex.uuid : w->new_uuid;
-    if ((st = write_row(conn, w, account_uuid, &ex)) != STORE_OK ||
-        (ex.found && (st = delete_children(conn, tx_uuid)) != STORE_OK) ||
-        (st = write_lines(conn, w, tx_uuid)) != STORE_OK)
-        return st;
-
-    range_t change = {.from_ms = w->datetime_ms, .latest_ms = w->datetime_ms, .has_ids = true};
-    if (ex.found && ex.datetime_ms < change.from_ms)
-        change.from_ms = ex.datetime_ms; /* moved later: the old place is affected too */
-    if (ex.found && ex.datetime_ms > change.latest_ms)
-        change.latest_ms = ex.datetime_ms;
-    snprintf(change.from_tx, sizeof change.from_tx, "%s", w->id);
-    snprintf(change.latest_tx, sizeof change.latest_tx, "%s", w->id);
-    if ((st = mark_dirty(conn, account_uuid, change.from_ms)) != STORE_OK ||
-        (st = event_record(conn, w->tenant_id, account_uuid, w->account_id, &change,
-                           w->event_uuid, w->now)) != STORE_OK)
-        return st;
-    *a->outcome = ex.found ? STORE_TX_UPDATED : STORE_TX_CREATED;
-    if (a->pause_ms > 0)
-        pause_for(a->pause_ms);
-    return STORE_OK;
+    st = find_existing(conn, w->tenant_id, w->id, w->body, &ex);
+    if (st == STORE_OK)
+        st = upsert_found(conn, a, &account, &ex);
+    existing_free(&ex);
+    return st;
 }
 
 store_status_t store_tx_upsert(store_conn_t *conn, const store_tx_write_t *w, int pause_ms,
@@ -388,13 +508,17 @@ store_status_t store_tx_get(store_conn_t *conn, const char *tenant_id, const cha
     int rc = sqlite3_step(stmt);
     if (rc == SQLITE_ROW) {
         const char *body = (const char *)sqlite3_column_text(stmt, 1);
+        const void *uuid = sqlite3_column_blob(stmt, 0);
         out->body = body ? strdup(body) : NULL;
         out->created_at = sqlite3_column_int64(stmt, 2);
         out->updated_at = sqlite3_column_int64(stmt, 3);
-        if (out->body == NULL || !column_copy(stmt, 0, out->uuid, sizeof out->uuid)) {
+        if (uuid != NULL && sqlite3_column_bytes(stmt, 0) == IDS_UUID_BYTES)
+            ids_uuid_format(uuid, out->uuid);
+        if (out->body == NULL || uuid == NULL ||
+            sqlite3_column_bytes(stmt, 0) != IDS_UUID_BYTES) {
             free(out->body);
             out->body = NULL;
-            st = STORE_ERROR;
+            st = store_bad_row(&Q_TX_GET);
         }
     } else {
         st = rc == SQLITE_DONE ? STORE_NOT_FOUND : conn_fail(conn, &Q_TX_GET, rc);
@@ -408,32 +532,39 @@ typedef struct delete_args {
     int64_t now;
 } delete_args_t;
 
+static store_status_t delete_found(store_conn_t *conn, const delete_args_t *a,
+                                   const existing_t *ex)
+{
+    account_keys_t account;
+    store_status_t st = account_of(conn, a->tenant_id, ex->account_id, &account);
+    sqlite3_stmt *stmt;
+    if (st == STORE_OK)
+        st = conn_prepare(conn, &Q_TX_DELETE, &stmt);
+    if (st == STORE_OK)
+        st = run_bound(conn, &Q_TX_DELETE, stmt, bind_int(stmt, 1, ex->seq));
+    store_tx_write_t refs = {.tenant_id = a->tenant_id, .now = a->now};
+    if (st == STORE_OK)
+        st = refs_add(conn, &refs, ex->lines, ex->line_count, NULL, 0, -1);
+    if (st == STORE_OK)
+        st = mark_dirty(conn, account.uuid, ex->datetime_ms);
+    if (st != STORE_OK)
+        return st;
+    range_t change = {.from_ms = ex->datetime_ms, .latest_ms = ex->datetime_ms, .has_ids = false};
+    return event_record(conn, a->tenant_id, account.uuid, ex->account_id, &change, a->event_uuid,
+                        a->now);
+}
+
 static store_status_t delete_tx(store_conn_t *conn, const void *arg)
 {
     const delete_args_t *a = arg;
-    store_tx_write_t probe = {.tenant_id = a->tenant_id, .id = a->id, .body = ""};
     existing_t ex;
-    store_status_t st = find_existing(conn, &probe, &ex);
-    if (st != STORE_OK)
-        return st;
-    if (!ex.found)
-        return STORE_NOT_FOUND;
-    char account_uuid[STORE_UUID_LEN];
-    st = lookup_one_text(conn, &Q_ACCOUNT_OF, a->tenant_id, ex.account_id, account_uuid,
-                         sizeof account_uuid);
-    sqlite3_stmt *stmt;
+    store_status_t st = find_existing(conn, a->tenant_id, a->id, NULL, &ex);
+    if (st == STORE_OK && !ex.found)
+        st = STORE_NOT_FOUND;
     if (st == STORE_OK)
-        st = conn_prepare_key(conn, &Q_TX_DELETE, ex.uuid, &stmt);
-    if (st == STORE_OK)
-        st = conn_run(conn, &Q_TX_DELETE, stmt);
-    if (st != STORE_OK)
-        return st;
-    range_t change = {.from_ms = ex.datetime_ms, .latest_ms = ex.datetime_ms, .has_ids = false};
-    st = mark_dirty(conn, account_uuid, ex.datetime_ms);
-    if (st != STORE_OK)
-        return st;
-    return event_record(conn, a->tenant_id, account_uuid, ex.account_id, &change, a->event_uuid,
-                        a->now);
+        st = delete_found(conn, a, &ex);
+    existing_free(&ex);
+    return st;
 }
 
 store_status_t store_tx_delete(store_conn_t *conn, const char *tenant_id, const char *id,
@@ -444,40 +575,6 @@ store_status_t store_tx_delete(store_conn_t *conn, const char *tenant_id, const 
 }
 
 /* ---- the transactions of an account ----------------------------------- */
-
-typedef struct group {
-    char uuid[STORE_UUID_LEN];
-    char id[STORE_ID_MAX];
-    char type[STORE_TX_TYPE_MAX];
-    int64_t datetime_ms;
-    store_tx_line_t *lines;
-    size_t count, cap;
-} group_t;
-
-static int group_flush(group_t *g, store_tx_each_fn each, void *ctx)
-{
-    if (g->uuid[0] == '\0')
-        return 0;
-    int stop = each(g->id, g->datetime_ms, g->type, g->lines, g->count, ctx);
-    g->count = 0;
-    g->uuid[0] = '\0';
-    return stop;
-}
-
-static bool group_add_line(group_t *g, sqlite3_stmt *stmt)
-{
-    store_tx_line_t *grown = grow_array(g->lines, &g->cap, g->count + 1, sizeof *grown, 8);
-    if (grown == NULL)
-        return false;
-    g->lines = grown;
-    store_tx_line_t *l = &g->lines[g->count++];
-    memset(l, 0, sizeof *l);
-    l->kind = (store_line_kind_t)sqlite3_column_int(stmt, 4);
-    l->has_rate = sqlite3_column_type(stmt, 7) != SQLITE_NULL;
-    return column_copy(stmt, 5, l->asset, sizeof l->asset) &&
-           column_copy(stmt, 6, l->amount, sizeof l->amount) &&
-           (!l->has_rate || column_copy(stmt, 7, l->usd_rate, sizeof l->usd_rate));
-}
 
 store_status_t store_tx_each_of_account(store_conn_t *conn, const char *account_uuid,
                                         store_tx_each_fn each, void *ctx)
@@ -496,35 +593,21 @@ store_status_t store_tx_each_of_account_from(store_conn_t *conn, const char *acc
         return st;
     if (!bind_int(stmt, 2, from_ms))
         return conn_bind_failed(conn, &Q_TX_OF_ACCOUNT, stmt);
-    group_t g = {0};
+    store_tx_line_t *lines = NULL;
+    size_t count = 0, cap = 0;
+    char id[STORE_ID_MAX], type[STORE_TX_TYPE_MAX];
     int rc, stop = 0;
     while (!stop && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-        const char *uuid = (const char *)sqlite3_column_text(stmt, 0);
-        if (uuid == NULL) {
+        if (!column_copy(stmt, 0, id, sizeof id) || !column_copy(stmt, 2, type, sizeof type) ||
+            !lines_decode((const char *)sqlite3_column_text(stmt, 3), &lines, &count, &cap)) {
             st = store_bad_row(&Q_TX_OF_ACCOUNT);
             break;
         }
-        if (strcmp(uuid, g.uuid) != 0) {
-            if ((stop = group_flush(&g, each, ctx)) != 0)
-                break;
-            g.datetime_ms = sqlite3_column_int64(stmt, 2);
-            if (!column_copy(stmt, 0, g.uuid, sizeof g.uuid) ||
-                !column_copy(stmt, 1, g.id, sizeof g.id) ||
-                !column_copy(stmt, 3, g.type, sizeof g.type)) {
-                st = store_bad_row(&Q_TX_OF_ACCOUNT);
-                break;
-            }
-        }
-        if (!group_add_line(&g, stmt)) {
-            st = store_bad_row(&Q_TX_OF_ACCOUNT);
-            break;
-        }
+        stop = each(id, sqlite3_column_int64(stmt, 1), type, lines, count, ctx);
     }
     if (st == STORE_OK && !stop && rc != SQLITE_DONE)
         st = conn_fail(conn, &Q_TX_OF_ACCOUNT, rc);
-    if (st == STORE_OK && !stop)
-        group_flush(&g, each, ctx);
     stmt_done(stmt);
-    free(g.lines);
+    free(lines);
     return st;
 }

@@ -104,8 +104,8 @@ def invalid(issues, message="Invalid asset"):
 def seed_reference(server, tenant_id, asset_uuid):
     """SEEDED at the row level (the same rule through the transactions API is
     test_transactions.py::test_asset_referenced_by_a_transaction_cannot_be_deleted):
-    an account owner, an account on the default filer, a transaction and its
-    transaction_assets row naming the asset, written straight into the
+    an account owner, an account on the default filer, a transaction naming
+    the asset and the asset's reference count, written straight into the
     server's database (WAL: the server sees them on its next read). Foreign
     keys are on, as for real rows."""
     owner, account, tx = (str(uuid.uuid4()) for _ in range(3))
@@ -121,11 +121,12 @@ def seed_reference(server, tenant_id, asset_uuid):
             con.execute("INSERT INTO accounts (uuid, tenant_id, id, owner_uuid, filer_uuid, cost_basis_method,"
                         " created_at, updated_at) VALUES (?, ?, 'seed-account', ?, ?, 'FIFO', 1, 1)",
                         (account, tenant_id, owner, filer))
-            con.execute("INSERT INTO transactions (uuid, tenant_id, id, account_uuid, datetime, type, body,"
-                        " created_at, updated_at) VALUES (?, ?, 'seed-tx', ?, 1, 'Buy', '{}', 1, 1)",
-                        (tx, tenant_id, account))
-            con.execute("INSERT INTO transaction_assets (transaction_uuid, asset_uuid) VALUES (?, ?)",
-                        (tx, asset_uuid))
+            code = con.execute("SELECT code FROM assets WHERE uuid = ?", (asset_uuid,)).fetchone()[0]
+            con.execute("INSERT INTO transactions (tenant, account, datetime, type, id, lines, created_at,"
+                        " updated_at, uuid, body) VALUES ((SELECT rowid FROM tenants WHERE id = ?),"
+                        " (SELECT seq FROM accounts WHERE uuid = ?), 1, 'trade', 'seed-tx', ?, 1, 1, ?, '{}')",
+                        (tenant_id, account, "r" + code + " 1", uuid.UUID(tx).bytes))
+            con.execute("UPDATE assets SET tx_refs = tx_refs + 1 WHERE uuid = ?", (asset_uuid,))
     finally:
         con.close()
 

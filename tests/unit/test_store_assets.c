@@ -135,9 +135,9 @@ static void raw_exec(const char *path, const char *sql)
     assert_int_equal(rc, SQLITE_OK);
 }
 
-/* Seeded until the transactions API exists: an owner, an account on the
- * default filer, a transaction, and its transaction_assets row naming the
- * asset. Foreign keys are on, so the rows are as real ones would be. */
+/* An owner, an account on the default filer, a transaction naming the
+ * asset, and the asset's count of referencing transactions (what the
+ * refusal reads). Foreign keys are on, so the rows are as real ones would be. */
 static void seed_reference(fixture_t *fx, const char *asset_uuid)
 {
     char sql[2048];
@@ -150,11 +150,11 @@ static void seed_reference(fixture_t *fx, const char *asset_uuid)
              " cost_basis_method, created_at, updated_at) VALUES"
              " ('00000000-0000-4000-8000-0000000000c2', '%s', 'account-1',"
              " '00000000-0000-4000-8000-0000000000c1', '%s', 'FIFO', 1, 1);"
-             "INSERT INTO transactions (uuid, tenant_id, id, account_uuid, datetime, type,"
-             " body, created_at, updated_at) VALUES ('00000000-0000-4000-8000-0000000000c3',"
-             " '%s', 'tx-1', '00000000-0000-4000-8000-0000000000c2', 1, 'Buy', '{}', 1, 1);"
-             "INSERT INTO transaction_assets (transaction_uuid, asset_uuid) VALUES"
-             " ('00000000-0000-4000-8000-0000000000c3', '%s');",
+             "INSERT INTO transactions (tenant, account, datetime, type, id, lines, created_at,"
+             " updated_at, uuid, body) VALUES ((SELECT rowid FROM tenants WHERE id = '%s'),"
+             " (SELECT seq FROM accounts WHERE uuid = '00000000-0000-4000-8000-0000000000c2'),"
+             " 1, 'trade', 'tx-1', '', 1, 1, randomblob(16), '{}');"
+             "UPDATE assets SET tx_refs = tx_refs + 1 WHERE uuid = '%s';",
              TENANT_A, TENANT_A, FILER_A, TENANT_A, asset_uuid);
     raw_exec(fx->path, sql);
 }
