@@ -268,6 +268,124 @@ static void test_v9_keeps_deliveries(void **state)
     sqlite3_close(db);
 }
 
+/* A v9 database: tenant t1 with account a1 (owner o1, filer f1), assets BTC and
+ * USD, and two transactions: x1 (sent USD, received BTC with a rate, fee
+ * USD; its lines written out of order) and x2 (received BTC). */
+static void make_v9_with_transactions(const char *path)
+{
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(raw_exec(db, "PRAGMA journal_mode = WAL"), SQLITE_OK);
+    for (int v = 1; v <= 9; v++)
+        assert_int_equal(raw_exec(db, store_migrations_script(v)), SQLITE_OK);
+    assert_int_equal(
+        raw_exec(db,
+                 "PRAGMA user_version = 9;"
+                 "INSERT INTO tenants (id, name, created_at) VALUES ('t1', 'T', 1);"
+                 "INSERT INTO filers (uuid, tenant_id, id, name, is_default, created_at,"
+                 " updated_at) VALUES ('f1', 't1', 'default', 'F', 1, 1, 1);"
+                 "INSERT INTO account_owners (uuid, tenant_id, id, name, account_owner_type,"
+                 " created_at, updated_at) VALUES ('o1', 't1', 'owner', 'O', 'individual', 1, 1);"
+                 "INSERT INTO accounts (uuid, tenant_id, id, owner_uuid, filer_uuid,"
+                 " cost_basis_method, created_at, updated_at) VALUES"
+                 " ('a1', 't1', 'acct', 'o1', 'f1', 'FIFO', 5, 5),"
+                 " ('a0', 't1', 'first', 'o1', 'f1', 'FIFO', 2, 2);"
+                 "INSERT INTO assets (uuid, tenant_id, code, name, type, created_at) VALUES"
+                 " ('b1', 't1', 'BTC', 'Bitcoin', 'crypto', 1),"
+                 " ('u1', 't1', 'USD', 'US Dollar', 'fiat', 1);"
+                 "INSERT INTO transactions (uuid, tenant_id, id, account_uuid, datetime, type,"
+                 " body, created_at, updated_at) VALUES"
+                 " ('0000000a-0000-4000-8000-00000000000b', 't1', 'x2', 'a1', 20, 'deposit',"
+                 " '{\"id\":\"x2\"}', 30, 31),"
+                 " ('ABCDEF01-2345-4678-89ab-cdef01234567', 't1', 'x1', 'a1', 10, 'trade',"
+                 " '{\"id\":\"x1\"}', 20, 21);"
+                 "INSERT INTO transaction_lines (transaction_uuid, kind, idx, asset_code, amount,"
+                 " usd_rate) VALUES"
+                 " ('ABCDEF01-2345-4678-89ab-cdef01234567', 2, 0, 'USD', '1.25', NULL),"
+                 " ('ABCDEF01-2345-4678-89ab-cdef01234567', 1, 0, 'BTC', '0.5', '40000'),"
+                 " ('ABCDEF01-2345-4678-89ab-cdef01234567', 0, 0, 'USD', '20000', NULL),"
+                 " ('0000000a-0000-4000-8000-00000000000b', 1, 0, 'BTC', '2', NULL);"
+                 "INSERT INTO transaction_assets (transaction_uuid, asset_uuid) VALUES"
+                 " ('ABCDEF01-2345-4678-89ab-cdef01234567', 'b1'),"
+                 " ('ABCDEF01-2345-4678-89ab-cdef01234567', 'u1'),"
+                 " ('0000000a-0000-4000-8000-00000000000b', 'b1');"),
+        SQLITE_OK);
+    sqlite3_close(db);
+}
+
+/* v10 carries every transaction over: in arrival order, with its uuid as
+ * 16 bytes that read back as the same text, its lines encoded sent, then
+ * received, then fees; accounts get seqs in creation order and assets the
+ * count of transactions that name them. */
+static void test_v10_keeps_transactions(void **state)
+{
+    fixture_t *fx = *state;
+    char path[200];
+    snprintf(path, sizeof path, "%s/v9.db", fx->dir);
+    make_v9_with_transactions(path);
+    char *err = NULL;
+    store_t *store = store_open(path, &err);
+    assert_non_null(store);
+    assert_null(err);
+    store_close(store);
+    sqlite3 *db = raw_open(path);
+    assert_int_equal(raw_int(db, "PRAGMA user_version"), store_migrations_latest());
+    assert_int_equal(raw_int(db, "SELECT seq FROM accounts WHERE uuid = 'a0'"), 1);
+    assert_int_equal(raw_int(db, "SELECT seq FROM accounts WHERE uuid = 'a1'"), 2);
+    assert_int_equal(raw_int(db, "SELECT count(*) FROM transactions WHERE seq = 1 AND id = 'x1'"
+                                 " AND account = 2 AND datetime = 10 AND type = 'trade'"
+                                 " AND created_at = 20 AND updated_at = 21"
+                                 " AND lines = 'sUSD 20000;rBTC 0.5@40000;fUSD 1.25'"
+                                 " AND hex(uuid) = 'ABCDEF012345467889ABCDEF01234567'"
+                                 " AND tenant = (SELECT rowid FROM tenants WHERE id = 't1')"),
+                     1);
+    assert_int_equal(raw_int(db, "SELECT count(*) FROM transactions WHERE seq = 2 AND id = 'x2'"
+                                 " AND lines = 'rBTC 2'"),
+                     1);
+    assert_int_equal(raw_int(db, "SELECT tx_refs FROM assets WHERE code = 'BTC'"), 2);
+    assert_int_equal(raw_int(db, "SELECT tx_refs FROM assets WHERE code = 'USD'"), 1);
+    assert_int_equal(raw_int(db, "SELECT count(*) FROM sqlite_schema WHERE name IN"
+                                 " ('transaction_lines', 'transaction_assets')"),
+                     0);
+    /* an account made after the upgrade gets the next seq without naming it */
+    assert_int_equal(raw_exec(db, "INSERT INTO accounts (uuid, tenant_id, id, owner_uuid,"
+                                  " filer_uuid, cost_basis_method, created_at, updated_at)"
+                                  " VALUES ('a2', 't1', 'new', 'o1', 'f1', 'FIFO', 9, 9)"),
+                     SQLITE_OK);
+    assert_int_equal(raw_int(db, "SELECT seq FROM accounts WHERE uuid = 'a2'"), 3);
+    assert_int_equal(raw_exec(db, "PRAGMA foreign_keys = ON"), SQLITE_OK);
+    assert_int_equal(raw_int(db, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
+    sqlite3_close(db);
+}
+
+/* A transaction whose stored uuid is not one fails v10, which says so and
+ * leaves the database as it was: at v9, with its rows. */
+static void test_v10_failure_leaves_v9(void **state)
+{
+    fixture_t *fx = *state;
+    char path[200];
+    snprintf(path, sizeof path, "%s/v9bad.db", fx->dir);
+    make_v9_with_transactions(path);
+    sqlite3 *db = raw_open(path);
+    assert_int_equal(raw_exec(db, "UPDATE transactions SET uuid = 'not-a-uuid' WHERE id = 'x2'"),
+                     SQLITE_OK);
+    sqlite3_close(db);
+    char *err = NULL;
+    assert_null(store_open(path, &err));
+    assert_non_null(err);
+    assert_non_null(strstr(err, "version 10"));
+    assert_non_null(strstr(err, "uuid"));
+    free(err);
+    db = raw_open(path);
+    assert_int_equal(raw_int(db, "PRAGMA user_version"), 9);
+    assert_int_equal(raw_int(db, "SELECT count(*) FROM transaction_lines"), 4);
+    assert_int_equal(raw_int(db, "SELECT count(*) FROM transactions WHERE account_uuid = 'a1'"), 2);
+    assert_int_equal(raw_int(db, "SELECT count(*) FROM pragma_table_info('accounts')"
+                                 " WHERE name = 'seq'"),
+                     0);
+    sqlite3_close(db);
+}
+
 /* Every connection, pooled or the group commit's writer, runs with an fsync
  * per commit (a 2xx survives power loss), foreign keys enforced and WAL. */
 static void assert_connection_configured(sqlite3 *db)
@@ -954,6 +1072,8 @@ int main(void)
         FIXTURE_TEST(test_schema_has_no_float_columns),
         FIXTURE_TEST(test_delivery_writes_open_no_temporary_btree),
         FIXTURE_TEST(test_v9_keeps_deliveries),
+        FIXTURE_TEST(test_v10_keeps_transactions),
+        FIXTURE_TEST(test_v10_failure_leaves_v9),
         FIXTURE_TEST(test_connections_are_configured),
         FIXTURE_TEST(test_reopen_keeps_data),
         FIXTURE_TEST(test_concurrent_open_of_new_database),
