@@ -81,28 +81,28 @@ def body(tx_id, account_id, asset, quantity, usd, when):
 
 
 def load_transactions(db, tenant, count, accounts, assets):
+    """Rows as taxd's store writes them (schema v10, store/transactions.c):
+    the line items in the row's lines text, the assets' reference counts."""
     now = int(time.time() * 1000)
-    tx_uuids = sorted_uuids(count)
+    tenant_key = db.execute("SELECT rowid FROM tenants WHERE id = ?", (tenant,)).fetchone()[0]
+    seq = dict(db.execute("SELECT uuid, seq FROM accounts WHERE tenant_id = ?", (tenant,)))
+    refs = {code: 0 for code in assets}
     batch = 20000
     for start in range(0, count, batch):
-        txs, lines, links = [], [], []
+        txs = []
         for i in range(start, min(count, start + batch)):
             a, asset, quantity, usd, when = trade(i, accounts)
-            u = tx_uuids[i]
             tx_id = f"tx-{i:08d}"
-            txs.append((u, tenant, tx_id, accounts[a], when,
-                        body(tx_id, f"acct-{a:06d}", asset, quantity, usd, when), now, now))
-            lines.append((u, 0, 0, "USD", usd))
-            lines.append((u, 1, 0, asset, quantity))
-            links.append((u, assets["USD"]))
-            links.append((u, assets[asset]))
-        db.executemany("INSERT INTO transactions (uuid, tenant_id, id, account_uuid, datetime, type,"
-                       " subtype, body, created_at, updated_at)"
-                       " VALUES (?, ?, ?, ?, ?, 'trade', NULL, ?, ?, ?)", txs)
-        db.executemany("INSERT INTO transaction_lines (transaction_uuid, kind, idx, asset_code,"
-                       " amount, usd_rate) VALUES (?, ?, ?, ?, ?, NULL)", lines)
-        db.executemany("INSERT OR IGNORE INTO transaction_assets (transaction_uuid, asset_uuid)"
-                       " VALUES (?, ?)", links)
+            txs.append((tenant_key, seq[accounts[a]], when, tx_id, f"sUSD {usd};r{asset} {quantity}",
+                        now, now, uuid.uuid4().bytes,
+                        body(tx_id, f"acct-{a:06d}", asset, quantity, usd, when)))
+            refs["USD"] += 1
+            refs[asset] += 1
+        db.executemany("INSERT INTO transactions (tenant, account, datetime, type, id, lines,"
+                       " subtype, created_at, updated_at, uuid, body)"
+                       " VALUES (?, ?, ?, 'trade', ?, ?, NULL, ?, ?, ?, ?)", txs)
+    db.executemany("UPDATE assets SET tx_refs = tx_refs + ? WHERE uuid = ?",
+                   ((n, assets[code]) for code, n in refs.items()))
 
 
 def load_summaries(db, accounts):
