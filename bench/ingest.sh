@@ -74,6 +74,11 @@
 #              full / middle. Section "ingest-resume".
 # ("ingest" is accepted as the old name of part single.)
 #
+# Other knobs: BENCH_TAXD, the binary measured (default build/taxd);
+# BENCH_NGINX=0 skips nginx. Work files go under $TMPDIR (default /tmp) and
+# are removed at exit: the 1M parts need ~2 GB each, load10m ~20 GB (it
+# checks first).
+#
 # A part that fails says why and writes no section; the others still run and
 # the script exits non-zero naming the failed parts. Each section states the
 # machine, the date, N, accounts and clients, and is replaced whole by the
@@ -100,7 +105,7 @@ TEN_ACCOUNTS=${BENCH_10M_ACCOUNTS:-$ACCOUNTS}
 ONE_TX=${BENCH_ONE_ACCOUNT_TX:-100000}
 RESUME_ROUNDS=${BENCH_RESUME_ROUNDS:-7}
 PARTS=${BENCH_PARTS:-"single batch recalc upgrade load10m one-account resume"}
-TAXD=$PWD/build/taxd
+TAXD=${BENCH_TAXD:-$PWD/build/taxd}
 PY=/usr/bin/python3
 
 work=$(mktemp -d)
@@ -130,6 +135,7 @@ field() { printf '%s' "$1" | sed -n "s/.*\"$2\":\"\([^\"]*\)\".*/\1/p"; }
 jfield() { printf '%s' "$1" | sed -n "s/.*\"$2\":\([^,}]*\).*/\1/p"; }
 now() { date +%s.%N; }
 calc() { $PY -c "print(f'{$1:$2}')"; }
+ratio() { calc "$1" .3g; } # three significant digits: 0.004 must not print as 0.00
 median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 # judge VALUE OP TARGET: PASS when VALUE OP TARGET holds, else SHORT
 judge() { $PY -c "import sys; print('PASS' if $1 $2 $3 else 'SHORT')"; }
@@ -274,7 +280,7 @@ load_http() {
 nonok() { echo $(( $(jfield "$1" 4xx) + $(jfield "$1" 5xx) + $(jfield "$1" errors) )); }
 mib() { calc "$1/1024" .1f; }
 
-GEN_TEXT="trades of bench/ingest_gen.h (3 in 4 buy an asset for USD with a USD rate, 1 in 4 sell)"
+GEN_TEXT="trades of bench/ingest_gen.h: 3 in 4 buy an asset for USD with a USD rate, 1 in 4 sell"
 FLOOR_TEXT="\`ingest_floor\` (\`../shared/bench/ingest_floor.c\`: one SQLite writer storing the transaction row with its ~330-byte body, two line items and the account's watermark; WAL, synchronous=FULL; no HTTP, JSON or events)"
 
 # ======================================================== part: single
@@ -288,7 +294,7 @@ part_single() {
     bytes=$(db_bytes "$db")
     floor=$(floor_run "$TX" "$FLOOR_SINGLE" "$ACCOUNTS")
     h_tps=$(jfield "$load" tx_per_s); f_tps=$(jfield "$floor" tx_per_s); f_bytes=$(jfield "$floor" db_bytes)
-    ratio=$(calc "$h_tps/$f_tps" .2f)
+    ratio=$(ratio "$h_tps/$f_tps")
     nginx_line=""
     if [ "$NGINX" = 1 ]; then
         nport=$(free_port)
@@ -314,7 +320,7 @@ CONF
         ng=$("$work/bin/ingest_load" --port "$nport" --token x --tx "$TX" --accounts "$ACCOUNTS" \
             --clients "$CLIENTS" --order shuffled)
         kill "$(cat "$work/nginx/nginx.pid")"; rm -f "$work/nginx/nginx.pid"
-        nginx_line="The HTTP path's own bound, nginx answering the same POSTs from the same client with \`return 200\` ($(nproc) workers): $(jfield "$ng" rps) requests/s, taxd / nginx $(calc "$h_tps/$(jfield "$ng" rps)" .3f)."
+        nginx_line="The HTTP path's own bound, nginx answering the same POSTs from the same client with \`return 200\` ($(nproc) workers): $(jfield "$ng" rps) requests/s, taxd / nginx $(ratio "$h_tps/$(jfield "$ng" rps)")."
     fi
     cat > "$work/single.md" <<MD
 ## Transaction ingest, one per request (\`make bench-ingest\`, part single)
@@ -329,7 +335,7 @@ run right after taxd on the same disk.
 | | taxd | floor | taxd / floor | target |
 |---|---|---|---|---|
 | transactions/s | **$h_tps** | $f_tps ($FLOOR_SINGLE per commit) | **$ratio** | >= 0.5: **$(judge "$ratio" ">=" 0.5)** |
-| bytes of database per transaction (after \`wal_checkpoint(TRUNCATE)\`) | $(calc "$bytes/$TX" .0f) | $(calc "$f_bytes/$TX" .0f) | $(calc "$bytes/$f_bytes" .2f) | recorded |
+| bytes of database per transaction (after \`wal_checkpoint(TRUNCATE)\`) | $(calc "$bytes/$TX" .0f) | $(calc "$f_bytes/$TX" .0f) | $(ratio "$bytes/$f_bytes") | recorded |
 
 taxd: $(jfield "$load" 2xx) answers 2xx, none other; p50 $(jfield "$load" p50_ms) ms, p99 $(jfield "$load" p99_ms) ms per
 request; $(calc "$bytes/1048576" .1f) MiB of database (the floor: $(calc "$f_bytes/1048576" .1f) MiB; taxd's rows also carry uuid
@@ -355,7 +361,7 @@ part_batch() {
     bytes=$(db_bytes "$db")
     floor=$(floor_run "$TX" "$BATCH" "$ACCOUNTS")
     h_tps=$(jfield "$load" tx_per_s); f_tps=$(jfield "$floor" tx_per_s); f_bytes=$(jfield "$floor" db_bytes)
-    ratio=$(calc "$h_tps/$f_tps" .2f)
+    ratio=$(ratio "$h_tps/$f_tps")
     cat > "$work/batch.md" <<MD
 ## Transaction ingest in batches (\`make bench-ingest\`, part batch)
 
@@ -369,7 +375,7 @@ after taxd on the same disk.
 | | taxd | floor | taxd / floor | target |
 |---|---|---|---|---|
 | transactions/s | **$h_tps** | $f_tps ($BATCH per commit) | **$ratio** | >= 0.5: **$(judge "$ratio" ">=" 0.5)** |
-| bytes of database per transaction (after \`wal_checkpoint(TRUNCATE)\`) | $(calc "$bytes/$TX" .0f) | $(calc "$f_bytes/$TX" .0f) | $(calc "$bytes/$f_bytes" .2f) | recorded |
+| bytes of database per transaction (after \`wal_checkpoint(TRUNCATE)\`) | $(calc "$bytes/$TX" .0f) | $(calc "$f_bytes/$TX" .0f) | $(ratio "$bytes/$f_bytes") | recorded |
 
 taxd: $(jfield "$load" requests) requests, all 200; elements created $(jfield "$load" el_created), updated
 $(jfield "$load" el_updated), unchanged $(jfield "$load" el_unchanged), error 0; p50 $(jfield "$load" p50_ms) ms, p99
@@ -434,6 +440,7 @@ Dirty accounts after it: $d_after. Its output: \`$rc_out\`
 Reproduce: \`BENCH_PARTS=recalc BENCH_TX=$TX BENCH_ACCOUNTS=$ACCOUNTS make bench-ingest\` (loads its own
 database; after part batch or single it reuses theirs).
 MD
+    rm -rf "$work/single" "$work/batch" "$work/recalc" # no later part needs them
     write_section ingest-recalc "$work/recalc.md" "ingest-batch ingest"
     cat "$work/recalc.md"
 }
@@ -500,7 +507,12 @@ MD
 part_load10m() {
     need_recalc_cmd load10m
     at=$(stamp); mach=$(machine)
+    rm -rf "$work/single" "$work/batch" "$work/recalc" # room: no later part needs them
     d="$work/load10m"; rm -rf "$d"; mkdir -p "$d"; db="$d/taxd.db"
+    need_kb=$((TEN_TX * 2)) # ~1.5 KB per transaction in taxd, then the floor's copy
+    free_kb=$(df -Pk "$work" | awk 'NR == 2 { print $4 }')
+    [ "$free_kb" -ge "$need_kb" ] ||
+        fail "part load10m: $((free_kb / 1048576)) GiB free under $work, about $((need_kb / 1048576)) GiB needed (set TMPDIR to a larger disk)"
     echo "bench-ingest: load10m: $TEN_ACCOUNTS accounts ..." >&2
     new_db "$db" "$TEN_ACCOUNTS" a
     start_taxd "$db"
@@ -517,7 +529,7 @@ part_load10m() {
         rate=$(jfield "$out" tx_per_s); rates="$rates $rate"; t_all=$(calc "$t_all+$(jfield "$out" seconds)" .3f)
         [ -n "$first_rate" ] || first_rate=$rate
         echo "bench-ingest: load10m: transactions $from..$((from + count - 1)): $rate tx/s" >&2
-        table="$table| $from..$((from + count - 1)) | $rate | $(calc "$rate/$first_rate" .2f) | p99 $(jfield "$out" p99_ms) ms |
+        table="$table| $from..$((from + count - 1)) | $rate | $(ratio "$rate/$first_rate") | p99 $(jfield "$out" p99_ms) ms |
 "
         from=$((from + count))
     done
@@ -527,7 +539,7 @@ part_load10m() {
     [ "$rows" = "$TEN_TX" ] || fail "part load10m: $rows rows stored of $TEN_TX"
     bytes=$(db_bytes "$db")
     min_rate=$(echo $rates | tr ' ' '\n' | sort -g | head -1)
-    drift=$(calc "$min_rate/$first_rate" .2f)
+    drift=$(ratio "$min_rate/$first_rate")
     recalc_all "$db" "$d/recalc.out"
     start_taxd "$db"
     echo "bench-ingest: load10m: an all-accounts inventory-summary report ..." >&2
@@ -558,6 +570,7 @@ PY
 )
     stop_taxd
     rep_s=$(calc "$(jfield "$rep" server_s)" .2f); rep_client=$(calc "$(jfield "$rep" client_s)" .2f)
+    rm -rf "$d" # 10M transactions of disk, before the floor writes its own
     floor=$(floor_run "$TEN_TX" "$BATCH" "$TEN_ACCOUNTS")
     all_tps=$(calc "$TEN_TX/$t_all" .1f); f_tps=$(jfield "$floor" tx_per_s); f_bytes=$(jfield "$floor" db_bytes)
     cat > "$work/10m.md" <<MD
@@ -577,8 +590,8 @@ $table
 | | taxd | floor | taxd / floor | target |
 |---|---|---|---|---|
 | lowest step / first step | **$drift** | | | >= 0.7: **$(judge "$drift" ">=" 0.7)** |
-| whole load, transactions/s | $all_tps | $f_tps | $(calc "$all_tps/$f_tps" .2f) | recorded |
-| bytes of database per transaction | $(calc "$bytes/$TEN_TX" .0f) | $(calc "$f_bytes/$TEN_TX" .0f) | $(calc "$bytes/$f_bytes" .2f) | recorded |
+| whole load, transactions/s | $all_tps | $f_tps | $(ratio "$all_tps/$f_tps") | recorded |
+| bytes of database per transaction | $(calc "$bytes/$TEN_TX" .0f) | $(calc "$f_bytes/$TEN_TX" .0f) | $(ratio "$bytes/$f_bytes") | recorded |
 | recalculation of all accounts (\`taxd admin\`) | $rc_s s, peak RSS $(mib "$rc_kb") MiB | | | recorded |
 | all-accounts report on clean accounts | **$rep_s s** | | | <= 5 s: **$(judge "$rep_s" "<=" 5)** |
 
