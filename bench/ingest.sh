@@ -135,7 +135,8 @@ field() { printf '%s' "$1" | sed -n "s/.*\"$2\":\"\([^\"]*\)\".*/\1/p"; }
 jfield() { printf '%s' "$1" | sed -n "s/.*\"$2\":\([^,}]*\).*/\1/p"; }
 now() { date +%s.%N; }
 calc() { $PY -c "print(f'{$1:$2}')"; }
-ratio() { calc "$1" .3g; } # three significant digits: 0.004 must not print as 0.00
+# ratio EXPR: two decimals, or two significant digits below 0.1 (0.004 must not print as 0.00)
+ratio() { $PY -c "x = $1; print(f'{x:.2f}' if x >= 0.095 else f'{x:.2g}')"; }
 median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 # judge VALUE OP TARGET: PASS when VALUE OP TARGET holds, else SHORT
 judge() { $PY -c "import sys; print('PASS' if $1 $2 $3 else 'SHORT')"; }
@@ -568,6 +569,7 @@ print(json.dumps({"client_s": round(client_s, 3), "server_s": ms / 1000}, separa
 print("bench-ingest: report metadata: " + json.dumps(s.get("metadata")), file=sys.stderr)
 PY
 )
+    rep_hwm=$(vm_kb "$taxd_pid" VmHWM)
     stop_taxd
     rep_s=$(calc "$(jfield "$rep" server_s)" .2f); rep_client=$(calc "$(jfield "$rep" client_s)" .2f)
     rm -rf "$d" # 10M transactions of disk, before the floor writes its own
@@ -597,7 +599,8 @@ $table
 
 taxd's peak memory (VmHWM) over the load: **$(mib "$hwm") MiB** ($(mib "$hwm_idle") MiB before it). Database
 after a checkpoint: $(calc "$bytes/1073741824" .2f) GiB. The report as the client saw it (trigger to
-\`completed\` polled every 10 ms): $rep_client s. Dirty accounts before / after the recalculation:
+\`completed\` polled every 10 ms): $rep_client s; the serving taxd's peak memory by then (VmHWM, a fresh
+process after the recalculation): $(mib "$rep_hwm") MiB. Dirty accounts before / after the recalculation:
 $(echo $dirty_before | cut -d' ' -f1) / $(echo $dirty_after | cut -d' ' -f1) of $(echo $dirty_before | cut -d' ' -f2).
 Reproduce: \`BENCH_PARTS=load10m BENCH_10M_TX=$TEN_TX BENCH_10M_STEP=$TEN_STEP BENCH_10M_ACCOUNTS=$TEN_ACCOUNTS make bench-ingest\`.
 MD
@@ -644,7 +647,7 @@ print("identical" if a == b else "DIFFERENT")' "$work/one-asc/summaries.json" "$
     cat > "$work/one.md" <<MD
 ## One account loaded in reverse order (\`make bench-ingest\`)
 
-Measured $(date -u +%Y-%m-%dT%H:%MZ) on $(nproc) cores: $ONE_TX transactions of one account (the
+Measured $(stamp) on $(machine): $ONE_TX transactions of one account (the
 ingest mix, 5 assets), posted by $CLIENTS concurrent clients in datetime order and, into another
 fresh database, in reverse datetime order (newest first); then the first read of the account's
 inventory, which runs the recalculation. The recalculation is lazy (\`src/inventory/recalc.h\`):
@@ -720,7 +723,7 @@ PY
     cat > "$work/resume.md" <<MD
 ## Recalculation from the watermark (\`make bench-ingest\`, part resume)
 
-Measured $(date -u +%Y-%m-%dT%H:%MZ) on $(nproc) cores: one account of $loaded transactions (the
+Measured $(stamp) on $(machine): one account of $loaded transactions (the
 ingest mix: 5 assets, FIFO, three buys to one sale of half a lot, so most lots stay held), already
 recalculated. Each of $RESUME_ROUNDS rounds times, in a rotating order, through HTTP with one
 keep-alive client: POST one buy dated after the last transaction then GET its summaries (append);
