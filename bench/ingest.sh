@@ -453,7 +453,7 @@ part_upgrade() {
     rev=$(git rev-parse --short "$UPGRADE_FROM")
     echo "bench-ingest: building release $rev ..." >&2
     git archive "$UPGRADE_FROM" src Makefile scripts bench | tar -x -C "$old"
-    make -C "$old" build/taxd >"$old/build.log" 2>&1 || fail "part upgrade: building $rev failed: $(tail -5 "$old/build.log")"
+    make -C "$old" -j"$(nproc)" build/taxd >"$old/build.log" 2>&1 || fail "part upgrade: building $rev failed: $(tail -5 "$old/build.log")"
     oobjs=$(cd "$old" && find src -name '*.c' ! -path src/main.c | sort | sed "s|^|$old/build/obj/|; s|\.c\$|.o|")
     ar rcs "$old/libtaxd.a" $oobjs
     cc -std=c17 -D_GNU_SOURCE -I"$old/src" -O2 -o "$old/store_ingest" "$old/bench/store_ingest.c" "$old/libtaxd.a" \
