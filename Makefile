@@ -92,8 +92,9 @@ test: deps
 bench: deps build/taxd
 	bench/http.sh
 
-# Transactions through the API against the store, the bare database and nginx
-# (BENCH_TX, BENCH_ACCOUNTS, BENCH_PARTS: see bench/ingest.sh).
+# Transactions through the API (single and batched), recalculation, upgrade and a
+# 10M load, each beside ../shared/bench/ingest_floor.c run in the same session
+# (BENCH_PARTS, BENCH_TX, BENCH_ACCOUNTS, ...: see bench/ingest.sh). Not part of `make test`.
 bench-ingest: deps build/taxd
 	bench/ingest.sh
 

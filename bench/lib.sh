@@ -14,12 +14,14 @@ wait_http() { # url, seconds
     done
 }
 
-# write_section NAME FILE: replaces the block between the NAME markers in
-# docs/benchmarks.md with the content of FILE (appending it when absent).
+# write_section NAME FILE [AFTER]: replaces the block between the NAME markers
+# in docs/benchmarks.md with the content of FILE. When absent, the block goes
+# after the first of the sections named in AFTER (space-separated) that the
+# document has, else at its end.
 write_section() {
-    /usr/bin/python3 - "$1" "$2" <<'PY'
+    /usr/bin/python3 - "$1" "$2" "${3:-}" <<'PY'
 import pathlib, sys
-name, content_file = sys.argv[1], sys.argv[2]
+name, content_file, after = sys.argv[1], sys.argv[2], sys.argv[3].split()
 doc = pathlib.Path("docs/benchmarks.md")
 text = doc.read_text() if doc.exists() else "# Benchmarks\n\nEach section is written by its `make bench*` target; figures are ratios against a reference measured in the same run, because absolute numbers drift on shared machines.\n"
 start, end = f"<!-- bench:{name}:start -->", f"<!-- bench:{name}:end -->"
@@ -28,7 +30,14 @@ if start in text and end in text:
     head, rest = text.split(start, 1)
     text = head + block + rest.split(end, 1)[1]
 else:
-    text = text.rstrip() + "\n\n" + block + "\n"
+    for other in after:
+        mark = f"<!-- bench:{other}:end -->"
+        if mark in text:
+            head, rest = text.split(mark, 1)
+            text = head + mark + "\n\n" + block + rest
+            break
+    else:
+        text = text.rstrip() + "\n\n" + block + "\n"
 doc.write_text(text)
 PY
 }

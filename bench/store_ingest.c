@@ -1,5 +1,8 @@
-/* store_ingest: the store's ceiling for `make bench-ingest`, and a direct
- * recalculation. Linked with taxd's own objects (build/obj, without main.o).
+/* store_ingest: the store's write path without HTTP, for `make bench-ingest`,
+ * and a direct recalculation. Linked with taxd's own objects (build/obj,
+ * without main.o). Part upgrade builds the previous release's copy of this
+ * file against that release's objects to load a database in its schema; part
+ * one-account uses recalc when the summaries endpoint is missing.
  *
  *   store_ingest ingest --db PATH --tenant TID --tx N --accounts A
  *                [--threads K] [--order shuffled|asc|desc] [--from F --count C]
