@@ -695,7 +695,7 @@ def buy(tid, seconds):
 raw = sqlite3.connect(db, timeout=30)
 def unusable():  # what a ledger from before migration v7 looks like: recompute from the first
     raw.execute("UPDATE accounts SET inventory_basis = NULL, inventory_version = inventory_version + 1,"
-                " dirty_from = (SELECT min(datetime) FROM transactions t WHERE t.account_uuid = accounts.uuid)"
+                " dirty_from = (SELECT min(datetime) FROM transactions t WHERE t.account = accounts.seq)"
                 " WHERE id = 'solo0'")
     raw.commit()
 read()  # the first read: recalculated, as the part's premise
