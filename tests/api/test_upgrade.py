@@ -23,17 +23,16 @@ reads are recorded (pending reports, TIN checks and webhook deliveries stay
 pending); inventory is still computed by the reads themselves.
 
 Failed upgrades (test_failed_upgrade_leaves_the_database_untouched): the new
-binary cannot take the migration lock, or cannot grow any file past 32 KiB
-(RLIMIT_FSIZE: a migration that writes more than a few pages hits "disk full"
-inside its transaction). It must exit non-zero naming the schema migration,
-and the database must be byte for byte what it was: the release opens it and
-answers every recorded read the same.
+binary cannot take the migration lock; or cannot grow any file past 32 KiB
+(RLIMIT_FSIZE: a migration that writes more than a few pages fails inside its
+transaction); or is asked to fail by the test hook TAXD_TEST_FAIL_MIGRATION
+(see FAILURES). It must exit non-zero naming the schema migration, and the
+database must be byte for byte what it was: the release opens it and answers
+every recorded read the same.
 """
-import base64
 import hashlib
 import json
 import os
-import re
 import resource
 import shutil
 import signal
@@ -43,20 +42,21 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from urllib.parse import quote, urlencode, urlsplit
+from urllib.parse import quote, urlencode
 
 import pytest
 import requests
 
-from conftest import (ADMIN_TIMEOUT_S, HTTP_TIMEOUT_S, REPO, START_TIMEOUT_S, TAXD_BIN, Server,
+from conftest import (ADMIN_TIMEOUT_S, HTTP_TIMEOUT_S, REPO, START_TIMEOUT_S, Server,
                       Tenant, body, check_against_openapi, check_request_id, poll)
 from webhook_receiver import Receiver
 
 # Released taxd versions whose databases the new binary must upgrade, oldest
-# first. 2f8b27f is the last release with schema migration v9 (the release
-# before the v10 storage layout). Each later release appends its own commit
-# here, so that a database of every release is upgraded by every new binary.
-RELEASES = ["2f8b27f"]
+# first, as full commit ids. 2f8b27f is the last release with schema migration
+# v9 (the release before the v10 storage layout). The next release appends its
+# own commit here (and each one after it), so that a database written by every
+# release is upgraded by every new binary.
+RELEASES = ["2f8b27f8399b3ec831bcbd85431fb3fa34f1c00f"]
 
 TX_PATH = "/v1/transactions/external-id"
 REPORTS = "/v1/reports/inventory-summary"
@@ -77,7 +77,7 @@ ADDRESS_DE = {"line1": "Hauptstr. 1", "city": "Berlin", "postal_code": "10115", 
 def build_release(commit):
     """The release binary built from git at `commit` (plain build, never ASan),
     cached in build/release-<commit>/taxd. Fails loudly without git or history."""
-    out = REPO / "build" / f"release-{commit}" / "taxd"
+    out = REPO / "build" / f"release-{commit[:7]}" / "taxd"
     if out.is_file() and os.access(out, os.X_OK):
         return out
     git = shutil.which("git")
@@ -89,7 +89,7 @@ def build_release(commit):
         pytest.fail(f"release commit {commit} is not in this clone's history (a shallow clone?): "
                     f"{p.stderr.strip()}", pytrace=False)
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f"release-{commit}.", dir=out.parent.parent))
+    tmp = Path(tempfile.mkdtemp(prefix=f"release-{commit[:7]}.", dir=out.parent.parent))
     try:
         archive = subprocess.Popen([git, "-C", str(REPO), "archive", commit, "src", "Makefile", "scripts"],
                                    stdout=subprocess.PIPE)
@@ -232,7 +232,7 @@ def build_fixture(old, workdir, flags):
     subs = {}
     subs["ok"] = admin(old, db, "subscription", "create", "--tenant", a_id, "--url", receiver.url("/ok"),
                        "--events", "INVENTORY_UPDATE,FORM_STATUS_UPDATE,ACCOUNT_OWNER_TAX_DOCUMENTATION_STATUS",
-                       "--rate-limit", "50")["subscription_id"]
+                       "--rate-limit", "200")["subscription_id"]
     subs["fail"] = admin(old, db, "subscription", "create", "--tenant", a_id, "--url", receiver.url("/fail"),
                          "--events", "INVENTORY_UPDATE", "--retry-attempts", "0",
                          "--retry-window", "30", "--timeout", "5")["subscription_id"]
@@ -580,13 +580,26 @@ def record_all(binary, workdir, fx, args):
     return rec
 
 
+def first_difference(a, b, path="answer"):
+    """The path and the two values of the first leaf where a and b differ."""
+    if isinstance(a, dict) and isinstance(b, dict) and list(a) == list(b):
+        for k in a:
+            if a[k] != b[k]:
+                return first_difference(a[k], b[k], f"{path}[{k!r}]")
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)) and len(a) == len(b):
+        for i, (x, y) in enumerate(zip(a, b)):
+            if x != y:
+                return first_difference(x, y, f"{path}[{i}]")
+    return f"{path}: release {a!r:.600} / new {b!r:.600}"
+
+
 def assert_same(expected, got, what):
     assert list(got) == list(expected), f"{what}: a different set of reads"
     diffs = [k for k in expected if expected[k] != got[k]]
     if diffs:
         k = diffs[0]
         raise AssertionError(f"{what}: {len(diffs)} of {len(expected)} reads differ; first: {k}\n"
-                             f"release: {expected[k]!r}\nnew:     {got[k]!r}\nall: {diffs}")
+                             f"{first_difference(expected[k], got[k])}\nall: {diffs}")
 
 
 # ------------------------------------------------------------------ tests
@@ -598,13 +611,13 @@ def receiver(tmp_path_factory):
     r.stop()
 
 
-@pytest.fixture(scope="module", params=RELEASES)
+@pytest.fixture(scope="module", params=RELEASES, ids=[c[:7] for c in RELEASES])
 def release(request, tmp_path_factory, taxd_bin, receiver):
     """(release binary, fixture directory, fixture ids, serve flags, records):
     the fixture as the release wrote it (never read: dirty accounts stay
     dirty) and the release's answers, recorded on a copy."""
-    commit = request.param
-    old = build_release(commit)
+    commit = request.param[:7]
+    old = build_release(request.param)
     root = tmp_path_factory.mktemp(f"release-{commit}")
     match = root / "tins.csv"
     match.write_text(MATCH_LIST)
@@ -626,10 +639,7 @@ def test_upgrade_keeps_every_read_and_writes_work(release, tmp_path, taxd_bin):
     db = copy_db(release["dir"], work)
     got = record_all(taxd_bin, work, release["fx"], release["args"])
     migrated = user_version(db)
-    fresh = tmp_path / "fresh"
-    fresh.mkdir()
-    admin(taxd_bin, fresh / "taxd.db", "tenant", "list")
-    assert migrated == user_version(fresh / "taxd.db") >= release["version"], \
+    assert migrated == latest_version(taxd_bin, tmp_path) >= release["version"], \
         "the upgraded database is not at the version a new database gets"
     assert_same(release["records"], got, f"release {release['commit']} upgraded by {taxd_bin}")
 
@@ -659,14 +669,15 @@ def test_upgrade_keeps_every_read_and_writes_work(release, tmp_path, taxd_bin):
     assert user_version(db) == migrated
 
 
-def first_start(binary, workdir, preexec=None):
+def first_start(binary, workdir, preexec=None, env_extra=None, args=()):
     """`serve` of `binary` on workdir/taxd.db with stderr on a pipe. Returns
     (exit status or None if it started listening, stderr); a server that
     started is stopped with SIGTERM."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("TAXD_")}
     env.setdefault("ASAN_OPTIONS", "detect_leaks=1")
+    env.update(env_extra or {})
     p = subprocess.Popen([str(binary), "serve", "--listen", "127.0.0.1:0", "--db", str(workdir / "taxd.db"),
-                          "--no-workers"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                          "--no-workers", *args], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                          stderr=subprocess.PIPE, text=True, env=env, cwd=workdir, preexec_fn=preexec,
                          restore_signals=False)
     lines, started = [], threading.Event()
@@ -701,46 +712,76 @@ def limit_file_size():
     resource.setrlimit(resource.RLIMIT_FSIZE, (FSIZE_LIMIT, FSIZE_LIMIT))
 
 
+def latest_version(binary, tmp_path):
+    """The schema version `binary` gives a new database."""
+    fresh = tmp_path / "fresh"
+    fresh.mkdir(exist_ok=True)
+    admin(binary, fresh / "taxd.db", "tenant", "list")
+    return user_version(fresh / "taxd.db")
+
+
+# How a first start is made to fail, and what it must then say (stderr).
+# - locked: another process holds the write lock, so the migration cannot
+#   begin (taxd waits 5 s for it);
+# - disk full: no file may grow past FSIZE_LIMIT, so a migration that writes
+#   more than ~7 pages fails inside its transaction (EFBIG: "disk I/O error"
+#   or "disk is full") and rolls back;
+# - test hook: TAXD_TEST_FAIL_MIGRATION=1 with --test-hooks asks the new
+#   binary to run every pending migration script and then fail instead of
+#   committing (the hook a small migration needs; see failed_upgrade below).
+FAILURES = {
+    "locked": dict(lock=True),
+    "disk full": dict(preexec=limit_file_size),
+    "test hook": dict(env_extra={"TAXD_TEST_FAIL_MIGRATION": "1"}, args=("--test-hooks",)),
+}
+
+
 def test_failed_upgrade_leaves_the_database_untouched(release, tmp_path, taxd_bin):
     """An upgrade that cannot complete exits non-zero naming the schema
     migration and leaves every byte of the database as the release wrote it:
     the release opens it again and answers every recorded read the same.
-    1. another process holds the write lock: the migration cannot begin;
-    2. no file may grow past 32 KiB: a migration that rebuilds tables fails
-       inside its transaction ("disk full") and rolls back. A new binary with
-       nothing to migrate starts (and must then have left the version as it was)."""
-    # 1. Locked.
-    work = tmp_path / "locked"
-    copy_db(release["dir"], work)
-    before = db_digest(work)
-    con = sqlite3.connect(str(work / "taxd.db"), isolation_level=None)
-    try:
-        con.execute("BEGIN IMMEDIATE")
-        status, err = first_start(taxd_bin, work)
-    finally:
-        con.rollback()
-        con.close()
-    assert status not in (None, 0), f"the new binary started on a locked database:\n{err}"
-    assert "schema migration" in err and "locked" in err, err
-    assert db_digest(work) == before
-    assert user_version(work / "taxd.db") == release["version"]
-    assert_same(release["records"], record_all(release["old"], work, release["fx"], release["args"]),
-                "the release after a failed (locked) upgrade")
 
-    # 2. Disk full.
-    work = tmp_path / "full"
-    copy_db(release["dir"], work)
-    before = db_digest(work)
-    status, err = first_start(taxd_bin, work, preexec=limit_file_size)
-    if status is None:
-        # Nothing to migrate (the new binary has the release's schema): it
-        # started; the database must still be at the release's version.
-        assert user_version(work / "taxd.db") == release["version"], \
-            "the new binary migrated although no file could grow past 32 KiB: raise FSIZE_LIMIT's bite"
-    else:
-        assert status != 0
-        assert "schema migration" in err, f"the failure does not name the migration:\n{err}"
-        assert db_digest(work) == before
-        assert user_version(work / "taxd.db") == release["version"]
-    assert_same(release["records"], record_all(release["old"], work, release["fx"], release["args"]),
-                "the release after a failed (disk full) upgrade")
+    The lock fails any first start. Disk full and the test hook fail a
+    migration in the middle; with nothing to migrate (the new binary has the
+    release's schema) the new binary just starts, and must leave the version
+    as it was. When there is something to migrate, at least one of the two
+    must make it fail: disk full catches any migration that rebuilds tables,
+    the hook is needed for one that writes only a few pages."""
+    nothing_to_migrate = latest_version(taxd_bin, tmp_path) == release["version"]
+    failed_mid_migration = []
+    for name, how in FAILURES.items():
+        work = tmp_path / name.replace(" ", "-")
+        copy_db(release["dir"], work)
+        before = db_digest(work)
+        con = None
+        if how.get("lock"):
+            con = sqlite3.connect(str(work / "taxd.db"), isolation_level=None)
+            con.execute("BEGIN IMMEDIATE")
+        try:
+            status, err = first_start(taxd_bin, work, how.get("preexec"), how.get("env_extra"),
+                                      how.get("args", ()))
+        finally:
+            if con is not None:
+                con.rollback()
+                con.close()
+        version = user_version(work / "taxd.db")
+        if status is None:
+            assert not how.get("lock"), f"the new binary started on a locked database:\n{err}"
+            if version != release["version"]:
+                continue      # it migrated regardless: see the assertion after the loop
+            assert nothing_to_migrate, f"{name}: started at the release's version {version} with a migration pending"
+        else:
+            assert status != 0
+            assert "schema migration" in err, f"{name}: the failure does not name the migration:\n{err}"
+            if how.get("lock"):
+                assert "locked" in err, err
+            else:
+                failed_mid_migration.append(name)
+            assert db_digest(work) == before, f"{name}: the failed upgrade changed the database files"
+            assert version == release["version"]
+        assert_same(release["records"], record_all(release["old"], work, release["fx"], release["args"]),
+                    f"the release after a failed upgrade ({name})")
+    assert nothing_to_migrate or failed_mid_migration, (
+        "neither a 32 KiB file size limit nor TAXD_TEST_FAIL_MIGRATION=1 (with --test-hooks) made the "
+        "migration fail: a migration this small needs the test hook (run every pending script, then "
+        "roll back and fail naming the schema migration)")
