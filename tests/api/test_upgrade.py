@@ -376,7 +376,7 @@ def build_fixture(old, workdir, flags):
             "tax_residences": [{"country_code": "DE", "tin": "12345678901"}], "vat_number": "DE123456789",
             "certified": True, "signature_date": signed}, expect=201)
 
-        # TIN checks: a match and a mismatch.
+        # TIN checks: VALID, INVALID_FORMAT, MISMATCH (and one left PENDING below).
         for name, tin, kind, who in [("Jane Q Public", "123-45-6789", "SSN", ta),
                                      ("Nobody", "987-65-4321", "SSN", ta),
                                      ("Somebody Else", "123-45-6789", "SSN", ta),
@@ -384,7 +384,7 @@ def build_fixture(old, workdir, flags):
             extra_body = {"account_owner_id": "o-full"} if tin == "123-45-6789" else {}
             r = call(who, "POST", "/v1/tin-validations", {"name": name, "tin": tin, "tin_type": kind,
                                                           **extra_body}, expect=202)
-            fx["validations"].append((who is ta and "upgrade-a" or "upgrade-b", body(r)["data"]["validation_id"]))
+            fx["validations"].append(("upgrade-a" if who is ta else "upgrade-b", body(r)["data"]["validation_id"]))
 
         # Reports: csv and jsonl completed, one failed (test-only switch).
         for payload, headers in [({}, None), ({"account_ids": ["ref-fifo", "acc-x", "missing"],
@@ -661,9 +661,19 @@ def test_upgrade_keeps_every_read_and_writes_work(release, tmp_path, taxd_bin):
         assert [x for x in after["summaries"] if x["asset_code"] != "DOGE"] == before["summaries"]
         lots = body(call(ta, "GET", "/v1/inventory?account_id=ref-fifo&asset_code=DOGE", expect=200))["data"]
         assert [lot["quantity"] for lot in lots["lots"]] == ["43"], lots
-        # The report left pending by the release completes under the new binary.
+        # Work the release left pending is done by the new binary's engines:
+        # the report completes, the TIN check ends, the deliveries are sent.
         rid = release["fx"]["reports"][-1][1]
         assert wait_report(ta, rid)["status"] == "completed"
+        t = release["fx"]["tenants"]["upgrade-b"]
+        tb = Tenant(s, t["tenant_id"], t["client_id"], t["client_secret"])
+        vid = release["fx"]["validations"][-1][1]
+        poll(lambda: body(call(tb, "GET", f"/v1/tin-validations/{vid}", expect=200))["data"]["status"] != "PENDING",
+             WAIT_S, interval=0.1, what="the pending TIN check to end")
+        ok_sub = release["fx"]["subscriptions"][0]
+        poll(lambda: not deliveries(taxd_bin, db, ok_sub, "pending"), WAIT_S, interval=0.2,
+             what="the pending deliveries to be sent")
+        assert {d["state"] for d in deliveries(taxd_bin, db, ok_sub)} == {"delivered"}
     finally:
         s.stop_and_check()
     assert user_version(db) == migrated
