@@ -95,6 +95,16 @@ static void reply_tx_store_failure(request_t *req, store_status_t st)
                        NULL);
 }
 
+/* A batch is all or nothing: its 500 says that none of it was written. */
+static void reply_batch_store_failure(request_t *req, store_status_t st)
+{
+    if (st == STORE_TIMEOUT)
+        reply_store_failure(req, st);
+    else
+        reply_tx_error(req, 500, "The batch could not be saved: none of its transactions was written",
+                       "InternalServerError", NULL);
+}
+
 static void add_issue(json_t *issues, const char *message, json_t *path)
 {
     json_array_append_new(issues, v_issue("custom", path, message, NULL));
@@ -303,37 +313,49 @@ static store_tx_line_t *store_lines(request_t *req, const json_t *canon, size_t 
 
 /* ---- handlers --------------------------------------------------------- */
 
-/* Parses and validates; answers 400 itself and returns NULL on failure. */
-static json_t *read_tx_body(request_t *req, int64_t *datetime_ms)
+/* Every issue of one transaction, paths relative to it (an empty array when
+ * it is valid; then *datetime_ms is set). The caller owns the array. */
+static json_t *check_tx(const json_t *body, int64_t *datetime_ms)
 {
-    char msg[256];
-    json_t *body = v_parse_body(req->body, req->body_len, request_header(req, "content-type"),
-                                false, msg, sizeof msg);
-    if (body == NULL) {
-        reply_tx_error(req, 400, msg, "ValidationError", NULL);
-        return NULL;
-    }
     json_t *issues = json_array();
     if (v_check_object(&TX, body, NULL, issues) == 0) {
         check_arrays_for_type(body, issues);
         check_id_bytes(body, issues);
         check_lines(body, issues);
     }
-    if (json_array_size(issues) > 0) {
-        json_decref(body);
-        reply_tx_invalid(req, issues);
-        return NULL;
+    if (json_array_size(issues) == 0 &&
+        clock_parse_rfc3339(json_string_value(json_object_get(body, "datetime")),
+                            datetime_ms) != 0) {
+        json_t *path = json_pack("[s]", "datetime");
+        json_array_append_new(issues, v_issue("invalid_format", path, "Invalid ISO datetime",
+                                              NULL));
+        json_decref(path);
     }
-    json_decref(issues);
-    if (clock_parse_rfc3339(json_string_value(json_object_get(body, "datetime")), datetime_ms) !=
-        0) {
-        json_decref(body);
-        reply_tx_invalid(req, json_pack("[o]", v_issue("invalid_format",
-                                                        json_pack("[s]", "datetime"),
-                                                        "Invalid ISO datetime", NULL)));
-        return NULL;
-    }
+    return issues;
+}
+
+/* Parses the body (an object, or an array for a batch); answers 400 itself
+ * and returns NULL when it cannot be read. */
+static json_t *read_body(request_t *req)
+{
+    char msg[256];
+    json_t *body = v_parse_body_any(req->body, req->body_len,
+                                    request_header(req, "content-type"), msg, sizeof msg);
+    if (body == NULL)
+        reply_tx_error(req, 400, msg, "ValidationError", NULL);
     return body;
+}
+
+/* Validates a single transaction; answers 400 itself and returns false. */
+static bool valid_tx_body(request_t *req, const json_t *body, int64_t *datetime_ms)
+{
+    json_t *issues = check_tx(body, datetime_ms);
+    if (json_array_size(issues) == 0) {
+        json_decref(issues);
+        return true;
+    }
+    reply_tx_invalid(req, issues);
+    return false;
 }
 
 /* Only with --test-hooks: hold the write transaction open this long. */
@@ -373,20 +395,33 @@ static void answer_stored(request_t *req, store_conn_t *db, const char *id, int 
         reply_data(req, status, doc);
 }
 
-static void answer_write(request_t *req, store_conn_t *db, const store_tx_write_t *w,
-                         store_status_t st, store_tx_outcome_t outcome, const char *current)
+/* The error body (transactions shape) of a write the store refused for its
+ * account: unknown (404) or another account's transaction (400). */
+static json_t *refused_body(const store_tx_write_t *w, store_tx_outcome_t outcome,
+                            const char *current, int *status)
 {
     char msg[640];
     if (outcome == STORE_TX_NO_ACCOUNT) {
         snprintf(msg, sizeof msg, "Account '%s' not found", w->account_id);
-        reply_tx_error(req, 404, msg, "NotFoundError", NULL);
-    } else if (outcome == STORE_TX_MOVED) {
-        snprintf(msg, sizeof msg,
-                 "Transaction '%s' belongs to account '%s' and cannot be moved to account '%s'",
-                 w->id, current, w->account_id);
-        json_t *issues = json_array();
-        add_issue(issues, msg, json_pack("[s]", "account_id"));
-        reply_tx_invalid(req, issues);
+        *status = 404;
+        return error_body_transactions(msg, "NotFoundError", NULL);
+    }
+    snprintf(msg, sizeof msg,
+             "Transaction '%s' belongs to account '%s' and cannot be moved to account '%s'",
+             w->id, current, w->account_id);
+    json_t *issues = json_array();
+    add_issue(issues, msg, json_pack("[s]", "account_id"));
+    *status = 400;
+    return error_body_transactions("Validation failed", "ValidationError", issues);
+}
+
+static void answer_write(request_t *req, store_conn_t *db, const store_tx_write_t *w,
+                         store_status_t st, store_tx_outcome_t outcome, const char *current)
+{
+    if (outcome == STORE_TX_NO_ACCOUNT || outcome == STORE_TX_MOVED) {
+        int status;
+        json_t *refused = refused_body(w, outcome, current, &status);
+        reply_error_body(req, status, refused);
     } else if (st != STORE_OK) {
         reply_tx_store_failure(req, st);
     } else {
@@ -398,14 +433,209 @@ static void answer_write(request_t *req, store_conn_t *db, const store_tx_write_
     }
 }
 
-void api_transactions_upsert(request_t *req)
+/* ---- batches ---------------------------------------------------------- *
+ *
+ * A JSON array of 1 to TX_BATCH_MAX transactions is a batch: every element
+ * follows every rule of a single upsert, the valid ones are written in index
+ * order in one database transaction (store_tx_upsert_batch), and the answer
+ * is 200 {"data": [result per element, in order]} (the single upsert's
+ * {"data": ...} envelope around an array). A result is {"index", "status":
+ * created|updated|unchanged|error, "data"}: data is the record as GET
+ * answers it, or, with "http_status", the error body that element alone
+ * would have been answered. A storage failure fails the whole batch (nothing
+ * is written). Memory: one arena array of elements and one of writes; the
+ * per-element JSON is the canonical document the record is built from. */
+
+#define TX_BATCH_MAX 1000
+
+/* The batch itself; its elements are checked one by one (each answers alone). */
+static const v_field BATCH = {"batch", V_ARRAY, .required = true, .min_items = 1,
+                              .max_items = TX_BATCH_MAX};
+
+typedef struct batch_elem {
+    json_t *canon;      /* the valid element's canonical document; NULL when refused */
+    char *text;         /* its compact text, what is stored (malloc'd) */
+    json_t *error;      /* the refused element's error body */
+    int http_status;
+    int64_t datetime_ms;
+    size_t write;       /* its index in the writes */
+} batch_elem_t;
+
+typedef struct id_ref {
+    const char *id;
+    size_t index;
+} id_ref_t;
+
+static int id_ref_cmp(const void *a, const void *b)
+{
+    const id_ref_t *x = a, *y = b;
+    int c = strcmp(x->id, y->id);
+    return c != 0 ? c : (x->index > y->index) - (x->index < y->index);
+}
+
+/* A later element with the id of an earlier valid one is refused: sorting
+ * (id, index) pairs finds them in O(n log n). */
+static void refuse_duplicates(request_t *req, batch_elem_t *elems, size_t n)
+{
+    id_ref_t *refs = arena_alloc(req->arena, n * sizeof *refs);
+    size_t k = 0;
+    if (refs == NULL)
+        return; /* the caller's allocations fail too and answer 500 */
+    for (size_t i = 0; i < n; i++)
+        if (elems[i].canon != NULL)
+            refs[k++] = (id_ref_t){json_string_value(json_object_get(elems[i].canon, "id")), i};
+    qsort(refs, k, sizeof *refs, id_ref_cmp);
+    for (size_t g = 0; g < k;) {
+        size_t e = g + 1;
+        for (; e < k && strcmp(refs[e].id, refs[g].id) == 0; e++) {
+            char msg[STORE_ID_MAX + 96];
+            snprintf(msg, sizeof msg, "Duplicate id '%s' in the batch (first at index %zu)",
+                     refs[e].id, refs[g].index);
+            batch_elem_t *dup = &elems[refs[e].index];
+            json_t *issues = json_array();
+            add_issue(issues, msg, json_pack("[s]", "id"));
+            dup->error = error_body_transactions(msg, "ValidationError", issues);
+            dup->http_status = 400;
+            json_decref(dup->canon);
+            dup->canon = NULL;
+        }
+        g = e;
+    }
+}
+
+/* Fills w for a valid element; false when memory or randomness failed. */
+static bool batch_write(request_t *req, const batch_elem_t *el, int64_t now,
+                        store_tx_write_t *w)
+{
+    char *uuids = arena_alloc(req->arena, 2 * IDS_UUID_LEN);
+    size_t line_count = 0;
+    store_tx_line_t *lines = store_lines(req, el->canon, &line_count);
+    if (uuids == NULL || lines == NULL || el->text == NULL || ids_uuid_v4(uuids) != 0 ||
+        ids_uuid_v4(uuids + IDS_UUID_LEN) != 0)
+        return false;
+    *w = (store_tx_write_t){
+        .tenant_id = req->claims.tenant_id,
+        .id = json_string_value(json_object_get(el->canon, "id")),
+        .account_id = json_string_value(json_object_get(el->canon, "account_id")),
+        .datetime_ms = el->datetime_ms,
+        .type = json_string_value(json_object_get(el->canon, "type")),
+        .subtype = json_string_value(json_object_get(el->canon, "subtype")),
+        .body = el->text, .lines = lines, .line_count = line_count, .new_uuid = uuids,
+        .event_uuid = uuids + IDS_UUID_LEN, .now = now};
+    return true;
+}
+
+static const char *const OUTCOME_NAMES[] = {"created", "updated", "unchanged"};
+
+/* The answer: one result per element, in order. Steals the elements' JSON. */
+static json_t *batch_results(batch_elem_t *elems, size_t n, const store_tx_write_t *writes,
+                             const store_tx_result_t *results)
+{
+    json_t *out = json_array();
+    for (size_t i = 0; i < n && out != NULL; i++) {
+        batch_elem_t *el = &elems[i];
+        if (el->canon != NULL) {
+            const store_tx_result_t *r = &results[el->write];
+            if (r->outcome == STORE_TX_NO_ACCOUNT || r->outcome == STORE_TX_MOVED) {
+                el->error = refused_body(&writes[el->write], r->outcome, r->current_account,
+                                         &el->http_status);
+            } else {
+                json_t *doc = el->canon;
+                el->canon = NULL;
+                json_object_set_new(doc, "uuid", json_string(r->uuid));
+                json_object_set_new(doc, "created_at", jsonval_time(r->created_at));
+                json_object_set_new(doc, "updated_at", jsonval_time(r->updated_at));
+                json_array_append_new(out, json_pack("{s:I, s:s, s:o}", "index", (json_int_t)i,
+                                                     "status", OUTCOME_NAMES[r->outcome],
+                                                     "data", doc));
+                continue;
+            }
+        }
+        json_t *error = el->error;
+        el->error = NULL;
+        json_array_append_new(out, json_pack("{s:I, s:s, s:i, s:o}", "index", (json_int_t)i,
+                                             "status", "error", "http_status", el->http_status,
+                                             "data", error));
+    }
+    return out;
+}
+
+static void upsert_batch(request_t *req, json_t *body)
+{
+    /* Not an array either (an object was a single upsert): the array's
+     * invalid_type issue on [], as POST /v1/assets answers. */
+    json_t *issues = json_array();
+    v_check_value(&BATCH, body, NULL, issues);
+    if (json_array_size(issues) > 0) {
+        reply_tx_invalid(req, issues);
+        return;
+    }
+    json_decref(issues);
+
+    size_t n = json_array_size(body), valid = 0;
+    batch_elem_t *elems = arena_alloc(req->arena, n * sizeof *elems);
+    store_tx_write_t *writes = arena_alloc(req->arena, n * sizeof *writes);
+    store_tx_result_t *results = arena_alloc(req->arena, n * sizeof *results);
+    if (elems == NULL || writes == NULL || results == NULL) {
+        reply_batch_store_failure(req, STORE_ERROR);
+        return;
+    }
+    memset(elems, 0, n * sizeof *elems);
+    for (size_t i = 0; i < n; i++) {
+        const json_t *item = json_array_get(body, i);
+        json_t *problems = check_tx(item, &elems[i].datetime_ms);
+        if (json_array_size(problems) > 0) {
+            elems[i].error = error_body_transactions("Validation failed", "ValidationError",
+                                                     problems);
+            elems[i].http_status = 400;
+        } else {
+            json_decref(problems);
+            elems[i].canon = canonical_tx(item, elems[i].datetime_ms);
+        }
+    }
+    refuse_duplicates(req, elems, n);
+
+    bool ok = true;
+    int64_t now = clock_now_ms(&req->svc->clock);
+    for (size_t i = 0; i < n && ok; i++) {
+        batch_elem_t *el = &elems[i];
+        if (el->canon == NULL)
+            continue;
+        el->text = json_dumps(el->canon, JSON_COMPACT);
+        el->write = valid;
+        ok = batch_write(req, el, now, &writes[valid++]);
+    }
+    store_conn_t *db = ok ? request_db(req) : NULL;
+    store_status_t st = db != NULL ? store_tx_upsert_batch(db, writes, valid, results)
+                                   : STORE_ERROR;
+    if (st != STORE_OK) {
+        reply_batch_store_failure(req, st);
+    } else {
+        bool changed = false;
+        for (size_t i = 0; i < valid; i++)
+            changed = changed || results[i].outcome == STORE_TX_CREATED ||
+                      results[i].outcome == STORE_TX_UPDATED;
+        if (changed)
+            service_wake_workers(req->svc); /* the webhook dispatcher starts at once */
+        json_t *answer = batch_results(elems, n, writes, results);
+        if (answer == NULL)
+            reply_batch_store_failure(req, STORE_ERROR);
+        else
+            reply_data(req, 200, answer);
+    }
+    for (size_t i = 0; i < n; i++) {
+        json_decref(elems[i].canon);
+        json_decref(elems[i].error);
+        free(elems[i].text);
+    }
+}
+
+static void upsert_single(request_t *req, json_t *body)
 {
     int64_t datetime_ms;
-    json_t *body = read_tx_body(req, &datetime_ms);
-    if (body == NULL)
+    if (!valid_tx_body(req, body, &datetime_ms))
         return;
     json_t *canon = canonical_tx(body, datetime_ms);
-    json_decref(body);
     char *text = canon ? json_dumps(canon, JSON_COMPACT) : NULL;
     size_t line_count = 0;
     store_tx_line_t *lines = text ? store_lines(req, canon, &line_count) : NULL;
@@ -413,7 +643,7 @@ void api_transactions_upsert(request_t *req)
     store_conn_t *db = NULL;
     if (lines == NULL || ids_uuid_v4(tx_uuid) != 0 || ids_uuid_v4(event_uuid) != 0 ||
         (db = request_db(req)) == NULL) {
-        reply_tx_store_failure(req, STORE_ERROR);
+        reply_batch_store_failure(req, STORE_ERROR);
     } else {
         const json_t *subtype = json_object_get(canon, "subtype");
         store_tx_write_t w = {
@@ -433,6 +663,18 @@ void api_transactions_upsert(request_t *req)
     }
     free(text);
     json_decref(canon);
+}
+
+void api_transactions_upsert(request_t *req)
+{
+    json_t *body = read_body(req);
+    if (body == NULL)
+        return;
+    if (json_is_object(body))
+        upsert_single(req, body);
+    else
+        upsert_batch(req, body);
+    json_decref(body);
 }
 
 static void reply_unknown(request_t *req, const char *id)

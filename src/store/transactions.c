@@ -28,7 +28,8 @@
 static const store_sql_t Q_ACCOUNT_OF = {
     "tx_account_of", "SELECT uuid FROM accounts WHERE tenant_id = ?1 AND id = ?2"};
 static const store_sql_t Q_TX_FIND = {
-    "tx_find", "SELECT t.uuid, a.id, t.datetime, t.body FROM transactions t"
+    "tx_find", "SELECT t.uuid, a.id, t.datetime, t.body, t.created_at, t.updated_at"
+               " FROM transactions t"
                " JOIN accounts a ON a.uuid = t.account_uuid"
                " WHERE t.tenant_id = ?1 AND t.id = ?2"};
 static const store_sql_t Q_TX_INSERT = {
@@ -192,6 +193,7 @@ typedef struct existing {
     char uuid[STORE_UUID_LEN];
     char account_id[STORE_ID_MAX];
     int64_t datetime_ms;
+    int64_t created_at, updated_at; /* for a batch's results */
     bool same_body;
 } existing_t;
 
@@ -226,6 +228,8 @@ static store_status_t find_existing(store_conn_t *conn, const store_tx_write_t *
     if (rc == SQLITE_ROW) {
         const unsigned char *body = sqlite3_column_text(stmt, 3);
         ex->datetime_ms = sqlite3_column_int64(stmt, 2);
+        ex->created_at = sqlite3_column_int64(stmt, 4);
+        ex->updated_at = sqlite3_column_int64(stmt, 5);
         ex->same_body = body != NULL && strcmp((const char *)body, w->body) == 0;
         if (!column_copy(stmt, 0, ex->uuid, sizeof ex->uuid) ||
             !column_copy(stmt, 1, ex->account_id, sizeof ex->account_id))
@@ -315,49 +319,69 @@ static void pause_for(int ms)
     nanosleep(&ts, NULL);
 }
 
-static store_status_t upsert_tx(store_conn_t *conn, const void *arg)
+/* One upsert's checks and writes inside the caller's write transaction.
+ * NO_ACCOUNT and MOVED are outcomes, not failures: they are decided before
+ * anything of this write is written, so they return STORE_OK having written
+ * nothing and a batch goes on with its next element. *ex is what was found. */
+static store_status_t upsert_one(store_conn_t *conn, const store_tx_write_t *w,
+                                 store_tx_outcome_t *outcome, char *current_account,
+                                 existing_t *ex)
 {
-    const upsert_args_t *a = arg;
-    const store_tx_write_t *w = a->w;
     char account_uuid[STORE_UUID_LEN];
+    ex->found = false;
     store_status_t st = lookup_one_text(conn, &Q_ACCOUNT_OF, w->tenant_id, w->account_id,
                                         account_uuid, sizeof account_uuid);
-    if (st == STORE_NOT_FOUND)
-        *a->outcome = STORE_TX_NO_ACCOUNT;
-    if (st != STORE_OK)
-        return st;
-    existing_t ex;
-    st = find_existing(conn, w, &ex);
-    if (st != STORE_OK)
-        return st;
-    if (ex.found && strcmp(ex.account_id, w->account_id) != 0) {
-        *a->outcome = STORE_TX_MOVED;
-        memcpy(a->current_account, ex.account_id, STORE_ID_MAX);
-        return STORE_CONFLICT;
+    if (st == STORE_NOT_FOUND) {
+        *outcome = STORE_TX_NO_ACCOUNT;
+        return STORE_OK;
     }
-    if (ex.found && ex.same_body) {
-        *a->outcome = STORE_TX_UNCHANGED;
+    if (st != STORE_OK)
+        return st;
+    st = find_existing(conn, w, ex);
+    if (st != STORE_OK)
+        return st;
+    if (ex->found && strcmp(ex->account_id, w->account_id) != 0) {
+        *outcome = STORE_TX_MOVED;
+        memcpy(current_account, ex->account_id, STORE_ID_MAX);
+        return STORE_OK;
+    }
+    if (ex->found && ex->same_body) {
+        *outcome = STORE_TX_UNCHANGED;
         return STORE_OK; /* committing an empty transaction writes nothing */
     }
-    const char *tx_uuid = ex.found ? ex.uuid : w->new_uuid;
-    if ((st = write_row(conn, w, account_uuid, &ex)) != STORE_OK ||
-        (ex.found && (st = delete_children(conn, tx_uuid)) != STORE_OK) ||
+    const char *tx_uuid = ex->found ? ex->uuid : w->new_uuid;
+    if ((st = write_row(conn, w, account_uuid, ex)) != STORE_OK ||
+        (ex->found && (st = delete_children(conn, tx_uuid)) != STORE_OK) ||
         (st = write_lines(conn, w, tx_uuid)) != STORE_OK)
         return st;
 
     range_t change = {.from_ms = w->datetime_ms, .latest_ms = w->datetime_ms, .has_ids = true};
-    if (ex.found && ex.datetime_ms < change.from_ms)
-        change.from_ms = ex.datetime_ms; /* moved later: the old place is affected too */
-    if (ex.found && ex.datetime_ms > change.latest_ms)
-        change.latest_ms = ex.datetime_ms;
+    if (ex->found && ex->datetime_ms < change.from_ms)
+        change.from_ms = ex->datetime_ms; /* moved later: the old place is affected too */
+    if (ex->found && ex->datetime_ms > change.latest_ms)
+        change.latest_ms = ex->datetime_ms;
     snprintf(change.from_tx, sizeof change.from_tx, "%s", w->id);
     snprintf(change.latest_tx, sizeof change.latest_tx, "%s", w->id);
     if ((st = mark_dirty(conn, account_uuid, change.from_ms)) != STORE_OK ||
         (st = event_record(conn, w->tenant_id, account_uuid, w->account_id, &change,
                            w->event_uuid, w->now)) != STORE_OK)
         return st;
-    *a->outcome = ex.found ? STORE_TX_UPDATED : STORE_TX_CREATED;
-    if (a->pause_ms > 0)
+    *outcome = ex->found ? STORE_TX_UPDATED : STORE_TX_CREATED;
+    return STORE_OK;
+}
+
+static store_status_t upsert_tx(store_conn_t *conn, const void *arg)
+{
+    const upsert_args_t *a = arg;
+    existing_t ex;
+    store_status_t st = upsert_one(conn, a->w, a->outcome, a->current_account, &ex);
+    if (st != STORE_OK)
+        return st;
+    if (*a->outcome == STORE_TX_NO_ACCOUNT)
+        return STORE_NOT_FOUND;
+    if (*a->outcome == STORE_TX_MOVED)
+        return STORE_CONFLICT;
+    if (*a->outcome != STORE_TX_UNCHANGED && a->pause_ms > 0)
         pause_for(a->pause_ms);
     return STORE_OK;
 }
@@ -527,4 +551,58 @@ store_status_t store_tx_each_of_account_from(store_conn_t *conn, const char *acc
     stmt_done(stmt);
     free(g.lines);
     return st;
+}
+
+/* ---- batch upsert ----------------------------------------------------- */
+
+/* A batch is the elements' upserts, in index order, inside one write
+ * transaction: each element is exactly what upsert_one does for a single
+ * upsert, so its outcome and its events (the account's open INVENTORY_UPDATE
+ * widened, else one opened) are those of the same writes made one by one.
+ *
+ * It goes through conn_write, i.e. the group commit, not conn_write_alone:
+ * the batch is one job of the queue, run in its own savepoint inside the
+ * group's single BEGIN ... COMMIT, so it is still all or nothing and durable
+ * in one commit. Writers that queue while it runs are taken in the next
+ * group, as they would be behind any write; a batch committing alone on a
+ * pooled connection would instead contend with the queue's writer for
+ * SQLite's lock (busy-handler sleeps for everyone) and run on a cold page
+ * cache. The request's deadline bounds the batch as it bounds a single
+ * write. */
+
+typedef struct batch_args {
+    const store_tx_write_t *writes;
+    size_t n;
+    store_tx_result_t *results;
+} batch_args_t;
+
+static store_status_t upsert_batch_tx(store_conn_t *conn, const void *arg)
+{
+    const batch_args_t *a = arg;
+    for (size_t i = 0; i < a->n; i++) {
+        const store_tx_write_t *w = &a->writes[i];
+        store_tx_result_t *r = &a->results[i];
+        existing_t ex;
+        memset(r, 0, sizeof *r);
+        store_status_t st = upsert_one(conn, w, &r->outcome, r->current_account, &ex);
+        if (st != STORE_OK)
+            return st; /* the whole batch rolls back */
+        if (r->outcome == STORE_TX_NO_ACCOUNT || r->outcome == STORE_TX_MOVED)
+            continue;
+        /* What the element's record carries, known without reading it back. */
+        bool created = r->outcome == STORE_TX_CREATED;
+        snprintf(r->uuid, sizeof r->uuid, "%s", created ? w->new_uuid : ex.uuid);
+        r->created_at = created ? w->now : ex.created_at;
+        r->updated_at = r->outcome == STORE_TX_UNCHANGED ? ex.updated_at : w->now;
+    }
+    return STORE_OK;
+}
+
+store_status_t store_tx_upsert_batch(store_conn_t *conn, const store_tx_write_t *writes,
+                                     size_t n, store_tx_result_t *results)
+{
+    if (n == 0)
+        return STORE_OK;
+    batch_args_t args = {writes, n, results};
+    return conn_write(conn, upsert_batch_tx, &args);
 }

@@ -62,6 +62,25 @@ store_status_t store_tx_upsert(store_conn_t *conn, const store_tx_write_t *w, in
                                store_tx_outcome_t *outcome,
                                char current_account[STORE_ID_MAX]);
 
+/* One element's result of store_tx_upsert_batch. */
+typedef struct store_tx_result {
+    store_tx_outcome_t outcome;    /* CREATED, UPDATED, UNCHANGED, NO_ACCOUNT, MOVED */
+    char current_account[STORE_ID_MAX]; /* with MOVED */
+    /* With CREATED, UPDATED and UNCHANGED: the stored record's uuid and
+     * times as of the batch's commit (its body is the write's). */
+    char uuid[STORE_UUID_LEN];
+    int64_t created_at, updated_at;
+} store_tx_result_t;
+
+/* n writes (an id repeated is applied again, as one by one) in one write
+ * transaction, in order, each with every rule of store_tx_upsert. Element
+ * outcomes NO_ACCOUNT / MOVED write nothing for that element and do not fail
+ * the batch; any storage failure rolls the whole batch back and is returned
+ * (results are then meaningless). results has n entries, owned by the
+ * caller. */
+store_status_t store_tx_upsert_batch(store_conn_t *conn, const store_tx_write_t *writes,
+                                     size_t n, store_tx_result_t *results);
+
 /* A stored transaction as the API answers it. body is malloc'd (caller frees). */
 typedef struct store_tx {
     char uuid[STORE_UUID_LEN];
