@@ -314,6 +314,7 @@ def test_disk_full_mid_batch_is_500_writes_nothing_and_the_database_stays_readab
                      for i in range(300)])
         assert r.status_code == 500, r.text
         assert body(r) == BATCH_500
+        assert "database or disk is full" in s.stderr_text()  # the shim did fill the disk
         flag.unlink()  # space is back
         con = sqlite3.connect(str(s.db), timeout=10)
         try:
