@@ -22,6 +22,7 @@
 #include "api/api.h"
 #include "app/service.h"
 #include "core/clock.h"
+#include "core/dbuf.h"
 #include "core/decimal.h"
 #include "core/ids.h"
 #include "core/jsonval.h"
@@ -527,37 +528,57 @@ static bool batch_write(request_t *req, const batch_elem_t *el, int64_t now,
 
 static const char *const OUTCOME_NAMES[] = {"created", "updated", "unchanged"};
 
-/* The answer: one result per element, in order. Steals the elements' JSON. */
-static json_t *batch_results(batch_elem_t *elems, size_t n, const store_tx_write_t *writes,
-                             const store_tx_result_t *results)
+/* A stored element's record as GET answers it (record_json), written as
+ * text: the stored document is already compact canonical JSON, so its closing
+ * brace is replaced by the three fields the service chose; nothing is parsed
+ * or serialised again. */
+static void put_record(dbuf_t *b, const char *text, const store_tx_result_t *r)
 {
-    json_t *out = json_array();
-    for (size_t i = 0; i < n && out != NULL; i++) {
+    char created[CLOCK_RFC3339_LEN], updated[CLOCK_RFC3339_LEN];
+    clock_format_rfc3339(r->created_at, created);
+    clock_format_rfc3339(r->updated_at, updated);
+    size_t len = strlen(text);
+    dbuf_put(b, text, len - 1); /* without its '}' */
+    dbuf_printf(b, ",\"uuid\":\"%s\",\"created_at\":\"%s\",\"updated_at\":\"%s\"}", r->uuid,
+                created, updated);
+}
+
+/* The answer {"data":[result per element, in order]} as text (malloc'd),
+ * NULL when memory ran out. */
+static char *batch_answer(batch_elem_t *elems, size_t n, const store_tx_write_t *writes,
+                          const store_tx_result_t *results, size_t *len)
+{
+    dbuf_t b;
+    dbuf_init(&b, 64 + n * 512);
+    dbuf_puts(&b, "{\"data\":[");
+    for (size_t i = 0; i < n; i++) {
         batch_elem_t *el = &elems[i];
-        if (el->canon != NULL) {
-            const store_tx_result_t *r = &results[el->write];
-            if (r->outcome == STORE_TX_NO_ACCOUNT || r->outcome == STORE_TX_MOVED) {
-                el->error = refused_body(&writes[el->write], r->outcome, r->current_account,
-                                         &el->http_status);
-            } else {
-                json_t *doc = el->canon;
-                el->canon = NULL;
-                json_object_set_new(doc, "uuid", json_string(r->uuid));
-                json_object_set_new(doc, "created_at", jsonval_time(r->created_at));
-                json_object_set_new(doc, "updated_at", jsonval_time(r->updated_at));
-                json_array_append_new(out, json_pack("{s:I, s:s, s:o}", "index", (json_int_t)i,
-                                                     "status", OUTCOME_NAMES[r->outcome],
-                                                     "data", doc));
-                continue;
-            }
+        const store_tx_result_t *r = el->text != NULL ? &results[el->write] : NULL;
+        if (i > 0)
+            dbuf_put(&b, ",", 1);
+        if (r != NULL && r->outcome != STORE_TX_NO_ACCOUNT && r->outcome != STORE_TX_MOVED) {
+            dbuf_printf(&b, "{\"index\":%zu,\"status\":\"%s\",\"data\":", i,
+                        OUTCOME_NAMES[r->outcome]);
+            put_record(&b, el->text, r);
+            dbuf_put(&b, "}", 1);
+            continue;
         }
-        json_t *error = el->error;
-        el->error = NULL;
-        json_array_append_new(out, json_pack("{s:I, s:s, s:i, s:o}", "index", (json_int_t)i,
-                                             "status", "error", "http_status", el->http_status,
-                                             "data", error));
+        if (r != NULL)
+            el->error = refused_body(&writes[el->write], r->outcome, r->current_account,
+                                     &el->http_status);
+        char *error = el->error != NULL ? json_dumps(el->error, JSON_COMPACT) : NULL;
+        if (error == NULL) {
+            dbuf_free(&b);
+            return NULL;
+        }
+        dbuf_printf(&b, "{\"index\":%zu,\"status\":\"error\",\"http_status\":%d,\"data\":", i,
+                    el->http_status);
+        dbuf_puts(&b, error);
+        dbuf_put(&b, "}", 1);
+        free(error);
     }
-    return out;
+    dbuf_puts(&b, "]}");
+    return dbuf_finish(&b, len);
 }
 
 static void upsert_batch(request_t *req, json_t *body)
@@ -603,7 +624,7 @@ static void upsert_batch(request_t *req, json_t *body)
             continue;
         el->text = json_dumps(el->canon, JSON_COMPACT);
         el->write = valid;
-        ok = batch_write(req, el, now, &writes[valid++]);
+        ok = el->text != NULL && batch_write(req, el, now, &writes[valid++]);
     }
     store_conn_t *db = ok ? request_db(req) : NULL;
     store_status_t st = db != NULL ? store_tx_upsert_batch(db, writes, valid, results)
@@ -617,11 +638,13 @@ static void upsert_batch(request_t *req, json_t *body)
                       results[i].outcome == STORE_TX_UPDATED;
         if (changed)
             service_wake_workers(req->svc); /* the webhook dispatcher starts at once */
-        json_t *answer = batch_results(elems, n, writes, results);
-        if (answer == NULL)
-            reply_batch_store_failure(req, STORE_ERROR);
+        size_t len = 0;
+        char *answer = batch_answer(elems, n, writes, results, &len);
+        if (answer == NULL) /* out of memory after the commit: a resend answers "unchanged" */
+            reply_tx_error(req, 500, "The batch was saved but its answer could not be built",
+                           "InternalServerError", NULL);
         else
-            reply_data(req, 200, answer);
+            reply_text(req, 200, "application/json", answer, len);
     }
     for (size_t i = 0; i < n; i++) {
         json_decref(elems[i].canon);
