@@ -11,6 +11,11 @@
  * event. Amounts and rates are exact decimals (core/decimal.h): a value that
  * cannot be held exactly is refused with an issue, never rounded.
  *
+ * POST also takes a JSON array of 1 to 1,000 transactions (a batch, see
+ * "batches" below): every element follows the rules of a single upsert and
+ * gets its own result; the valid ones are written in one database
+ * transaction.
+ *
  * Errors of POST use the transactions shape (errors.h), with the validation
  * detail in data[].message; authentication, rate limits, 413 and 504 keep the
  * shapes they have everywhere. GET and DELETE of an unknown id answer the

@@ -331,37 +331,45 @@ def test_disk_full_mid_batch_is_500_writes_nothing_and_the_database_stays_readab
 
 
 def test_kill_9_mid_load_keeps_every_acknowledged_batch_whole(tmp_path):
-    """Batches of 50 sent back to back; kill -9 mid-way; after a restart every
-    acknowledged batch is there in full, and every batch present is whole."""
+    """Three clients send batches of 100 back to back; kill -9 while batches
+    are in flight; after a restart every acknowledged batch is there in
+    full, and every batch present is whole (never part of one)."""
+    import json
+    size, clients = 100, 3
     d = tmp_path / "srv"
     s = Server(d).start()
     t = book_for(s)
-    acked, stop = [], threading.Event()
+    acked, in_flight, stop = [], [0] * clients, threading.Event()
 
-    def load():
+    def load(c):
         api = s.api()
-        k = 0
-        while not stop.is_set():
-            try:
-                r = api.request("POST", TX_PATH, headers=t.auth(), timeout=HTTP_TIMEOUT_S,
-                                json=[tx(f"b{k}-{i}", account=("a1", "a2")[i % 2]) for i in range(50)])
-            except Exception:
+        for k in range(c, 10_000, clients):
+            data = json.dumps([tx(f"b{k}-{i}", account=("a1", "a2")[i % 2]) for i in range(size)])
+            if stop.is_set():
                 return
+            in_flight[c] += 1
+            try:
+                r = api.request("POST", TX_PATH, data=data, timeout=HTTP_TIMEOUT_S,
+                                headers={**t.auth(), "content-type": "application/json"})
+            except Exception:
+                return  # the server died under this batch
+            in_flight[c] -= 1
             if r.status_code == 200:
                 acked.append(k)
-            k += 1
 
-    th = threading.Thread(target=load)
-    th.start()
+    threads = [threading.Thread(target=load, args=(c,)) for c in range(clients)]
+    for th in threads:
+        th.start()
     deadline = time.monotonic() + 20
-    while len(acked) < 5 and time.monotonic() < deadline:
-        time.sleep(0.02)
+    while (len(acked) < 6 or not all(in_flight)) and time.monotonic() < deadline:
+        time.sleep(0.001)
     s.proc.send_signal(signal.SIGKILL)
     s.proc.wait()
     stop.set()
-    th.join(timeout=HTTP_TIMEOUT_S)
+    for th in threads:
+        th.join(timeout=HTTP_TIMEOUT_S)
     s._err.close()
-    assert len(acked) >= 5, "no load reached the server"
+    assert len(acked) >= 6, "no load reached the server"
     s2 = Server(d).start()
     try:
         con = sqlite3.connect(str(s2.db), timeout=10)
@@ -374,7 +382,7 @@ def test_kill_9_mid_load_keeps_every_acknowledged_batch_whole(tmp_path):
             k = int(tx_id[1:].split("-")[0])
             per_batch[k] = per_batch.get(k, 0) + 1
         for k in acked:
-            assert per_batch.get(k) == 50, f"acknowledged batch {k} has {per_batch.get(k)} of 50"
-        assert all(n == 50 for n in per_batch.values()), per_batch
+            assert per_batch.get(k) == size, f"acknowledged batch {k} has {per_batch.get(k)} of {size}"
+        assert all(n == size for n in per_batch.values()), per_batch
     finally:
         s2.stop_and_check()
