@@ -55,10 +55,12 @@ static int setup(void **state)
                                   NULL, NULL, NULL),
                      SQLITE_OK);
     static const char *const ACCOUNTS[] = {"a1", "a2"};
+    static const char *const UUIDS[] = {"00000000-0000-4000-9000-000000000001",
+                                        "00000000-0000-4000-9000-000000000002"};
     for (int i = 0; i < 2; i++) {
         store_account_t a = {.id = "", .owner_id = "owner", .filer_id = "default",
                              .created_at = T0, .updated_at = T0};
-        snprintf(a.uuid, sizeof a.uuid, "00000000-0000-4000-9000-00000000000%d", i + 1);
+        snprintf(a.uuid, sizeof a.uuid, "%s", UUIDS[i]);
         snprintf(a.id, sizeof a.id, "%s", ACCOUNTS[i]);
         snprintf(a.cost_basis_method, sizeof a.cost_basis_method, "FIFO");
         store_account_missing_t missing;
