@@ -17,6 +17,7 @@ Rules checked:
   - a storage failure, a disk that fills mid-batch, and a kill -9 mid-load
     leave no partial batch, and every acknowledged batch is complete.
 """
+import json
 import os
 import signal
 import sqlite3
@@ -161,7 +162,7 @@ def test_resent_batch_is_all_unchanged_and_adds_no_event(book):
 ])
 def test_empty_too_long_or_not_a_batch_is_400_on_root(book, payload, code):
     r = call(book, "POST", TX_PATH, headers={"content-type": "application/json"},
-             data=__import__("json").dumps(payload))
+             data=json.dumps(payload))
     assert root_issue(r)["code"] == code
     assert db_rows(book.server, "SELECT count(*) AS n FROM transactions WHERE tenant_id = ?",
                    (book.tenant_id,)) == [{"n": 0}]
@@ -213,10 +214,10 @@ def test_events_equal_one_by_one(server):
     for t in (one, many):
         assert [x["status"] for x in results(post(t, pre))] == ["created", "created"]
         # a3's event is claimed: the batch must open a new one, a1's is widened
-        db_exec = sqlite3.connect(str(server.db), timeout=10, isolation_level=None)
-        db_exec.execute("UPDATE events SET claimed_at = 1 WHERE tenant_id = ? AND account_id = 'a3'",
-                        (t.tenant_id,))
-        db_exec.close()
+        con = sqlite3.connect(str(server.db), timeout=10, isolation_level=None)
+        con.execute("UPDATE events SET claimed_at = 1 WHERE tenant_id = ? AND account_id = 'a3'",
+                    (t.tenant_id,))
+        con.close()
     elements = [
         tx("e1", account="a1", when="2024-05-01T00:00:00Z"),
         tx("e2", account="a2", when="2024-02-01T00:00:00Z"),
@@ -334,7 +335,6 @@ def test_kill_9_mid_load_keeps_every_acknowledged_batch_whole(tmp_path):
     """Three clients send batches of 100 back to back; kill -9 while batches
     are in flight; after a restart every acknowledged batch is there in
     full, and every batch present is whole (never part of one)."""
-    import json
     size, clients = 100, 3
     d = tmp_path / "srv"
     s = Server(d).start()
