@@ -106,7 +106,6 @@ static void *writer(void *arg)
     }
     char body[2048], id[64], account[64], when[CLOCK_RFC3339_LEN];
     char qty[16], usd[24], rate[24], tx_uuid[IDS_UUID_LEN], event_uuid[IDS_UUID_LEN];
-    char current[STORE_ID_MAX];
     store_tx_line_t lines[2];
     for (;;) {
         uint64_t n = atomic_fetch_add(&next_index, 1);
@@ -133,12 +132,12 @@ static void *writer(void *arg)
                               .datetime_ms = dt, .type = "trade", .subtype = NULL, .body = body,
                               .lines = lines, .line_count = 2, .new_uuid = tx_uuid,
                               .event_uuid = event_uuid, .now = wall_ms()};
-        store_tx_outcome_t outcome;
-        store_status_t st = store_tx_upsert(conn, &w, 0, &outcome, current);
-        if (st != STORE_OK || outcome != STORE_TX_CREATED) {
+        store_tx_result_t result;
+        store_status_t st = store_tx_upsert(conn, &w, 0, &result);
+        if (st != STORE_OK || result.outcome != STORE_TX_CREATED) {
             if (atomic_fetch_add(&failures, 1) < 3)
                 fprintf(stderr, "store_ingest: %s: %s (outcome %d)\n", id, store_status_name(st),
-                        (int)outcome);
+                        (int)result.outcome);
         }
     }
     store_release(store, conn);

@@ -8,6 +8,8 @@
 
 /* 50,000 account ids of 256 ASCII characters, quoted and comma-separated. */
 #define REPORT_TRIGGER_MAX_BODY (16u * 1024 * 1024)
+/* A batch of 1,000 transactions (docs/decisions.md, Batch upserts). */
+#define TX_UPSERT_MAX_BODY (16u * 1024 * 1024)
 
 static const route_t ROUTES[] = {
     {"POST", "/v1/oauth/token", 0, 0, (void *)api_oauth_token, 0},
@@ -31,7 +33,7 @@ static const route_t ROUTES[] = {
     {"GET", "/v1/filers/{filerId}", SCOPE_ACCOUNTS, 0, (void *)api_filers_get, 0},
     {"PATCH", "/v1/filers/{filerId}", SCOPE_ACCOUNTS, 0, (void *)api_filers_update, 0},
     {"DELETE", "/v1/filers/{filerId}", SCOPE_ACCOUNTS, 0, (void *)api_filers_delete, 0},
-    {"POST", "/v1/transactions/external-id", SCOPE_TRANSACTIONS, 0,
+    {"POST", "/v1/transactions/external-id", SCOPE_TRANSACTIONS, TX_UPSERT_MAX_BODY,
      (void *)api_transactions_upsert, 0},
     {"GET", "/v1/transactions/external-id/{transactionId}", SCOPE_TRANSACTIONS, 0,
      (void *)api_transactions_get, 0},

@@ -499,8 +499,8 @@ static bool v_is_json_media_type(const char *content_type)
     return *s == '\0' || *s == ';';
 }
 
-json_t *v_parse_body(const char *body, size_t len, const char *content_type, bool allow_empty,
-                     char *msg, size_t msg_cap)
+static json_t *v_parse(const char *body, size_t len, const char *content_type,
+                       bool allow_empty, size_t flags, char *msg, size_t msg_cap)
 {
     v_set_msg(msg, msg_cap, "%s", "");
     if (body == NULL || len == 0) {
@@ -514,7 +514,7 @@ json_t *v_parse_body(const char *body, size_t len, const char *content_type, boo
     }
     json_error_t error;
     /* No JSON_DISABLE_EOF_CHECK: trailing bytes after the value are refused. */
-    json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &error);
+    json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES | flags, &error);
     if (root == NULL) {
         /* jansson quotes the input near the fault ("premature end of input
          * near '"123-45-6789'"): that excerpt could be a TIN or a secret, and
@@ -527,4 +527,16 @@ json_t *v_parse_body(const char *body, size_t len, const char *content_type, boo
                   error.line, error.column);
     }
     return root;
+}
+
+json_t *v_parse_body(const char *body, size_t len, const char *content_type, bool allow_empty,
+                     char *msg, size_t msg_cap)
+{
+    return v_parse(body, len, content_type, allow_empty, 0, msg, msg_cap);
+}
+
+json_t *v_parse_body_any(const char *body, size_t len, const char *content_type, char *msg,
+                         size_t msg_cap)
+{
+    return v_parse(body, len, content_type, false, JSON_DECODE_ANY, msg, msg_cap);
 }

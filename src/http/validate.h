@@ -78,6 +78,11 @@ size_t v_check_value(const v_field *field, const json_t *value, const json_t *pa
 json_t *v_parse_body(const char *body, size_t len, const char *content_type, bool allow_empty,
                      char *msg, size_t msg_cap);
 
+/* v_parse_body (a body is required) that also takes a scalar at the top
+ * level, for a handler that names the problem as an issue on []. */
+json_t *v_parse_body_any(const char *body, size_t len, const char *content_type, char *msg,
+                         size_t msg_cap);
+
 /* Builds one issue (used by handlers for rules a schema cannot state, with
  * code "custom"). path is copied; extra may be NULL and is merged (stolen). */
 json_t *v_issue(const char *code, const json_t *path, const char *message, json_t *extra);

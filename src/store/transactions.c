@@ -34,7 +34,8 @@ static const store_sql_t Q_ACCOUNT_OF = {
                      " WHERE a.tenant_id = ?1 AND a.id = ?2"};
 #define TENANT_KEY "(SELECT rowid FROM tenants WHERE id = ?1)"
 static const store_sql_t Q_TX_FIND = {
-    "tx_find", "SELECT t.seq, a.id, t.datetime, t.body, t.lines FROM transactions t"
+    "tx_find", "SELECT t.seq, a.id, t.datetime, t.body, t.lines, t.uuid, t.created_at,"
+               " t.updated_at FROM transactions t"
                " JOIN accounts a ON a.seq = t.account"
                " WHERE t.tenant = " TENANT_KEY " AND t.id = ?2"};
 static const store_sql_t Q_TX_INSERT = {
@@ -249,7 +250,8 @@ static store_status_t event_open(store_conn_t *conn, const char *account_uuid, c
 /* Records the change range on the account's open event, or opens one. */
 static store_status_t event_record(store_conn_t *conn, const char *tenant_id,
                                    const char *account_uuid, const char *account_id,
-                                   const range_t *change, const char *new_event_id, int64_t now)
+                                   const range_t *change, const char *new_event_id, int64_t now,
+                                   bool *new_deliveries)
 {
     char event_id[STORE_UUID_LEN];
     range_t r;
@@ -283,7 +285,10 @@ static store_status_t event_record(store_conn_t *conn, const char *tenant_id,
     if (st != STORE_OK || found)
         return st;
     /* A new event: its deliveries are written in the same transaction. */
-    return store_deliveries_fan_out_in_tx(conn, tenant_id, new_event_id, "INVENTORY_UPDATE", now);
+    st = store_deliveries_fan_out_in_tx(conn, tenant_id, new_event_id, "INVENTORY_UPDATE", now);
+    if (st == STORE_OK && sqlite3_changes(conn->db) > 0)
+        *new_deliveries = true; /* the fan-out's INSERT ... SELECT wrote them */
+    return st;
 }
 
 static store_status_t mark_dirty(store_conn_t *conn, const char *account_uuid, int64_t from_ms)
@@ -300,8 +305,7 @@ static store_status_t mark_dirty(store_conn_t *conn, const char *account_uuid, i
 typedef struct upsert_args {
     const store_tx_write_t *w;
     int pause_ms;
-    store_tx_outcome_t *outcome;
-    char *current_account;
+    store_tx_result_t *result;
 } upsert_args_t;
 
 typedef struct account_keys {
@@ -315,8 +319,10 @@ typedef struct account_keys {
 typedef struct existing {
     bool found;
     int64_t seq;
+    char uuid[STORE_UUID_LEN];
     char account_id[STORE_ID_MAX];
     int64_t datetime_ms;
+    int64_t created_at, updated_at; /* for the write's result */
     bool same_body;
     store_tx_line_t *lines;      /* malloc'd: existing_free */
     size_t line_count, line_cap;
@@ -368,7 +374,13 @@ static store_status_t find_existing(store_conn_t *conn, const char *tenant_id, c
         ex->seq = sqlite3_column_int64(stmt, 0);
         ex->datetime_ms = sqlite3_column_int64(stmt, 2);
         ex->same_body = body != NULL && stored != NULL && strcmp(stored, body) == 0;
-        if (!column_copy(stmt, 1, ex->account_id, sizeof ex->account_id) ||
+        ex->created_at = sqlite3_column_int64(stmt, 6);
+        ex->updated_at = sqlite3_column_int64(stmt, 7);
+        const void *uuid = sqlite3_column_blob(stmt, 5);
+        bool uuid_ok = uuid != NULL && sqlite3_column_bytes(stmt, 5) == IDS_UUID_BYTES;
+        if (uuid_ok)
+            ids_uuid_format(uuid, ex->uuid);
+        if (!uuid_ok || !column_copy(stmt, 1, ex->account_id, sizeof ex->account_id) ||
             !lines_decode((const char *)sqlite3_column_text(stmt, 4), &ex->lines,
                           &ex->line_count, &ex->line_cap))
             st = store_bad_row(&Q_TX_FIND);
@@ -430,17 +442,19 @@ static void pause_for(int ms)
     nanosleep(&ts, NULL);
 }
 
-static store_status_t upsert_found(store_conn_t *conn, const upsert_args_t *a,
-                                   const account_keys_t *account, const existing_t *ex)
+/* The outcome of a write whose account and stored row are known, and its
+ * writes. MOVED and UNCHANGED write nothing. */
+static store_status_t upsert_found(store_conn_t *conn, const store_tx_write_t *w,
+                                   const account_keys_t *account, const existing_t *ex,
+                                   store_tx_result_t *r)
 {
-    const store_tx_write_t *w = a->w;
     if (ex->found && strcmp(ex->account_id, w->account_id) != 0) {
-        *a->outcome = STORE_TX_MOVED;
-        memcpy(a->current_account, ex->account_id, STORE_ID_MAX);
-        return STORE_CONFLICT;
+        r->outcome = STORE_TX_MOVED;
+        memcpy(r->current_account, ex->account_id, STORE_ID_MAX);
+        return STORE_OK;
     }
     if (ex->found && ex->same_body) {
-        *a->outcome = STORE_TX_UNCHANGED;
+        r->outcome = STORE_TX_UNCHANGED;
         return STORE_OK; /* committing an empty transaction writes nothing */
     }
     store_status_t st = write_tx(conn, w, account, ex);
@@ -456,39 +470,67 @@ static store_status_t upsert_found(store_conn_t *conn, const upsert_args_t *a,
     snprintf(change.latest_tx, sizeof change.latest_tx, "%s", w->id);
     if ((st = mark_dirty(conn, account->uuid, change.from_ms)) != STORE_OK ||
         (st = event_record(conn, w->tenant_id, account->uuid, w->account_id, &change,
-                           w->event_uuid, w->now)) != STORE_OK)
+                           w->event_uuid, w->now, &r->new_deliveries)) != STORE_OK)
         return st;
-    *a->outcome = ex->found ? STORE_TX_UPDATED : STORE_TX_CREATED;
-    if (a->pause_ms > 0)
-        pause_for(a->pause_ms);
+    r->outcome = ex->found ? STORE_TX_UPDATED : STORE_TX_CREATED;
     return STORE_OK;
 }
 
-static store_status_t upsert_tx(store_conn_t *conn, const void *arg)
+/* One upsert's checks and writes inside the caller's write transaction.
+ * NO_ACCOUNT and MOVED are outcomes, not failures: they are decided before
+ * anything of this write is written, so they return STORE_OK having written
+ * nothing, and a batch goes on with its next element. On STORE_OK, r also
+ * holds the stored record's uuid and times as of the commit (its body is
+ * the write's), known without reading it back. */
+static store_status_t upsert_one(store_conn_t *conn, const store_tx_write_t *w,
+                                 store_tx_result_t *r)
 {
-    const upsert_args_t *a = arg;
-    const store_tx_write_t *w = a->w;
+    memset(r, 0, sizeof *r);
     account_keys_t account;
     store_status_t st = account_of(conn, w->tenant_id, w->account_id, &account);
-    if (st == STORE_NOT_FOUND)
-        *a->outcome = STORE_TX_NO_ACCOUNT;
+    if (st == STORE_NOT_FOUND) {
+        r->outcome = STORE_TX_NO_ACCOUNT;
+        return STORE_OK;
+    }
     if (st != STORE_OK)
         return st;
     existing_t ex;
     st = find_existing(conn, w->tenant_id, w->id, w->body, &ex);
     if (st == STORE_OK)
-        st = upsert_found(conn, a, &account, &ex);
+        st = upsert_found(conn, w, &account, &ex, r);
+    bool stored = r->outcome == STORE_TX_CREATED || r->outcome == STORE_TX_UPDATED ||
+                  r->outcome == STORE_TX_UNCHANGED;
+    if (st == STORE_OK && stored) {
+        bool created = r->outcome == STORE_TX_CREATED;
+        snprintf(r->uuid, sizeof r->uuid, "%s", created ? w->new_uuid : ex.uuid);
+        r->created_at = created ? w->now : ex.created_at;
+        r->updated_at = r->outcome == STORE_TX_UNCHANGED ? ex.updated_at : w->now;
+    }
     existing_free(&ex);
     return st;
 }
 
-store_status_t store_tx_upsert(store_conn_t *conn, const store_tx_write_t *w, int pause_ms,
-                               store_tx_outcome_t *outcome,
-                               char current_account[STORE_ID_MAX])
+static store_status_t upsert_tx(store_conn_t *conn, const void *arg)
 {
-    upsert_args_t args = {w, pause_ms, outcome, current_account};
-    *outcome = STORE_TX_UNCHANGED;
-    current_account[0] = '\0';
+    const upsert_args_t *a = arg;
+    store_status_t st = upsert_one(conn, a->w, a->result);
+    if (st != STORE_OK)
+        return st;
+    if (a->result->outcome == STORE_TX_NO_ACCOUNT)
+        return STORE_NOT_FOUND;
+    if (a->result->outcome == STORE_TX_MOVED)
+        return STORE_CONFLICT;
+    if (a->result->outcome != STORE_TX_UNCHANGED && a->pause_ms > 0)
+        pause_for(a->pause_ms);
+    return STORE_OK;
+}
+
+store_status_t store_tx_upsert(store_conn_t *conn, const store_tx_write_t *w, int pause_ms,
+                               store_tx_result_t *result)
+{
+    upsert_args_t args = {w, pause_ms, result};
+    memset(result, 0, sizeof *result);
+    result->outcome = STORE_TX_UNCHANGED;
     return conn_write(conn, upsert_tx, &args);
 }
 
@@ -550,8 +592,9 @@ static store_status_t delete_found(store_conn_t *conn, const delete_args_t *a,
     if (st != STORE_OK)
         return st;
     range_t change = {.from_ms = ex->datetime_ms, .latest_ms = ex->datetime_ms, .has_ids = false};
+    bool new_deliveries = false; /* the caller wakes the dispatcher after any delete */
     return event_record(conn, a->tenant_id, account.uuid, ex->account_id, &change, a->event_uuid,
-                        a->now);
+                        a->now, &new_deliveries);
 }
 
 static store_status_t delete_tx(store_conn_t *conn, const void *arg)
@@ -610,4 +653,47 @@ store_status_t store_tx_each_of_account_from(store_conn_t *conn, const char *acc
     stmt_done(stmt);
     free(lines);
     return st;
+}
+
+/* ---- batch upsert ----------------------------------------------------- */
+
+/* A batch is the elements' upserts, in index order, inside one write
+ * transaction: each element is exactly what upsert_one does for a single
+ * upsert, so its outcome and its events (the account's open INVENTORY_UPDATE
+ * widened, else one opened) are those of the same writes made one by one.
+ *
+ * It goes through conn_write, i.e. the group commit, not conn_write_alone:
+ * the batch is one job of the queue, run in its own savepoint inside the
+ * group's single BEGIN ... COMMIT, so it is still all or nothing and durable
+ * in one commit. Writers that queue while it runs are taken in the next
+ * group, as they would be behind any write; a batch committing alone on a
+ * pooled connection would instead contend with the queue's writer for
+ * SQLite's lock (busy-handler sleeps for everyone) and run on a cold page
+ * cache. The request's deadline bounds the batch as it bounds a single
+ * write. */
+
+typedef struct batch_args {
+    const store_tx_write_t *writes;
+    size_t n;
+    store_tx_result_t *results;
+} batch_args_t;
+
+static store_status_t upsert_batch_tx(store_conn_t *conn, const void *arg)
+{
+    const batch_args_t *a = arg;
+    for (size_t i = 0; i < a->n; i++) {
+        store_status_t st = upsert_one(conn, &a->writes[i], &a->results[i]);
+        if (st != STORE_OK)
+            return st; /* the whole batch rolls back */
+    }
+    return STORE_OK;
+}
+
+store_status_t store_tx_upsert_batch(store_conn_t *conn, const store_tx_write_t *writes,
+                                     size_t n, store_tx_result_t *results)
+{
+    if (n == 0)
+        return STORE_OK;
+    batch_args_t args = {writes, n, results};
+    return conn_write(conn, upsert_batch_tx, &args);
 }

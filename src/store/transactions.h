@@ -54,13 +54,34 @@ typedef enum store_tx_outcome {
     STORE_TX_MOVED,          /* with STORE_CONFLICT: the id belongs to another account */
 } store_tx_outcome_t;
 
-/* Creates or updates (last write wins) in one write transaction. On
- * STORE_TX_MOVED, current_account receives the caller id of the account the
- * transaction belongs to. Test hook: when pause_ms > 0 the write transaction
- * is held that long before it commits (serialisation tests). */
+/* What a write did. */
+typedef struct store_tx_result {
+    store_tx_outcome_t outcome;    /* CREATED, UPDATED, UNCHANGED, NO_ACCOUNT, MOVED */
+    char current_account[STORE_ID_MAX]; /* with MOVED: the account the id belongs to */
+    /* With CREATED, UPDATED and UNCHANGED: the stored record's uuid and
+     * times as of the commit (its body is the write's). */
+    char uuid[STORE_UUID_LEN];
+    int64_t created_at, updated_at;
+    /* The write opened an event that has deliveries to make: the caller
+     * wakes the webhook dispatcher. Widening an open event adds none. */
+    bool new_deliveries;
+} store_tx_result_t;
+
+/* Creates or updates (last write wins) in one write transaction. NO_ACCOUNT
+ * comes with STORE_NOT_FOUND, MOVED with STORE_CONFLICT. Test hook: when
+ * pause_ms > 0 the write transaction is held that long before it commits
+ * (serialisation tests). */
 store_status_t store_tx_upsert(store_conn_t *conn, const store_tx_write_t *w, int pause_ms,
-                               store_tx_outcome_t *outcome,
-                               char current_account[STORE_ID_MAX]);
+                               store_tx_result_t *result);
+
+/* n writes (an id repeated is applied again, as one by one) in one write
+ * transaction, in order, each with every rule of store_tx_upsert. Element
+ * outcomes NO_ACCOUNT / MOVED write nothing for that element and do not fail
+ * the batch; any storage failure rolls the whole batch back and is returned
+ * (results are then meaningless). results has n entries, owned by the
+ * caller. */
+store_status_t store_tx_upsert_batch(store_conn_t *conn, const store_tx_write_t *writes,
+                                     size_t n, store_tx_result_t *results);
 
 /* A stored transaction as the API answers it. body is malloc'd (caller frees). */
 typedef struct store_tx {

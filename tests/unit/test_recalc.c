@@ -230,9 +230,8 @@ static void write_tx(fixture_t *fx, db_t *d, const gen_tx_t *t, unsigned serial)
                           .datetime_ms = t->datetime_ms, .type = t->type, .body = body,
                           .lines = t->lines, .line_count = t->line_count,
                           .new_uuid = tx_uuid, .event_uuid = event_uuid, .now = T0};
-    store_tx_outcome_t outcome;
-    char current[STORE_ID_MAX];
-    assert_int_equal(store_tx_upsert(d->conn, &w, 0, &outcome, current), STORE_OK);
+    store_tx_result_t result;
+    assert_int_equal(store_tx_upsert(d->conn, &w, 0, &result), STORE_OK);
 }
 
 /* ---- refresh and compare ------------------------------------------------ */
