@@ -42,7 +42,7 @@ RUNS = 3
 SUBSET = 1000
 FLOOR_SQL = ("SELECT a.id, s.asset_code, x.type, max(s.total_quantity), max(s.total_cost),"
              " max(s.average_unit_cost), max(s.quantity_with_basis), 'USD'"
-             " FROM accounts a JOIN inventory_summaries s ON s.account_uuid = a.uuid"
+             " FROM accounts a JOIN inventory_summaries s ON s.account = a.seq"
              " LEFT JOIN assets x ON x.tenant_id = a.tenant_id AND x.code = s.asset_code"
              " WHERE s.total_quantity <> '0' GROUP BY a.id, s.asset_code")
 

@@ -107,16 +107,19 @@ def load_transactions(db, tenant, count, accounts, assets):
 
 def load_summaries(db, accounts):
     """Five summaries per account, as a recalculation would have stored them."""
+    seq = dict(db.execute("SELECT uuid, seq FROM accounts"))
     rows = []
     for n, account in enumerate(accounts):
         for k, code in enumerate(ASSETS):
             quantity = f"{(n + k) % 97 + 1}.{n % 10}"
             cost = f"{((n + k) % 89 + 1) * 1000}.{n % 100:02d}"
-            rows.append((account, code, quantity, cost, quantity, f"{(n % 89 + 1) * 10}.5"))
+            rows.append((seq[account], code, quantity, cost, quantity, f"{(n % 89 + 1) * 10}.5"))
         if len(rows) >= 50000:
-            db.executemany("INSERT INTO inventory_summaries VALUES (?, ?, ?, ?, ?, ?)", rows)
+            db.executemany("INSERT INTO inventory_summaries (account, asset_code, total_quantity, total_cost,"
+                           " quantity_with_basis, average_unit_cost) VALUES (?, ?, ?, ?, ?, ?)", rows)
             rows = []
-    db.executemany("INSERT INTO inventory_summaries VALUES (?, ?, ?, ?, ?, ?)", rows)
+    db.executemany("INSERT INTO inventory_summaries (account, asset_code, total_quantity, total_cost,"
+                           " quantity_with_basis, average_unit_cost) VALUES (?, ?, ?, ?, ?, ?)", rows)
 
 
 def main():

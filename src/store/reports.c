@@ -118,7 +118,7 @@ static const store_sql_t Q_SKIPPED = {
 #define ROW_COLUMNS                                                                            \
     "SELECT a.id, s.asset_code, coalesce(x.type, ''), s.total_quantity, s.total_cost,"         \
     " s.average_unit_cost, s.quantity_with_basis FROM accounts a"                              \
-    " JOIN inventory_summaries s ON s.account_uuid = a.uuid"                                   \
+    " JOIN inventory_summaries s ON s.account = a.seq"                                         \
     " LEFT JOIN assets x ON x.tenant_id = a.tenant_id AND x.code = s.asset_code"               \
     " WHERE a.tenant_id = ?1 AND s.total_quantity <> '0'"
 static const store_sql_t Q_ROWS_ALL = {

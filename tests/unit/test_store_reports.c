@@ -85,9 +85,10 @@ static int teardown(void **state)
     "INSERT INTO accounts (uuid, tenant_id, id, owner_uuid, filer_uuid, cost_basis_method,"  \
     " created_at, updated_at) VALUES ('00000000-0000-4000-8000-00000000010" n "', '" TENANT   \
     "', '" id "', '" OWNER "', '" FILER "', 'FIFO', 1, 1);"                                   \
-    "INSERT INTO inventory_summaries (account_uuid, asset_code, total_quantity, total_cost,"  \
-    " quantity_with_basis, average_unit_cost) VALUES ('00000000-0000-4000-8000-00000000010" n \
-    "', '" asset "', '" qty "', '10', '" qty "', NULL);"
+    "INSERT INTO inventory_summaries (account, asset_code, total_quantity, total_cost,"       \
+    " quantity_with_basis, average_unit_cost) VALUES ((SELECT seq FROM accounts WHERE uuid ="  \
+    " '00000000-0000-4000-8000-00000000010" n "'), '" asset "', '" qty "', '10', '" qty        \
+    "', NULL);"
 
 /* ---- callbacks */
 
@@ -126,9 +127,10 @@ static void test_read_is_one_snapshot(void **state)
                     "BEGIN;"
                     "UPDATE inventory_summaries SET total_quantity = '9'"
                     " WHERE asset_code = 'BTC';" ACCOUNT_SQL("a3", "3", "DOGE", "3")
-                    "INSERT INTO inventory_summaries (account_uuid, asset_code, total_quantity,"
+                    "INSERT INTO inventory_summaries (account, asset_code, total_quantity,"
                     " total_cost, quantity_with_basis) VALUES"
-                    " ('00000000-0000-4000-8000-000000000102', 'SOL', '5', '0', '0');"
+                    " ((SELECT seq FROM accounts WHERE uuid = '00000000-0000-4000-8000-000000000102'),"
+                    " 'SOL', '5', '0', '0');"
                     "COMMIT;"};
     store_report_reader_t reader = {.skipped = on_skipped, .row = on_row, .ctx = &s};
     assert_int_equal(store_report_read(fx->conn, TENANT, "[\"a1\",\"a3\",\"a2\",\"a1\"]",
@@ -164,9 +166,10 @@ static void test_rows_held_in_order(void **state)
     fixture_t *fx = *state;
     raw_exec(fx, ACCOUNT_SQL("b", "1", "ETH", "2") ACCOUNT_SQL("a", "2", "BTC", "0")
                  ACCOUNT_SQL("c", "3", "BTC", "1")
-                 "INSERT INTO inventory_summaries (account_uuid, asset_code, total_quantity,"
+                 "INSERT INTO inventory_summaries (account, asset_code, total_quantity,"
                  " total_cost, quantity_with_basis) VALUES"
-                 " ('00000000-0000-4000-8000-000000000101', 'BTC', '4', '0', '0');");
+                 " ((SELECT seq FROM accounts WHERE uuid = '00000000-0000-4000-8000-000000000101'),"
+                 " 'BTC', '4', '0', '0');");
     seen_t s = {.fx = fx};
     store_report_reader_t reader = {.skipped = on_skipped, .row = on_row, .ctx = &s};
     assert_int_equal(store_report_read(fx->conn, TENANT, NULL, &reader), STORE_OK);
