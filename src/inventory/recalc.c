@@ -41,6 +41,7 @@ typedef struct loader {
     inv_engine_t *engine;
     inv_line_t *lines;
     size_t cap;
+    size_t added;
     bool failed;
 } loader_t;
 
@@ -99,6 +100,7 @@ static int load_tx(const char *id, int64_t datetime_ms, const char *type,
     if (!inventory_tx_from_store(id, datetime_ms, type, lines, count, l->lines, &tx) ||
         inv_engine_add(l->engine, &tx) != 0)
         return l->failed = true;
+    l->added++;
     return 0;
 }
 
@@ -554,4 +556,94 @@ recalc_result_t inventory_refresh(store_conn_t *conn, const store_inv_account_t 
         return result;
     }
     return result;
+}
+
+/* ---- the bulk run ------------------------------------------------------- */
+
+enum { DEFAULT_BATCH = 500 };
+
+typedef struct bulk {
+    const char *tenant_id;
+    size_t batch;
+    char cursor[STORE_UUID_LEN];   /* the last account of the last committed batch */
+    char (*page)[STORE_UUID_LEN];  /* this batch's accounts */
+    size_t page_count;
+    size_t failing;                /* with a failed batch: the account it failed on */
+    recalc_all_result_t done;      /* committed */
+    recalc_all_result_t pending;   /* this batch */
+} bulk_t;
+
+static int take_page(const char *uuid, void *ctx)
+{
+    bulk_t *b = ctx;
+    if (strlen(uuid) >= STORE_UUID_LEN)
+        return 1;
+    strcpy(b->page[b->page_count++], uuid);
+    return 0;
+}
+
+/* One batch inside its write transaction: list the next page of dirty
+ * accounts and recalculate each as a locked attempt would. */
+static store_status_t bulk_batch(store_conn_t *conn, const void *arg)
+{
+    bulk_t *b = (bulk_t *)arg;
+    b->page_count = 0;
+    b->failing = SIZE_MAX;
+    b->pending = (recalc_all_result_t){.store = STORE_OK};
+    store_status_t st = store_inv_dirty_page(conn, b->tenant_id, b->cursor, b->batch, take_page, b);
+    for (size_t i = 0; st == STORE_OK && i < b->page_count; i++) {
+        job_t j = {.conn = conn, .account_uuid = b->page[i],
+                   .result = {.store = STORE_OK, .arithmetic = DEC_OK}};
+        st = locked_attempt(conn, &j);
+        if (st == STORE_OK && j.mark.dirty) {
+            if (j.result.arithmetic != DEC_OK)
+                b->pending.failed++;
+            else {
+                b->pending.accounts++;
+                b->pending.transactions += j.loader.added;
+            }
+        }
+        if (st != STORE_OK)
+            b->failing = i;
+        job_free(&j);
+    }
+    return st;
+}
+
+recalc_all_result_t inventory_recalc_all(store_conn_t *conn, const char *tenant_id, size_t batch,
+                                         void (*between)(size_t done, void *ctx), void *ctx)
+{
+    bulk_t b = {.tenant_id = tenant_id, .batch = batch ? batch : DEFAULT_BATCH,
+                .done = {.store = STORE_OK}};
+    b.page = calloc(b.batch, sizeof *b.page);
+    if (b.page == NULL)
+        b.done.store = STORE_ERROR;
+    while (b.done.store == STORE_OK) {
+        store_status_t st = store_write(conn, bulk_batch, &b);
+        if (st != STORE_OK && b.failing < b.page_count) {
+            /* rolled back: that account alone through the lazy path, which
+             * starts over in full when a resumed save fails; then the batch
+             * again (the account is clean now, or left dirty by a failure) */
+            store_inv_account_t account = {.dirty = true};
+            strcpy(account.uuid, b.page[b.failing]);
+            recalc_result_t r = inventory_refresh(conn, &account);
+            b.done.store = r.store;
+            b.done.accounts += r.store == STORE_OK && r.arithmetic == DEC_OK;
+            continue;
+        }
+        b.done.store = st;
+        if (st != STORE_OK)
+            break;
+        b.done.accounts += b.pending.accounts;
+        b.done.transactions += b.pending.transactions;
+        b.done.failed += b.pending.failed;
+        if (b.page_count > 0)
+            strcpy(b.cursor, b.page[b.page_count - 1]);
+        if (between != NULL)
+            between(b.done.accounts + b.done.failed, ctx);
+        if (b.page_count < b.batch)
+            break;
+    }
+    free(b.page);
+    return b.done;
 }

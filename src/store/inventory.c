@@ -14,6 +14,11 @@ static const store_sql_t Q_ACCOUNT = {
                    " FROM accounts WHERE tenant_id = ?1 AND id = ?2"};
 static const store_sql_t Q_DIRTY = {
     "inv_dirty", "SELECT uuid FROM accounts WHERE tenant_id = ?1 AND dirty_from IS NOT NULL"};
+/* By primary key from ?1 on: a page costs what it returns plus the clean
+ * accounts it passes, so a walk of every page reads the table once. */
+static const store_sql_t Q_DIRTY_PAGE = {
+    "inv_dirty_page", "SELECT uuid FROM accounts WHERE uuid > ?1 AND dirty_from IS NOT NULL"
+                      " AND (?2 IS NULL OR tenant_id = ?2) ORDER BY uuid LIMIT ?3"};
 static const store_sql_t Q_MARK = {
     "inv_mark", "SELECT dirty_from IS NOT NULL, coalesce(dirty_from, 0), inventory_version,"
                 " cost_basis_method, coalesce(inventory_basis, '') FROM accounts WHERE uuid = ?1"};
@@ -139,6 +144,28 @@ store_status_t store_inv_dirty_accounts(store_conn_t *conn, const char *tenant_i
             break;
     if (rc != SQLITE_ROW && rc != SQLITE_DONE)
         st = conn_fail(conn, &Q_DIRTY, rc);
+    stmt_done(stmt);
+    return st;
+}
+
+store_status_t store_inv_dirty_page(store_conn_t *conn, const char *tenant_id, const char *after,
+                                    size_t limit,
+                                    int (*each)(const char *account_uuid, void *ctx), void *ctx)
+{
+    sqlite3_stmt *stmt;
+    store_status_t st = conn_enter(conn);
+    if (st == STORE_OK)
+        st = conn_prepare_key(conn, &Q_DIRTY_PAGE, after ? after : "", &stmt);
+    if (st != STORE_OK)
+        return st;
+    if (!bind_text_or_null(stmt, 2, tenant_id) || !bind_int(stmt, 3, (int64_t)limit))
+        return conn_bind_failed(conn, &Q_DIRTY_PAGE, stmt);
+    int rc;
+    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
+        if (col(stmt, 0) == NULL || each(col(stmt, 0), ctx) != 0)
+            break;
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        st = conn_fail(conn, &Q_DIRTY_PAGE, rc);
     stmt_done(stmt);
     return st;
 }
