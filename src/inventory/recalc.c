@@ -568,6 +568,7 @@ typedef struct bulk {
     char cursor[STORE_UUID_LEN];   /* the last account of the last committed batch */
     char (*page)[STORE_UUID_LEN];  /* this batch's accounts */
     size_t page_count;
+    bool tuned;                    /* store_tune_bulk was called */
     size_t failing;                /* with a failed batch: the account it failed on */
     recalc_all_result_t done;      /* committed */
     recalc_all_result_t pending;   /* this batch */
@@ -590,6 +591,10 @@ static store_status_t bulk_batch(store_conn_t *conn, const void *arg)
     b->page_count = 0;
     b->failing = SIZE_MAX;
     b->pending = (recalc_all_result_t){.store = STORE_OK};
+    if (!b->tuned) { /* best effort: it only makes the walk faster */
+        store_tune_bulk(conn);
+        b->tuned = true;
+    }
     store_status_t st = store_inv_dirty_page(conn, b->tenant_id, b->cursor, b->batch, take_page, b);
     for (size_t i = 0; st == STORE_OK && i < b->page_count; i++) {
         job_t j = {.conn = conn, .account_uuid = b->page[i],

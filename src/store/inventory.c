@@ -30,20 +30,41 @@ static const store_sql_t Q_DEL_LOTS = {
     "inv_del_lots", "DELETE FROM inventory_lots WHERE account_uuid = ?1 AND acquired_at >= ?2"};
 static const store_sql_t Q_DEL_RELIEFS = {
     "inv_del_reliefs", "DELETE FROM inventory_reliefs WHERE account_uuid = ?1 AND datetime >= ?2"};
-static const store_sql_t Q_INS_SUMMARY = {
-    "inv_ins_summary", "INSERT INTO inventory_summaries (account_uuid, asset_code,"
-                       " total_quantity, total_cost, quantity_with_basis, average_unit_cost,"
-                       " since) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"};
+/* The inserts of a save come in three widths, 16, 4 and 1 rows per
+ * statement (a save writes dozens to hundreds of rows: one statement per row
+ * spent most of its time opening and closing cursors). ?1 is the account in
+ * every row; the anonymous parameters after it number on from ?2. */
+#define R4(row) row "," row "," row "," row
+#define R16(row) R4(row) "," R4(row) "," R4(row) "," R4(row)
+#define SUMMARY_INSERT                                                                          \
+    "INSERT INTO inventory_summaries (account_uuid, asset_code, total_quantity, total_cost,"    \
+    " quantity_with_basis, average_unit_cost, since) VALUES "
+#define SUMMARY_ROW "(?1, ?, ?, ?, ?, ?, ?)"
+#define SUMMARY_PARAMS 6
 /* REPLACE: an earlier lot whose holding changed is rewritten in place. */
-static const store_sql_t Q_INS_LOT = {
-    "inv_ins_lot", "INSERT OR REPLACE INTO inventory_lots (account_uuid, asset_code, seq,"
-                   " transaction_id, acquired_at, quantity, cost, orig_quantity, orig_cost)"
-                   " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"};
-static const store_sql_t Q_INS_RELIEF = {
-    "inv_ins_relief",
-    "INSERT INTO inventory_reliefs (account_uuid, seq, transaction_id, asset_code, kind,"
-    " datetime, lot_transaction_id, acquired_at, quantity, cost, proceeds, term, lot_seq)"
-    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"};
+#define LOT_INSERT                                                                              \
+    "INSERT OR REPLACE INTO inventory_lots (account_uuid, asset_code, seq, transaction_id,"    \
+    " acquired_at, quantity, cost, orig_quantity, orig_cost) VALUES "
+#define LOT_ROW "(?1, ?, ?, ?, ?, ?, ?, ?, ?)"
+#define LOT_PARAMS 8
+#define RELIEF_INSERT                                                                           \
+    "INSERT INTO inventory_reliefs (account_uuid, seq, transaction_id, asset_code, kind,"      \
+    " datetime, lot_transaction_id, acquired_at, quantity, cost, proceeds, term, lot_seq)"     \
+    " VALUES "
+#define RELIEF_ROW "(?1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+#define RELIEF_PARAMS 12
+static const store_sql_t Q_INS_SUMMARY[3] = {
+    {"inv_ins_summary", SUMMARY_INSERT SUMMARY_ROW},
+    {"inv_ins_summary_4", SUMMARY_INSERT R4(SUMMARY_ROW)},
+    {"inv_ins_summary_16", SUMMARY_INSERT R16(SUMMARY_ROW)}};
+static const store_sql_t Q_INS_LOT[3] = {
+    {"inv_ins_lot", LOT_INSERT LOT_ROW},
+    {"inv_ins_lot_4", LOT_INSERT R4(LOT_ROW)},
+    {"inv_ins_lot_16", LOT_INSERT R16(LOT_ROW)}};
+static const store_sql_t Q_INS_RELIEF[3] = {
+    {"inv_ins_relief", RELIEF_INSERT RELIEF_ROW},
+    {"inv_ins_relief_4", RELIEF_INSERT R4(RELIEF_ROW)},
+    {"inv_ins_relief_16", RELIEF_INSERT R16(RELIEF_ROW)}};
 static const store_sql_t Q_CLEAN = {
     "inv_clean", "UPDATE accounts SET dirty_from = NULL, inventory_basis = ?2 WHERE uuid = ?1"};
 static const store_sql_t Q_ASSETS_BEFORE = {
@@ -187,53 +208,62 @@ static store_status_t delete_tail(store_conn_t *conn, const char *account_uuid, 
     return st;
 }
 
-static store_status_t insert_summary(store_conn_t *conn, const char *account,
-                                     const store_inv_summary_t *r)
+/* Binds one row's parameters after ?1, from parameter p on. */
+static bool bind_summary(sqlite3_stmt *stmt, int p, const void *row)
 {
-    sqlite3_stmt *stmt;
-    store_status_t st = conn_prepare_key(conn, &Q_INS_SUMMARY, account, &stmt);
-    if (st != STORE_OK)
-        return st;
-    if (!(bind_text(stmt, 2, r->asset) && bind_text(stmt, 3, r->total_quantity) &&
-          bind_text(stmt, 4, r->total_cost) && bind_text(stmt, 5, r->quantity_with_basis) &&
-          bind_text_or_null(stmt, 6, r->average_unit_cost) && bind_int(stmt, 7, r->since)))
-        return conn_bind_failed(conn, &Q_INS_SUMMARY, stmt);
-    return conn_run(conn, &Q_INS_SUMMARY, stmt);
+    const store_inv_summary_t *r = row;
+    return bind_text(stmt, p, r->asset) && bind_text(stmt, p + 1, r->total_quantity) &&
+           bind_text(stmt, p + 2, r->total_cost) && bind_text(stmt, p + 3, r->quantity_with_basis) &&
+           bind_text_or_null(stmt, p + 4, r->average_unit_cost) && bind_int(stmt, p + 5, r->since);
 }
 
-static store_status_t insert_lot(store_conn_t *conn, const char *account, const store_inv_lot_t *r)
+static bool bind_lot(sqlite3_stmt *stmt, int p, const void *row)
 {
-    sqlite3_stmt *stmt;
-    store_status_t st = conn_prepare_key(conn, &Q_INS_LOT, account, &stmt);
-    if (st != STORE_OK)
-        return st;
-    if (!(bind_text(stmt, 2, r->asset) && bind_int(stmt, 3, r->seq) &&
-          bind_text(stmt, 4, r->transaction_id) && bind_int(stmt, 5, r->acquired_at) &&
-          bind_text(stmt, 6, r->quantity) && bind_text_or_null(stmt, 7, r->cost) &&
-          bind_text_or_null(stmt, 8, r->orig_quantity) &&
-          bind_text_or_null(stmt, 9, r->orig_cost)))
-        return conn_bind_failed(conn, &Q_INS_LOT, stmt);
-    return conn_run(conn, &Q_INS_LOT, stmt);
+    const store_inv_lot_t *r = row;
+    return bind_text(stmt, p, r->asset) && bind_int(stmt, p + 1, r->seq) &&
+           bind_text(stmt, p + 2, r->transaction_id) && bind_int(stmt, p + 3, r->acquired_at) &&
+           bind_text(stmt, p + 4, r->quantity) && bind_text_or_null(stmt, p + 5, r->cost) &&
+           bind_text_or_null(stmt, p + 6, r->orig_quantity) &&
+           bind_text_or_null(stmt, p + 7, r->orig_cost);
 }
 
-static store_status_t insert_relief(store_conn_t *conn, const char *account,
-                                    const store_inv_relief_t *r)
+static bool bind_relief(sqlite3_stmt *stmt, int p, const void *row)
 {
-    sqlite3_stmt *stmt;
-    store_status_t st = conn_prepare_key(conn, &Q_INS_RELIEF, account, &stmt);
-    if (st != STORE_OK)
-        return st;
+    const store_inv_relief_t *r = row;
     bool shortfall = r->lot_transaction_id == NULL;
-    if (!(bind_int(stmt, 2, r->seq) && bind_text(stmt, 3, r->transaction_id) &&
-          bind_text(stmt, 4, r->asset) && bind_text(stmt, 5, r->kind) &&
-          bind_int(stmt, 6, r->datetime) && bind_text_or_null(stmt, 7, r->lot_transaction_id) &&
-          (shortfall ? sqlite3_bind_null(stmt, 8) == SQLITE_OK : bind_int(stmt, 8, r->acquired_at)) &&
-          bind_text(stmt, 9, r->quantity) && bind_text_or_null(stmt, 10, r->cost) &&
-          bind_text_or_null(stmt, 11, r->proceeds) && bind_text_or_null(stmt, 12, r->term) &&
-          (r->lot_seq < 0 ? sqlite3_bind_null(stmt, 13) == SQLITE_OK
-                          : bind_int(stmt, 13, r->lot_seq))))
-        return conn_bind_failed(conn, &Q_INS_RELIEF, stmt);
-    return conn_run(conn, &Q_INS_RELIEF, stmt);
+    return bind_int(stmt, p, r->seq) && bind_text(stmt, p + 1, r->transaction_id) &&
+           bind_text(stmt, p + 2, r->asset) && bind_text(stmt, p + 3, r->kind) &&
+           bind_int(stmt, p + 4, r->datetime) &&
+           bind_text_or_null(stmt, p + 5, r->lot_transaction_id) &&
+           (shortfall ? sqlite3_bind_null(stmt, p + 6) == SQLITE_OK
+                      : bind_int(stmt, p + 6, r->acquired_at)) &&
+           bind_text(stmt, p + 7, r->quantity) && bind_text_or_null(stmt, p + 8, r->cost) &&
+           bind_text_or_null(stmt, p + 9, r->proceeds) && bind_text_or_null(stmt, p + 10, r->term) &&
+           (r->lot_seq < 0 ? sqlite3_bind_null(stmt, p + 11) == SQLITE_OK
+                           : bind_int(stmt, p + 11, r->lot_seq));
+}
+
+/* Inserts count rows of `size` bytes for the account: 16 rows per statement
+ * while they last, then 4, then 1 (q[2], q[1], q[0]). */
+static store_status_t insert_rows(store_conn_t *conn, const char *account, const store_sql_t q[3],
+                                  int params, bool (*bind)(sqlite3_stmt *, int, const void *),
+                                  const void *rows, size_t size, size_t count)
+{
+    const char *row = rows;
+    store_status_t st = STORE_OK;
+    while (st == STORE_OK && count > 0) {
+        size_t width = count >= 16 ? 16 : count >= 4 ? 4 : 1;
+        const store_sql_t *sql = &q[width == 16 ? 2 : width == 4 ? 1 : 0];
+        sqlite3_stmt *stmt;
+        if ((st = conn_prepare_key(conn, sql, account, &stmt)) != STORE_OK)
+            break;
+        for (size_t i = 0; i < width; i++, row += size)
+            if (!bind(stmt, 2 + (int)i * params, row))
+                return conn_bind_failed(conn, sql, stmt);
+        st = conn_run(conn, sql, stmt);
+        count -= width;
+    }
+    return st;
 }
 
 /* STORE_CONFLICT unless the account's inventory_version is still version. */
@@ -258,12 +288,15 @@ store_status_t store_inv_save_in_tx(store_conn_t *conn, const store_inv_save_t *
     *stale = st == STORE_CONFLICT;
     if (st == STORE_OK)
         st = delete_tail(conn, a->account_uuid, a->from_ms);
-    for (size_t i = 0; st == STORE_OK && i < a->summary_count; i++)
-        st = insert_summary(conn, a->account_uuid, &a->summaries[i]);
-    for (size_t i = 0; st == STORE_OK && i < a->lot_count; i++)
-        st = insert_lot(conn, a->account_uuid, &a->lots[i]);
-    for (size_t i = 0; st == STORE_OK && i < a->relief_count; i++)
-        st = insert_relief(conn, a->account_uuid, &a->reliefs[i]);
+    if (st == STORE_OK)
+        st = insert_rows(conn, a->account_uuid, Q_INS_SUMMARY, SUMMARY_PARAMS, bind_summary,
+                         a->summaries, sizeof *a->summaries, a->summary_count);
+    if (st == STORE_OK)
+        st = insert_rows(conn, a->account_uuid, Q_INS_LOT, LOT_PARAMS, bind_lot, a->lots,
+                         sizeof *a->lots, a->lot_count);
+    if (st == STORE_OK)
+        st = insert_rows(conn, a->account_uuid, Q_INS_RELIEF, RELIEF_PARAMS, bind_relief,
+                         a->reliefs, sizeof *a->reliefs, a->relief_count);
     if (st != STORE_OK)
         return st;
     sqlite3_stmt *stmt;

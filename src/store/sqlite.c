@@ -728,6 +728,16 @@ void conn_close_writer(store_conn_t *conn)
     conn_close(conn);
 }
 
+store_status_t store_tune_bulk(store_conn_t *conn)
+{
+    char *err = NULL;
+    bool ok = conn_pragma(conn, "PRAGMA mmap_size = 4294967296", &err);
+    if (!ok)
+        log_event(LOG_WARN, "store: bulk tuning failed", json_pack("{s:s}", "error", err ? err : "?"));
+    free(err);
+    return ok ? STORE_OK : STORE_ERROR;
+}
+
 void store_set_fault(store_t *store, bool failing)
 {
     atomic_store(&store->fault, failing);

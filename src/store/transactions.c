@@ -77,7 +77,7 @@ static const store_sql_t Q_TX_OF_ACCOUNT = {
     "tx_of_account",
     "SELECT t.uuid, t.id, t.datetime, t.type, l.kind, l.asset_code, l.amount, l.usd_rate"
     " FROM transactions t JOIN transaction_lines l ON l.transaction_uuid = t.uuid"
-    " WHERE t.account_uuid = ?1 AND t.datetime >= ?2 ORDER BY t.uuid, l.kind, l.idx"};
+    " WHERE t.account_uuid = ?1 AND t.datetime >= ?2 ORDER BY t.datetime, t.uuid, l.kind, l.idx"};
 
 /* ---- small helpers ---------------------------------------------------- */
 
