@@ -48,7 +48,6 @@ static int recalc_one(store_conn_t *db, const char *tenant, const char *account_
 
 int admin_inventory_recalc(service_t *svc, store_conn_t *db, const args_t *a)
 {
-    (void)svc;
     if (admin_check_flags(a, RECALC_FLAGS, RECALC_SWITCHES) != 0)
         return EXIT_USAGE;
     bool all = admin_switch(a, "--all", RECALC_SWITCHES);
@@ -73,7 +72,7 @@ int admin_inventory_recalc(service_t *svc, store_conn_t *db, const args_t *a)
             return admin_store_failed(st, "reading the tenant");
     }
     int64_t began = clock_monotonic_ms();
-    recalc_all_result_t r = inventory_recalc_all(db, tenant, batch, NULL, NULL);
+    recalc_all_result_t r = inventory_recalc_all(svc->store, db, tenant, batch, NULL, NULL);
     if (r.store != STORE_OK)
         return admin_store_failed(r.store, "recalculation");
     return print_result(&r, began);

@@ -7,6 +7,7 @@
  * allocation freed after the save. */
 #include "inventory/recalc.h"
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -560,95 +561,275 @@ recalc_result_t inventory_refresh(store_conn_t *conn, const store_inv_account_t 
 
 /* ---- the bulk run ------------------------------------------------------- */
 
-enum { DEFAULT_BATCH = 500 };
+/* Two threads, so reading and computing overlap writing: a reader (its own
+ * pooled connection) walks the dirty accounts, and for each reads its inputs
+ * in one snapshot and computes it, as an optimistic attempt does; the caller's
+ * thread saves what it hands over, `batch` accounts per write transaction.
+ * A save checks inventory_version like any optimistic save: an account
+ * written since the reader read it (or whose read failed) is read, computed
+ * and saved again inside the batch, as a locked attempt. At most QUEUE_CAP
+ * computed accounts wait between the two, so memory stays that of a few
+ * accounts whatever their number. */
+enum { DEFAULT_BATCH = 500, QUEUE_CAP = 16, READ_PAGE = 256 };
+
+typedef struct ready {
+    char uuid[STORE_UUID_LEN];
+    job_t job;                     /* read and computed by the reader */
+} ready_t;
 
 typedef struct bulk {
+    store_t *store;
     const char *tenant_id;
     size_t batch;
-    char cursor[STORE_UUID_LEN];   /* the last account of the last committed batch */
+    /* the queue from the reader to the writer */
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    ready_t *queue[QUEUE_CAP];
+    size_t head, count;
+    bool reader_done;              /* nothing more will be queued */
+    bool stop;                     /* the writer gave up: the reader stops */
+    store_status_t reader_status;
+    /* the writer's batch */
+    bool tuned;                    /* store_tune_bulk on the writer's connection */
+    bool exhausted;                /* the reader is done and the queue empty */
     char (*page)[STORE_UUID_LEN];  /* this batch's accounts */
     size_t page_count;
-    bool tuned;                    /* store_tune_bulk was called */
-    size_t failing;                /* with a failed batch: the account it failed on */
     recalc_all_result_t done;      /* committed */
     recalc_all_result_t pending;   /* this batch */
 } bulk_t;
 
-static int take_page(const char *uuid, void *ctx)
+static void ready_free(ready_t *r)
 {
-    bulk_t *b = ctx;
+    if (r != NULL)
+        job_free(&r->job);
+    free(r);
+}
+
+/* Queues r; false (r not taken) when the writer stopped. */
+static bool bulk_push(bulk_t *b, ready_t *r)
+{
+    pthread_mutex_lock(&b->lock);
+    while (b->count == QUEUE_CAP && !b->stop)
+        pthread_cond_wait(&b->changed, &b->lock);
+    bool taken = !b->stop;
+    if (taken) {
+        b->queue[(b->head + b->count++) % QUEUE_CAP] = r;
+        pthread_cond_broadcast(&b->changed);
+    }
+    pthread_mutex_unlock(&b->lock);
+    return taken;
+}
+
+/* The next computed account; NULL once the reader is done and none is left. */
+static ready_t *bulk_pop(bulk_t *b)
+{
+    pthread_mutex_lock(&b->lock);
+    while (b->count == 0 && !b->reader_done)
+        pthread_cond_wait(&b->changed, &b->lock);
+    ready_t *r = NULL;
+    if (b->count > 0) {
+        r = b->queue[b->head];
+        b->head = (b->head + 1) % QUEUE_CAP;
+        b->count--;
+        pthread_cond_broadcast(&b->changed);
+    }
+    pthread_mutex_unlock(&b->lock);
+    return r;
+}
+
+typedef struct read_page {
+    char (*uuids)[STORE_UUID_LEN];
+    size_t count;
+} read_page_t;
+
+static int take_uuid(const char *uuid, void *ctx)
+{
+    read_page_t *p = ctx;
     if (strlen(uuid) >= STORE_UUID_LEN)
         return 1;
-    strcpy(b->page[b->page_count++], uuid);
+    strcpy(p->uuids[p->count++], uuid);
     return 0;
 }
 
-/* One batch inside its write transaction: list the next page of dirty
- * accounts and recalculate each as a locked attempt would. */
+/* Reads and computes one account on the reader's connection. */
+static ready_t *read_one(store_conn_t *conn, const char *uuid)
+{
+    ready_t *r = calloc(1, sizeof *r);
+    if (r == NULL)
+        return NULL;
+    strcpy(r->uuid, uuid);
+    r->job = (job_t){.conn = conn, .account_uuid = r->uuid,
+                     .result = {.store = STORE_OK, .arithmetic = DEC_OK}};
+    r->job.result.store = store_read(conn, load, &r->job);
+    if (r->job.result.store == STORE_OK && r->job.mark.dirty)
+        compute(&r->job);
+    return r;
+}
+
+static void *reader_main(void *arg)
+{
+    bulk_t *b = arg;
+    store_status_t st = STORE_ERROR;
+    store_conn_t *conn = store_acquire(b->store);
+    read_page_t page = {.uuids = calloc(READ_PAGE, sizeof *page.uuids)};
+    char cursor[STORE_UUID_LEN] = "";
+    if (conn != NULL && page.uuids != NULL) {
+        store_tune_bulk(conn); /* best effort */
+        for (bool more = true; more;) {
+            page.count = 0;
+            st = store_inv_dirty_page(conn, b->tenant_id, cursor, READ_PAGE, take_uuid, &page);
+            if (st != STORE_OK)
+                break;
+            for (size_t i = 0; i < page.count && more; i++) {
+                ready_t *r = read_one(conn, page.uuids[i]);
+                if (r == NULL)
+                    st = STORE_ERROR;
+                more = r != NULL && bulk_push(b, r);
+                if (!more)
+                    ready_free(r);
+            }
+            more = more && page.count == READ_PAGE;
+            if (page.count > 0)
+                strcpy(cursor, page.uuids[page.count - 1]);
+        }
+    }
+    free(page.uuids);
+    if (conn != NULL)
+        store_release(b->store, conn);
+    pthread_mutex_lock(&b->lock);
+    b->reader_done = true;
+    b->reader_status = st;
+    pthread_cond_broadcast(&b->changed);
+    pthread_mutex_unlock(&b->lock);
+    return NULL;
+}
+
+static void count_run(recalc_all_result_t *into, const job_t *j)
+{
+    if (!j->mark.dirty)
+        return; /* clean by now: nothing was computed */
+    if (j->result.arithmetic != DEC_OK)
+        into->failed++;
+    else {
+        into->accounts++;
+        into->transactions += j->loader.added;
+    }
+}
+
+/* Saves what the reader computed, or, when a write came in since it read
+ * the account (or its read failed), reads, computes and saves it again
+ * here, inside the batch's write transaction. */
+static store_status_t save_ready(store_conn_t *conn, bulk_t *b, ready_t *r)
+{
+    job_t *j = &r->job;
+    if (j->result.store == STORE_OK && (!j->mark.dirty || j->result.arithmetic != DEC_OK)) {
+        count_run(&b->pending, j);
+        return STORE_OK;
+    }
+    if (j->result.store == STORE_OK) {
+        j->conn = conn;
+        store_status_t st = save(j, true);
+        if (st == STORE_OK)
+            count_run(&b->pending, j);
+        if (!j->stale)
+            return st;
+    }
+    job_t again = {.conn = conn, .account_uuid = r->uuid,
+                   .result = {.store = STORE_OK, .arithmetic = DEC_OK}};
+    store_status_t st = locked_attempt(conn, &again);
+    if (st == STORE_OK)
+        count_run(&b->pending, &again);
+    job_free(&again);
+    return st;
+}
+
+/* One batch inside its write transaction. */
 static store_status_t bulk_batch(store_conn_t *conn, const void *arg)
 {
     bulk_t *b = (bulk_t *)arg;
     b->page_count = 0;
-    b->failing = SIZE_MAX;
     b->pending = (recalc_all_result_t){.store = STORE_OK};
     if (!b->tuned) { /* best effort: it only makes the walk faster */
         store_tune_bulk(conn);
         b->tuned = true;
     }
-    store_status_t st = store_inv_dirty_page(conn, b->tenant_id, b->cursor, b->batch, take_page, b);
-    for (size_t i = 0; st == STORE_OK && i < b->page_count; i++) {
-        job_t j = {.conn = conn, .account_uuid = b->page[i],
-                   .result = {.store = STORE_OK, .arithmetic = DEC_OK}};
-        st = locked_attempt(conn, &j);
-        if (st == STORE_OK && j.mark.dirty) {
-            if (j.result.arithmetic != DEC_OK)
-                b->pending.failed++;
-            else {
-                b->pending.accounts++;
-                b->pending.transactions += j.loader.added;
-            }
+    store_status_t st = STORE_OK;
+    while (st == STORE_OK && b->page_count < b->batch) {
+        ready_t *r = bulk_pop(b);
+        if (r == NULL) {
+            b->exhausted = true;
+            break;
         }
-        if (st != STORE_OK)
-            b->failing = i;
-        job_free(&j);
+        strcpy(b->page[b->page_count++], r->uuid);
+        st = save_ready(conn, b, r);
+        ready_free(r);
     }
     return st;
 }
 
-recalc_all_result_t inventory_recalc_all(store_conn_t *conn, const char *tenant_id, size_t batch,
-                                         void (*between)(size_t done, void *ctx), void *ctx)
+/* A batch that failed was rolled back whole: its accounts one by one
+ * through the lazy path (which starts over in full when a resumed save
+ * fails). */
+static store_status_t bulk_retry_page(store_conn_t *conn, bulk_t *b)
 {
-    bulk_t b = {.tenant_id = tenant_id, .batch = batch ? batch : DEFAULT_BATCH,
-                .done = {.store = STORE_OK}};
+    for (size_t i = 0; i < b->page_count; i++) {
+        store_inv_account_t account = {.dirty = true};
+        strcpy(account.uuid, b->page[i]);
+        recalc_result_t r = inventory_refresh(conn, &account);
+        if (r.store != STORE_OK)
+            return r.store;
+        if (r.arithmetic != DEC_OK)
+            b->done.failed++;
+        else
+            b->done.accounts++;
+    }
+    return STORE_OK;
+}
+
+recalc_all_result_t inventory_recalc_all(store_t *store, store_conn_t *conn, const char *tenant_id,
+                                         size_t batch, void (*between)(size_t done, void *ctx),
+                                         void *ctx)
+{
+    bulk_t b = {.store = store, .tenant_id = tenant_id, .batch = batch ? batch : DEFAULT_BATCH,
+                .done = {.store = STORE_OK}, .reader_status = STORE_OK};
     b.page = calloc(b.batch, sizeof *b.page);
-    if (b.page == NULL)
+    pthread_t reader;
+    if (b.page == NULL || pthread_mutex_init(&b.lock, NULL) != 0) {
+        free(b.page);
         b.done.store = STORE_ERROR;
-    while (b.done.store == STORE_OK) {
+        return b.done;
+    }
+    pthread_cond_init(&b.changed, NULL);
+    bool started = pthread_create(&reader, NULL, reader_main, &b) == 0;
+    if (!started)
+        b.done.store = STORE_ERROR;
+    while (b.done.store == STORE_OK && !b.exhausted) {
         store_status_t st = store_write(conn, bulk_batch, &b);
-        if (st != STORE_OK && b.failing < b.page_count) {
-            /* rolled back: that account alone through the lazy path, which
-             * starts over in full when a resumed save fails; then the batch
-             * again (the account is clean now, or left dirty by a failure) */
-            store_inv_account_t account = {.dirty = true};
-            strcpy(account.uuid, b.page[b.failing]);
-            recalc_result_t r = inventory_refresh(conn, &account);
-            b.done.store = r.store;
-            b.done.accounts += r.store == STORE_OK && r.arithmetic == DEC_OK;
+        if (st != STORE_OK) {
+            b.done.store = bulk_retry_page(conn, &b);
             continue;
         }
-        b.done.store = st;
-        if (st != STORE_OK)
-            break;
         b.done.accounts += b.pending.accounts;
         b.done.transactions += b.pending.transactions;
         b.done.failed += b.pending.failed;
-        if (b.page_count > 0)
-            strcpy(b.cursor, b.page[b.page_count - 1]);
         if (between != NULL)
             between(b.done.accounts + b.done.failed, ctx);
-        if (b.page_count < b.batch)
-            break;
     }
+    pthread_mutex_lock(&b.lock);
+    b.stop = true;
+    pthread_cond_broadcast(&b.changed);
+    pthread_mutex_unlock(&b.lock);
+    if (started)
+        pthread_join(reader, NULL);
+    while (b.count > 0) { /* left when the writer gave up */
+        ready_free(b.queue[b.head]);
+        b.head = (b.head + 1) % QUEUE_CAP;
+        b.count--;
+    }
+    if (b.done.store == STORE_OK)
+        b.done.store = b.reader_status;
+    pthread_cond_destroy(&b.changed);
+    pthread_mutex_destroy(&b.lock);
     free(b.page);
     return b.done;
 }

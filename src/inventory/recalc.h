@@ -58,20 +58,24 @@ recalc_result_t inventory_refresh(store_conn_t *conn, const store_inv_account_t 
 
 /* The bulk recalculation (`taxd admin inventory recalc`, after an import or
  * a backfill): every dirty account of the tenant (NULL: of every tenant),
- * in account key order, `batch` accounts per write transaction (0: a
- * default). Each account is read, computed and saved inside the batch's
- * write transaction, as the lazy path's locked attempt does, so no write can
- * come in between and its watermark is cleared only with results of the
- * version it read; a write that lands between batches marks its account
- * dirty again and is picked up if the account is still ahead of the walk,
- * else left dirty for the lazy path. One account's transactions are in
- * memory at a time. An account whose arithmetic fails stays dirty and is
- * counted in `failed`; an account whose save fails inside a batch is retried
- * alone through inventory_refresh (which may start over from its first
- * transaction), then the batch is run again.
+ * in account key order, `batch` accounts per write transaction on conn (0:
+ * a default). A second thread on its own connection of store reads each
+ * account in one snapshot and computes it while the caller's thread saves
+ * the accounts before it; a save is refused, as the lazy path's optimistic
+ * save is, when the account was written since it was read (inventory_version),
+ * and the account is then read, computed and saved again inside the batch's
+ * write transaction. So an account's watermark is cleared only with results
+ * of the version they were computed from; a write that lands after its
+ * account was saved leaves it dirty for the lazy path. A few accounts'
+ * transactions are in memory at a time, whatever the number of accounts.
+ * An account whose arithmetic fails stays dirty and is counted in `failed`;
+ * a batch whose write fails is rolled back and its accounts are
+ * recalculated one by one through inventory_refresh (which may start over
+ * from the first transaction).
  *
- * between (may be NULL) is called after each committed batch with the
- * accounts done so far (tests use it to write in the middle of a run). */
+ * between (may be NULL) is called on the caller's thread after each
+ * committed batch with the accounts done so far (tests write in the middle
+ * of a run with it). */
 typedef struct recalc_all_result {
     store_status_t store;   /* STORE_OK unless the database failed */
     size_t accounts;        /* accounts recalculated */
@@ -79,8 +83,9 @@ typedef struct recalc_all_result {
     size_t failed;          /* accounts left dirty by an arithmetic failure */
 } recalc_all_result_t;
 
-recalc_all_result_t inventory_recalc_all(store_conn_t *conn, const char *tenant_id, size_t batch,
-                                         void (*between)(size_t done, void *ctx), void *ctx);
+recalc_all_result_t inventory_recalc_all(store_t *store, store_conn_t *conn, const char *tenant_id,
+                                         size_t batch, void (*between)(size_t done, void *ctx),
+                                         void *ctx);
 
 /* One stored transaction (store_tx_each_of_account's row) as the engine's
  * inv_tx_t: the count lines are converted into buf (caller-owned, at least
