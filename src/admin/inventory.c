@@ -17,10 +17,11 @@ static const char *const RECALC_SWITCHES[] = {"--all", NULL};
 static int print_result(const recalc_all_result_t *r, int64_t began_ms)
 {
     double seconds = (double)(clock_monotonic_ms() - began_ms) / 1000.0;
-    int code = admin_print_json(json_pack("{s:I, s:I, s:I, s:f}", "accounts",
-                                          (json_int_t)r->accounts, "transactions",
-                                          (json_int_t)r->transactions, "failed",
-                                          (json_int_t)r->failed, "seconds", seconds));
+    int code = admin_print_json(json_pack(
+        "{s:I, s:I, s:I, s:f, s:{s:f, s:f, s:f}}", "accounts", (json_int_t)r->accounts,
+        "transactions", (json_int_t)r->transactions, "failed", (json_int_t)r->failed, "seconds",
+        seconds, "busy_seconds", "read", r->read_seconds, "compute", r->compute_seconds, "save",
+        r->save_seconds));
     if (code == 0 && r->failed > 0)
         code = EXIT_REFUSED;
     return code;

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 
 static inv_method_t method_of(const char *name)
@@ -589,6 +590,7 @@ typedef struct bulk {
     bool reader_done;              /* nothing more will be queued */
     bool stop;                     /* the writer gave up: the reader stops */
     store_status_t reader_status;
+    recalc_all_result_t reader_spent; /* the reader's times (read after the join) */
     /* the writer's batch */
     bool tuned;                    /* store_tune_bulk on the writer's connection */
     bool exhausted;                /* the reader is done and the queue empty */
@@ -597,6 +599,13 @@ typedef struct bulk {
     recalc_all_result_t done;      /* committed */
     recalc_all_result_t pending;   /* this batch */
 } bulk_t;
+
+static double seconds_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 
 static void ready_free(ready_t *r)
 {
@@ -652,7 +661,7 @@ static int take_uuid(const char *uuid, void *ctx)
 }
 
 /* Reads and computes one account on the reader's connection. */
-static ready_t *read_one(store_conn_t *conn, const char *uuid)
+static ready_t *read_one(store_conn_t *conn, const char *uuid, recalc_all_result_t *spent)
 {
     ready_t *r = calloc(1, sizeof *r);
     if (r == NULL)
@@ -660,9 +669,13 @@ static ready_t *read_one(store_conn_t *conn, const char *uuid)
     strcpy(r->uuid, uuid);
     r->job = (job_t){.conn = conn, .account_uuid = r->uuid,
                      .result = {.store = STORE_OK, .arithmetic = DEC_OK}};
+    double t0 = seconds_now();
     r->job.result.store = store_read(conn, load, &r->job);
+    double t1 = seconds_now();
     if (r->job.result.store == STORE_OK && r->job.mark.dirty)
         compute(&r->job);
+    spent->read_seconds += t1 - t0;
+    spent->compute_seconds += seconds_now() - t1;
     return r;
 }
 
@@ -681,7 +694,7 @@ static void *reader_main(void *arg)
             if (st != STORE_OK)
                 break;
             for (size_t i = 0; i < page.count && more; i++) {
-                ready_t *r = read_one(conn, page.uuids[i]);
+                ready_t *r = read_one(conn, page.uuids[i], &b->reader_spent);
                 if (r == NULL)
                     st = STORE_ERROR;
                 more = r != NULL && bulk_push(b, r);
@@ -761,7 +774,9 @@ static store_status_t bulk_batch(store_conn_t *conn, const void *arg)
             break;
         }
         strcpy(b->page[b->page_count++], r->uuid);
+        double t0 = seconds_now();
         st = save_ready(conn, b, r);
+        b->done.save_seconds += seconds_now() - t0;
         ready_free(r);
     }
     return st;
@@ -828,6 +843,8 @@ recalc_all_result_t inventory_recalc_all(store_t *store, store_conn_t *conn, con
     }
     if (b.done.store == STORE_OK)
         b.done.store = b.reader_status;
+    b.done.read_seconds = b.reader_spent.read_seconds;
+    b.done.compute_seconds = b.reader_spent.compute_seconds;
     pthread_cond_destroy(&b.changed);
     pthread_mutex_destroy(&b.lock);
     free(b.page);
