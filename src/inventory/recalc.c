@@ -592,7 +592,6 @@ typedef struct bulk {
     store_status_t reader_status;
     recalc_all_result_t reader_spent; /* the reader's times (read after the join) */
     /* the writer's batch */
-    bool tuned;                    /* store_tune_bulk on the writer's connection */
     bool exhausted;                /* the reader is done and the queue empty */
     char (*page)[STORE_UUID_LEN];  /* this batch's accounts */
     size_t page_count;
@@ -762,10 +761,6 @@ static store_status_t bulk_batch(store_conn_t *conn, const void *arg)
     bulk_t *b = (bulk_t *)arg;
     b->page_count = 0;
     b->pending = (recalc_all_result_t){.store = STORE_OK};
-    if (!b->tuned) { /* best effort: it only makes the walk faster */
-        store_tune_bulk(conn);
-        b->tuned = true;
-    }
     store_status_t st = STORE_OK;
     while (st == STORE_OK && b->page_count < b->batch) {
         ready_t *r = bulk_pop(b);

@@ -59,12 +59,11 @@ void store_set_deadline(store_conn_t *conn, int64_t deadline_ms);
  * I/O error would. Reachable only through the --test-hooks routes. */
 void store_set_fault(store_t *store, bool failing);
 
-/* For a bulk job that walks most of the database once (`taxd admin
- * inventory recalc`): this connection reads through a memory map of the
- * file (up to 4 GiB) instead of copying every page its cache misses from
- * the OS (the mapped pages are the OS's page cache, not this process's heap).
- * Call it on the connection the job's reads and writes run on (inside a
- * store_write body: the connection the body is given). */
+/* For a bulk job that reads most of the database once (the reader of
+ * `taxd admin inventory recalc`): this connection reads through a memory map
+ * of the file (up to 4 GiB) instead of copying every page its cache misses
+ * from the OS (the mapped pages are the OS's page cache, not this process's
+ * heap). Not for a connection that writes much: measured slower there. */
 store_status_t store_tune_bulk(store_conn_t *conn);
 
 /* One write transaction composed of several *_in_tx calls (a change and the
