@@ -588,7 +588,8 @@ typedef struct bulk {
     ready_t *queue[QUEUE_CAP];
     size_t head, count;
     bool reader_done;              /* nothing more will be queued */
-    bool stop;                     /* the writer gave up: the reader stops */
+    bool stop;                     /* the writer is done or gave up: the others stop */
+    size_t commits;                /* batches committed, for the checkpointer */
     store_status_t reader_status;
     recalc_all_result_t reader_spent; /* the reader's times (read after the join) */
     /* the writer's batch */
@@ -716,6 +717,32 @@ static void *reader_main(void *arg)
     return NULL;
 }
 
+/* The checkpointer: after each commit, a passive checkpoint on a connection
+ * of its own, so the writer's commits find the WAL already copied (its
+ * autocheckpoint then has little to do) and the copying overlaps the next
+ * batch instead of delaying it. */
+static void *checkpointer_main(void *arg)
+{
+    bulk_t *b = arg;
+    store_conn_t *conn = store_acquire(b->store);
+    size_t seen = 0;
+    pthread_mutex_lock(&b->lock);
+    while (conn != NULL && !b->stop) {
+        if (b->commits == seen) {
+            pthread_cond_wait(&b->changed, &b->lock);
+            continue;
+        }
+        seen = b->commits;
+        pthread_mutex_unlock(&b->lock);
+        store_checkpoint(conn); /* best effort: the writer's autocheckpoint remains */
+        pthread_mutex_lock(&b->lock);
+    }
+    pthread_mutex_unlock(&b->lock);
+    if (conn != NULL)
+        store_release(b->store, conn);
+    return NULL;
+}
+
 static void count_run(recalc_all_result_t *into, const job_t *j)
 {
     if (!j->mark.dirty)
@@ -803,7 +830,7 @@ recalc_all_result_t inventory_recalc_all(store_t *store, store_conn_t *conn, con
     bulk_t b = {.store = store, .tenant_id = tenant_id, .batch = batch ? batch : DEFAULT_BATCH,
                 .done = {.store = STORE_OK}, .reader_status = STORE_OK};
     b.page = calloc(b.batch, sizeof *b.page);
-    pthread_t reader;
+    pthread_t reader, checkpointer;
     if (b.page == NULL || pthread_mutex_init(&b.lock, NULL) != 0) {
         free(b.page);
         b.done.store = STORE_ERROR;
@@ -811,6 +838,7 @@ recalc_all_result_t inventory_recalc_all(store_t *store, store_conn_t *conn, con
     }
     pthread_cond_init(&b.changed, NULL);
     bool started = pthread_create(&reader, NULL, reader_main, &b) == 0;
+    bool checkpointing = pthread_create(&checkpointer, NULL, checkpointer_main, &b) == 0;
     if (!started)
         b.done.store = STORE_ERROR;
     while (b.done.store == STORE_OK && !b.exhausted) {
@@ -822,6 +850,10 @@ recalc_all_result_t inventory_recalc_all(store_t *store, store_conn_t *conn, con
         b.done.accounts += b.pending.accounts;
         b.done.transactions += b.pending.transactions;
         b.done.failed += b.pending.failed;
+        pthread_mutex_lock(&b.lock);
+        b.commits++;
+        pthread_cond_broadcast(&b.changed);
+        pthread_mutex_unlock(&b.lock);
         if (between != NULL)
             between(b.done.accounts + b.done.failed, ctx);
     }
@@ -831,6 +863,8 @@ recalc_all_result_t inventory_recalc_all(store_t *store, store_conn_t *conn, con
     pthread_mutex_unlock(&b.lock);
     if (started)
         pthread_join(reader, NULL);
+    if (checkpointing)
+        pthread_join(checkpointer, NULL);
     while (b.count > 0) { /* left when the writer gave up */
         ready_free(b.queue[b.head]);
         b.head = (b.head + 1) % QUEUE_CAP;

@@ -744,6 +744,16 @@ store_status_t store_tune_bulk(store_conn_t *conn)
     return ok ? STORE_OK : STORE_ERROR;
 }
 
+store_status_t store_checkpoint(store_conn_t *conn)
+{
+    static const store_sql_t Q_CHECKPOINT = {"checkpoint", "PRAGMA wal_checkpoint(PASSIVE)"};
+    store_status_t st = conn_enter(conn);
+    if (st != STORE_OK)
+        return st;
+    int rc = sqlite3_wal_checkpoint_v2(conn->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+    return rc == SQLITE_OK || rc == SQLITE_BUSY ? STORE_OK : conn_fail(conn, &Q_CHECKPOINT, rc);
+}
+
 void store_set_fault(store_t *store, bool failing)
 {
     atomic_store(&store->fault, failing);
