@@ -59,9 +59,10 @@ recalc_result_t inventory_refresh(store_conn_t *conn, const store_inv_account_t 
 /* The bulk recalculation (`taxd admin inventory recalc`, after an import or
  * a backfill): every dirty account of the tenant (NULL: of every tenant),
  * in account key order, `batch` accounts per write transaction on conn (0:
- * a default). A second thread on its own connection of store reads each
+ * a default). A reader thread on its own connection of store reads each
  * account in one snapshot and computes it while the caller's thread saves
- * the accounts before it; a save is refused, as the lazy path's optimistic
+ * the accounts before it (and a third thread, on a connection of its own,
+ * checkpoints the WAL after each commit); a save is refused, as the lazy path's optimistic
  * save is, when the account was written since it was read (inventory_version),
  * and the account is then read, computed and saved again inside the batch's
  * write transaction. So an account's watermark is cleared only with results
