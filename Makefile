@@ -24,7 +24,7 @@ UNIT_ASAN = $(UNIT_SRC:tests/unit/%.c=build/asan/tests/%)
 PYTEST   = /usr/bin/python3 -m pytest
 DEPS_STAMP = build/.deps-installed
 
-.PHONY: all deps run test unit unit-asan api api-asan asan bench bench-ingest bench-report bench-webhooks fuzz fuzz-smoke clean
+.PHONY: all deps run test unit unit-asan api api-asan asan bench bench-ingest bench-report bench-webhooks bench-recalc fuzz fuzz-smoke clean
 all: build/taxd
 
 build/obj/%.o: %.c $(HDR)
@@ -107,6 +107,12 @@ bench-webhooks: deps build/taxd
 # 100k and 1M transactions, beside a sqlite3 GROUP BY floor (see bench/report.sh).
 bench-report: deps build/taxd
 	bench/report.sh
+
+# `taxd admin inventory recalc --all` on a generated import (default 1M transactions over
+# 10k accounts; bench/recalc.sh), and the byte-for-byte comparison with the branch point
+# (bench/recalc_compare.sh, RECALC_COMPARE=1).
+bench-recalc: deps build/taxd
+	bench/recalc.sh
 
 clean:
 	rm -rf build

@@ -13,6 +13,7 @@
 
 #include "admin/cli.h"
 #include "admin/forms.h"
+#include "admin/inventory.h"
 #include "admin/subscriptions.h"
 #include "app/service.h"
 #include "core/ids.h"
@@ -295,6 +296,8 @@ static const command_t COMMANDS[] = {
     {"forms", "file", admin_forms_file, "forms file --form ID"},
     {"forms", "delete", admin_forms_delete, "forms delete --form ID"},
     {"forms", "show", admin_forms_show, "forms show --form ID"},
+    {"inventory", "recalc", admin_inventory_recalc,
+     "inventory recalc (--all | --tenant ID [--account ID]) [--batch N]"},
 };
 
 static void print_usage(FILE *out)

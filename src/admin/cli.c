@@ -23,7 +23,7 @@ int admin_fail(int code, const char *fmt, ...)
 
 int admin_print_json(json_t *doc)
 {
-    char *text = json_dumps(doc, JSON_COMPACT);
+    char *text = json_dumps(doc, JSON_COMPACT | JSON_REAL_PRECISION(6));
     json_decref(doc);
     if (text == NULL)
         return admin_fail(EXIT_REFUSED, "out of memory");

@@ -66,6 +66,20 @@ static u128 div_256(u256_t n, u128 d, u128 *rem)
         *rem = n.lo % d;
         return n.lo / d;
     }
+    if ((d >> 64) == 0) {
+        /* a divisor of one 64-bit limb (10^18, the scale, is one): schoolbook
+         * division, a limb at a time, each step a 128-by-64 division whose
+         * remainder (< d) keeps the next dividend below d * 2^64 */
+        const u128 mask = ((u128)1 << 64) - 1;
+        u128 r = n.hi % d, q = 0;
+        for (int shift = 64; shift >= 0; shift -= 64) {
+            u128 cur = (r << 64) | ((n.lo >> shift) & mask);
+            q = (q << 64) | (cur / d);
+            r = cur % d;
+        }
+        *rem = r;
+        return q;
+    }
     u128 r = n.hi, q = 0;
     for (int i = 127; i >= 0; i--) {
         bool carry = (r >> 127) != 0;

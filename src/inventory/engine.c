@@ -28,6 +28,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/arena.h"
 #include "core/grow.h"
 
 #define REPORTING_CURRENCY "USD"
@@ -78,6 +79,7 @@ struct inv_engine {
     bool shortfall;
     bool ran;
     int64_t from_ms;       /* no transaction before this (INT64_MIN: none) */
+    arena_t *arena;        /* the added transactions' ids and lines */
     char **owned;          /* seeded lots' transaction ids */
     size_t owned_count, owned_cap;
     dec_status_t failure;  /* the first arithmetic failure */
@@ -182,6 +184,11 @@ inv_engine_t *inv_engine_new(inv_method_t method)
     if (e != NULL) {
         e->method = method;
         e->from_ms = INT64_MIN;
+        e->arena = arena_new(16384);
+        if (e->arena == NULL) {
+            free(e);
+            return NULL;
+        }
     }
     return e;
 }
@@ -190,10 +197,7 @@ void inv_engine_free(inv_engine_t *engine)
 {
     if (engine == NULL)
         return;
-    for (size_t i = 0; i < engine->tx_count; i++) {
-        free(engine->txs[i].id);
-        free(engine->txs[i].lines);
-    }
+    arena_free(engine->arena);
     for (size_t i = 0; i < engine->asset_count; i++) {
         free(engine->assets[i].lots);
         free(engine->assets[i].heap);
@@ -231,13 +235,11 @@ int inv_engine_add(inv_engine_t *engine, const inv_tx_t *tx)
     tx_rec_t rec = {.datetime_ms = tx->datetime_ms, .type = tx->type,
                     .sent_count = tx->sent_count, .received_count = tx->received_count,
                     .fee_count = tx->fee_count};
-    rec.id = strdup(tx->id);
-    rec.lines = malloc((n ? n : 1) * sizeof *rec.lines);
-    if (rec.id == NULL || rec.lines == NULL) {
-        free(rec.id);
-        free(rec.lines);
+    /* one arena for every transaction: no allocation per transaction */
+    rec.id = arena_strndup(engine->arena, tx->id, strlen(tx->id));
+    rec.lines = arena_alloc(engine->arena, (n ? n : 1) * sizeof *rec.lines);
+    if (rec.id == NULL || rec.lines == NULL)
         return -1;
-    }
     if (tx->sent_count)
         memcpy(rec.lines, tx->sent, tx->sent_count * sizeof *rec.lines);
     if (tx->received_count)
@@ -666,6 +668,26 @@ static int compare_tx(const void *pa, const void *pb)
     return strcmp(a->id, b->id);
 }
 
+/* Sorts the transactions into processing order. The store hands them over in
+ * datetime order already (store/transactions.h), so this is one pass that
+ * checks the order plus a sort of each run of equal datetimes that is out of
+ * order (types and ids at one instant); any other input is sorted whole. */
+static void sort_txs(tx_rec_t *txs, size_t n)
+{
+    for (size_t i = 1; i < n; i++)
+        if (txs[i].datetime_ms < txs[i - 1].datetime_ms) {
+            qsort(txs, n, sizeof *txs, compare_tx);
+            return;
+        }
+    for (size_t start = 0, end; start < n; start = end) {
+        bool sorted = true;
+        for (end = start + 1; end < n && txs[end].datetime_ms == txs[start].datetime_ms; end++)
+            sorted = sorted && compare_tx(&txs[end - 1], &txs[end]) < 0;
+        if (!sorted)
+            qsort(txs + start, end - start, sizeof *txs, compare_tx);
+    }
+}
+
 static int compare_assets(const void *pa, const void *pb)
 {
     return strcmp(((const asset_state_t *)pa)->code, ((const asset_state_t *)pb)->code);
@@ -786,8 +808,7 @@ dec_status_t inv_engine_run(inv_engine_t *engine, const char **failed_tx)
     if (engine->ran)
         return DEC_OK;
     engine->ran = true;
-    if (engine->tx_count > 1)
-        qsort(engine->txs, engine->tx_count, sizeof *engine->txs, compare_tx);
+    sort_txs(engine->txs, engine->tx_count);
     for (size_t i = 0; i < engine->tx_count; i++) {
         const tx_rec_t *tx = &engine->txs[i];
         int rc;

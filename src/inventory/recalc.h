@@ -56,6 +56,42 @@ typedef struct recalc_result {
  * On success the stored summaries, lots and reliefs are current. */
 recalc_result_t inventory_refresh(store_conn_t *conn, const store_inv_account_t *account);
 
+/* The bulk recalculation (`taxd admin inventory recalc`, after an import or
+ * a backfill): every dirty account of the tenant (NULL: of every tenant),
+ * in account key order, `batch` accounts per write transaction on conn (0:
+ * a default). A reader thread on its own connection of store reads each
+ * account in one snapshot and computes it while the caller's thread saves
+ * the accounts before it (and a third thread, on a connection of its own,
+ * checkpoints the WAL after each commit); a save is refused, as the lazy path's optimistic
+ * save is, when the account was written since it was read (inventory_version),
+ * and the account is then read, computed and saved again inside the batch's
+ * write transaction. So an account's watermark is cleared only with results
+ * of the version they were computed from; a write that lands after its
+ * account was saved leaves it dirty for the lazy path. A few accounts'
+ * transactions are in memory at a time, whatever the number of accounts.
+ * An account whose arithmetic fails stays dirty and is counted in `failed`;
+ * a batch whose write fails is rolled back and its accounts are
+ * recalculated one by one through inventory_refresh (which may start over
+ * from the first transaction).
+ *
+ * between (may be NULL) is called on the caller's thread after each
+ * committed batch with the accounts done so far (tests write in the middle
+ * of a run with it). */
+typedef struct recalc_all_result {
+    store_status_t store;   /* STORE_OK unless the database failed */
+    size_t accounts;        /* accounts recalculated */
+    size_t transactions;    /* transactions those runs read */
+    size_t failed;          /* accounts left dirty by an arithmetic failure */
+    /* where the time went, per thread: the reader's reads (inputs in their
+     * snapshot) and computations, the writer's saves (with the redone
+     * accounts, excluding commits) */
+    double read_seconds, compute_seconds, save_seconds;
+} recalc_all_result_t;
+
+recalc_all_result_t inventory_recalc_all(store_t *store, store_conn_t *conn, const char *tenant_id,
+                                         size_t batch, void (*between)(size_t done, void *ctx),
+                                         void *ctx);
+
 /* One stored transaction (store_tx_each_of_account's row) as the engine's
  * inv_tx_t: the count lines are converted into buf (caller-owned, at least
  * count entries), grouped sent, received, fees; *out points into buf and

@@ -14,31 +14,57 @@ static const store_sql_t Q_ACCOUNT = {
                    " FROM accounts WHERE tenant_id = ?1 AND id = ?2"};
 static const store_sql_t Q_DIRTY = {
     "inv_dirty", "SELECT uuid FROM accounts WHERE tenant_id = ?1 AND dirty_from IS NOT NULL"};
+/* By primary key from ?1 on: a page costs what it returns plus the clean
+ * accounts it passes, so a walk of every page reads the table once. */
+static const store_sql_t Q_DIRTY_PAGE = {
+    "inv_dirty_page", "SELECT uuid FROM accounts WHERE uuid > ?1 AND dirty_from IS NOT NULL"
+                      " AND (?2 IS NULL OR tenant_id = ?2) ORDER BY uuid LIMIT ?3"};
 static const store_sql_t Q_MARK = {
     "inv_mark", "SELECT dirty_from IS NOT NULL, coalesce(dirty_from, 0), inventory_version,"
                 " cost_basis_method, coalesce(inventory_basis, '') FROM accounts WHERE uuid = ?1"};
 static const store_sql_t Q_VERSION = {
-    "inv_version", "SELECT inventory_version FROM accounts WHERE uuid = ?1"};
+    "inv_version", "SELECT inventory_version, seq FROM accounts WHERE uuid = ?1"};
 static const store_sql_t Q_DEL_SUMMARIES = {
-    "inv_del_summaries", "DELETE FROM inventory_summaries WHERE account_uuid = ?1"};
+    "inv_del_summaries", "DELETE FROM inventory_summaries WHERE account = (SELECT seq FROM accounts WHERE uuid = ?1)"};
 static const store_sql_t Q_DEL_LOTS = {
-    "inv_del_lots", "DELETE FROM inventory_lots WHERE account_uuid = ?1 AND acquired_at >= ?2"};
+    "inv_del_lots", "DELETE FROM inventory_lots WHERE account = (SELECT seq FROM accounts WHERE uuid = ?1) AND acquired_at >= ?2"};
 static const store_sql_t Q_DEL_RELIEFS = {
-    "inv_del_reliefs", "DELETE FROM inventory_reliefs WHERE account_uuid = ?1 AND datetime >= ?2"};
-static const store_sql_t Q_INS_SUMMARY = {
-    "inv_ins_summary", "INSERT INTO inventory_summaries (account_uuid, asset_code,"
-                       " total_quantity, total_cost, quantity_with_basis, average_unit_cost,"
-                       " since) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"};
+    "inv_del_reliefs", "DELETE FROM inventory_reliefs WHERE account = (SELECT seq FROM accounts WHERE uuid = ?1) AND datetime >= ?2"};
+/* The inserts of a save come in three widths, 16, 4 and 1 rows per
+ * statement (a save writes dozens to hundreds of rows: one statement per row
+ * spent most of its time opening and closing cursors). ?1 is the account's
+ * seq in every row; the anonymous parameters after it number on from ?2. */
+#define R4(row) row "," row "," row "," row
+#define R16(row) R4(row) "," R4(row) "," R4(row) "," R4(row)
+#define SUMMARY_INSERT                                                                          \
+    "INSERT INTO inventory_summaries (account, asset_code, total_quantity, total_cost,"    \
+    " quantity_with_basis, average_unit_cost, since) VALUES "
+#define SUMMARY_ROW "(?1, ?, ?, ?, ?, ?, ?)"
+#define SUMMARY_PARAMS 6
 /* REPLACE: an earlier lot whose holding changed is rewritten in place. */
-static const store_sql_t Q_INS_LOT = {
-    "inv_ins_lot", "INSERT OR REPLACE INTO inventory_lots (account_uuid, asset_code, seq,"
-                   " transaction_id, acquired_at, quantity, cost, orig_quantity, orig_cost)"
-                   " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"};
-static const store_sql_t Q_INS_RELIEF = {
-    "inv_ins_relief",
-    "INSERT INTO inventory_reliefs (account_uuid, seq, transaction_id, asset_code, kind,"
-    " datetime, lot_transaction_id, acquired_at, quantity, cost, proceeds, term, lot_seq)"
-    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"};
+#define LOT_INSERT                                                                              \
+    "INSERT OR REPLACE INTO inventory_lots (account, asset_code, seq, transaction_id,"    \
+    " acquired_at, quantity, cost, orig_quantity, orig_cost) VALUES "
+#define LOT_ROW "(?1, ?, ?, ?, ?, ?, ?, ?, ?)"
+#define LOT_PARAMS 8
+#define RELIEF_INSERT                                                                           \
+    "INSERT INTO inventory_reliefs (account, seq, transaction_id, asset_code, kind,"      \
+    " datetime, lot_transaction_id, acquired_at, quantity, cost, proceeds, term, lot_seq)"     \
+    " VALUES "
+#define RELIEF_ROW "(?1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+#define RELIEF_PARAMS 12
+static const store_sql_t Q_INS_SUMMARY[3] = {
+    {"inv_ins_summary", SUMMARY_INSERT SUMMARY_ROW},
+    {"inv_ins_summary_4", SUMMARY_INSERT R4(SUMMARY_ROW)},
+    {"inv_ins_summary_16", SUMMARY_INSERT R16(SUMMARY_ROW)}};
+static const store_sql_t Q_INS_LOT[3] = {
+    {"inv_ins_lot", LOT_INSERT LOT_ROW},
+    {"inv_ins_lot_4", LOT_INSERT R4(LOT_ROW)},
+    {"inv_ins_lot_16", LOT_INSERT R16(LOT_ROW)}};
+static const store_sql_t Q_INS_RELIEF[3] = {
+    {"inv_ins_relief", RELIEF_INSERT RELIEF_ROW},
+    {"inv_ins_relief_4", RELIEF_INSERT R4(RELIEF_ROW)},
+    {"inv_ins_relief_16", RELIEF_INSERT R16(RELIEF_ROW)}};
 static const store_sql_t Q_CLEAN = {
     "inv_clean", "UPDATE accounts SET dirty_from = NULL, inventory_basis = ?2 WHERE uuid = ?1"};
 static const store_sql_t Q_ASSETS_BEFORE = {
@@ -46,48 +72,48 @@ static const store_sql_t Q_ASSETS_BEFORE = {
     "SELECT s.asset_code, s.since, s.total_cost, s.quantity_with_basis,"
     /* by acquired_at: only the lots from ?2 on are visited, not the asset's history */
     " coalesce((SELECT min(l.seq) FROM inventory_lots l INDEXED BY inventory_lots_acquired"
-    "           WHERE l.account_uuid = ?1"
+    "           WHERE l.account = (SELECT seq FROM accounts WHERE uuid = ?1)"
     "           AND l.asset_code = s.asset_code AND l.acquired_at >= ?2),"
-    "          (SELECT max(l.seq) + 1 FROM inventory_lots l WHERE l.account_uuid = ?1"
+    "          (SELECT max(l.seq) + 1 FROM inventory_lots l WHERE l.account = (SELECT seq FROM accounts WHERE uuid = ?1)"
     "           AND l.asset_code = s.asset_code), 0)"
-    " FROM inventory_summaries s WHERE s.account_uuid = ?1 AND s.since < ?2"
+    " FROM inventory_summaries s WHERE s.account = (SELECT seq FROM accounts WHERE uuid = ?1) AND s.since < ?2"
     " ORDER BY s.asset_code"};
 #define LOT_COLUMNS                                                                            \
     "SELECT asset_code, seq, transaction_id, acquired_at, quantity, cost, orig_quantity,"      \
     " orig_cost FROM inventory_lots"
 static const store_sql_t Q_LOTS_OPEN_AT = {
     "inv_lots_open_at",
-    LOT_COLUMNS " WHERE account_uuid = ?1 AND quantity <> '0' AND acquired_at < ?2"
+    LOT_COLUMNS " WHERE account = (SELECT seq FROM accounts WHERE uuid = ?1) AND quantity <> '0' AND acquired_at < ?2"
     /* +acquired_at: found through the few reliefs from ?2 on, by primary key,
      * not by walking every lot acquired before ?2 */
-    " UNION ALL " LOT_COLUMNS " WHERE account_uuid = ?1 AND quantity = '0'"
+    " UNION ALL " LOT_COLUMNS " WHERE account = (SELECT seq FROM accounts WHERE uuid = ?1) AND quantity = '0'"
     " AND +acquired_at < ?2 AND (asset_code, seq) IN (SELECT asset_code, lot_seq"
-    "  FROM inventory_reliefs WHERE account_uuid = ?1 AND datetime >= ?2"
+    "  FROM inventory_reliefs WHERE account = (SELECT seq FROM accounts WHERE uuid = ?1) AND datetime >= ?2"
     "  AND lot_seq IS NOT NULL)"
     " ORDER BY 1, 2"};
 static const store_sql_t Q_LOTS_FROM = {
-    "inv_lots_from", LOT_COLUMNS " WHERE account_uuid = ?1 AND acquired_at >= ?2 ORDER BY 1, 2"};
+    "inv_lots_from", LOT_COLUMNS " WHERE account = (SELECT seq FROM accounts WHERE uuid = ?1) AND acquired_at >= ?2 ORDER BY 1, 2"};
 static const store_sql_t Q_RELIEF_BASE = {
     "inv_relief_base",
-    "SELECT coalesce((SELECT min(seq) FROM inventory_reliefs WHERE account_uuid = ?1"
+    "SELECT coalesce((SELECT min(seq) FROM inventory_reliefs WHERE account = (SELECT seq FROM accounts WHERE uuid = ?1)"
     "                 AND datetime >= ?2),"
-    "                (SELECT max(seq) + 1 FROM inventory_reliefs WHERE account_uuid = ?1), 0)"};
+    "                (SELECT max(seq) + 1 FROM inventory_reliefs WHERE account = (SELECT seq FROM accounts WHERE uuid = ?1)), 0)"};
 static const store_sql_t Q_SUMMARIES = {
     "inv_summaries", "SELECT asset_code, total_quantity, total_cost, quantity_with_basis,"
                      " average_unit_cost, coalesce(since, 0) FROM inventory_summaries"
-                     " WHERE account_uuid = ?1 ORDER BY asset_code"};
+                     " WHERE account = (SELECT seq FROM accounts WHERE uuid = ?1) ORDER BY asset_code"};
 static const store_sql_t Q_LOTS = {
-    "inv_lots", LOT_COLUMNS " WHERE account_uuid = ?1 AND asset_code = ?2 AND quantity <> '0'"
+    "inv_lots", LOT_COLUMNS " WHERE account = (SELECT seq FROM accounts WHERE uuid = ?1) AND asset_code = ?2 AND quantity <> '0'"
                 " ORDER BY seq"};
 #define RELIEF_COLUMNS                                                                         \
     "SELECT seq, transaction_id, asset_code, kind, datetime, lot_transaction_id,"              \
     " coalesce(acquired_at, 0), quantity, cost, proceeds, term, coalesce(lot_seq, -1)"         \
     " FROM inventory_reliefs"
 static const store_sql_t Q_RELIEFS_OF = {
-    "inv_reliefs_of", RELIEF_COLUMNS " WHERE account_uuid = ?1 AND transaction_id = ?2"
+    "inv_reliefs_of", RELIEF_COLUMNS " WHERE account = (SELECT seq FROM accounts WHERE uuid = ?1) AND transaction_id = ?2"
                                      " ORDER BY seq"};
 static const store_sql_t Q_RELIEFS_BETWEEN = {
-    "inv_reliefs_between", RELIEF_COLUMNS " WHERE account_uuid = ?1 AND datetime >= ?2"
+    "inv_reliefs_between", RELIEF_COLUMNS " WHERE account = (SELECT seq FROM accounts WHERE uuid = ?1) AND datetime >= ?2"
                                           " AND datetime < ?3 ORDER BY seq"};
 
 static const char *col(sqlite3_stmt *stmt, int i)
@@ -143,6 +169,28 @@ store_status_t store_inv_dirty_accounts(store_conn_t *conn, const char *tenant_i
     return st;
 }
 
+store_status_t store_inv_dirty_page(store_conn_t *conn, const char *tenant_id, const char *after,
+                                    size_t limit,
+                                    int (*each)(const char *account_uuid, void *ctx), void *ctx)
+{
+    sqlite3_stmt *stmt;
+    store_status_t st = conn_enter(conn);
+    if (st == STORE_OK)
+        st = conn_prepare_key(conn, &Q_DIRTY_PAGE, after ? after : "", &stmt);
+    if (st != STORE_OK)
+        return st;
+    if (!bind_text_or_null(stmt, 2, tenant_id) || !bind_int(stmt, 3, (int64_t)limit))
+        return conn_bind_failed(conn, &Q_DIRTY_PAGE, stmt);
+    int rc;
+    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
+        if (col(stmt, 0) == NULL || each(col(stmt, 0), ctx) != 0)
+            break;
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        st = conn_fail(conn, &Q_DIRTY_PAGE, rc);
+    stmt_done(stmt);
+    return st;
+}
+
 /* ---- save ------------------------------------------------------------- */
 
 static store_status_t delete_tail(store_conn_t *conn, const char *account_uuid, int64_t from_ms)
@@ -160,57 +208,70 @@ static store_status_t delete_tail(store_conn_t *conn, const char *account_uuid, 
     return st;
 }
 
-static store_status_t insert_summary(store_conn_t *conn, const char *account,
-                                     const store_inv_summary_t *r)
+/* Binds one row's parameters after ?1, from parameter p on. */
+static bool bind_summary(sqlite3_stmt *stmt, int p, const void *row)
 {
-    sqlite3_stmt *stmt;
-    store_status_t st = conn_prepare_key(conn, &Q_INS_SUMMARY, account, &stmt);
-    if (st != STORE_OK)
-        return st;
-    if (!(bind_text(stmt, 2, r->asset) && bind_text(stmt, 3, r->total_quantity) &&
-          bind_text(stmt, 4, r->total_cost) && bind_text(stmt, 5, r->quantity_with_basis) &&
-          bind_text_or_null(stmt, 6, r->average_unit_cost) && bind_int(stmt, 7, r->since)))
-        return conn_bind_failed(conn, &Q_INS_SUMMARY, stmt);
-    return conn_run(conn, &Q_INS_SUMMARY, stmt);
+    const store_inv_summary_t *r = row;
+    return bind_text(stmt, p, r->asset) && bind_text(stmt, p + 1, r->total_quantity) &&
+           bind_text(stmt, p + 2, r->total_cost) && bind_text(stmt, p + 3, r->quantity_with_basis) &&
+           bind_text_or_null(stmt, p + 4, r->average_unit_cost) && bind_int(stmt, p + 5, r->since);
 }
 
-static store_status_t insert_lot(store_conn_t *conn, const char *account, const store_inv_lot_t *r)
+static bool bind_lot(sqlite3_stmt *stmt, int p, const void *row)
 {
-    sqlite3_stmt *stmt;
-    store_status_t st = conn_prepare_key(conn, &Q_INS_LOT, account, &stmt);
-    if (st != STORE_OK)
-        return st;
-    if (!(bind_text(stmt, 2, r->asset) && bind_int(stmt, 3, r->seq) &&
-          bind_text(stmt, 4, r->transaction_id) && bind_int(stmt, 5, r->acquired_at) &&
-          bind_text(stmt, 6, r->quantity) && bind_text_or_null(stmt, 7, r->cost) &&
-          bind_text_or_null(stmt, 8, r->orig_quantity) &&
-          bind_text_or_null(stmt, 9, r->orig_cost)))
-        return conn_bind_failed(conn, &Q_INS_LOT, stmt);
-    return conn_run(conn, &Q_INS_LOT, stmt);
+    const store_inv_lot_t *r = row;
+    return bind_text(stmt, p, r->asset) && bind_int(stmt, p + 1, r->seq) &&
+           bind_text(stmt, p + 2, r->transaction_id) && bind_int(stmt, p + 3, r->acquired_at) &&
+           bind_text(stmt, p + 4, r->quantity) && bind_text_or_null(stmt, p + 5, r->cost) &&
+           bind_text_or_null(stmt, p + 6, r->orig_quantity) &&
+           bind_text_or_null(stmt, p + 7, r->orig_cost);
 }
 
-static store_status_t insert_relief(store_conn_t *conn, const char *account,
-                                    const store_inv_relief_t *r)
+static bool bind_relief(sqlite3_stmt *stmt, int p, const void *row)
 {
-    sqlite3_stmt *stmt;
-    store_status_t st = conn_prepare_key(conn, &Q_INS_RELIEF, account, &stmt);
-    if (st != STORE_OK)
-        return st;
+    const store_inv_relief_t *r = row;
     bool shortfall = r->lot_transaction_id == NULL;
-    if (!(bind_int(stmt, 2, r->seq) && bind_text(stmt, 3, r->transaction_id) &&
-          bind_text(stmt, 4, r->asset) && bind_text(stmt, 5, r->kind) &&
-          bind_int(stmt, 6, r->datetime) && bind_text_or_null(stmt, 7, r->lot_transaction_id) &&
-          (shortfall ? sqlite3_bind_null(stmt, 8) == SQLITE_OK : bind_int(stmt, 8, r->acquired_at)) &&
-          bind_text(stmt, 9, r->quantity) && bind_text_or_null(stmt, 10, r->cost) &&
-          bind_text_or_null(stmt, 11, r->proceeds) && bind_text_or_null(stmt, 12, r->term) &&
-          (r->lot_seq < 0 ? sqlite3_bind_null(stmt, 13) == SQLITE_OK
-                          : bind_int(stmt, 13, r->lot_seq))))
-        return conn_bind_failed(conn, &Q_INS_RELIEF, stmt);
-    return conn_run(conn, &Q_INS_RELIEF, stmt);
+    return bind_int(stmt, p, r->seq) && bind_text(stmt, p + 1, r->transaction_id) &&
+           bind_text(stmt, p + 2, r->asset) && bind_text(stmt, p + 3, r->kind) &&
+           bind_int(stmt, p + 4, r->datetime) &&
+           bind_text_or_null(stmt, p + 5, r->lot_transaction_id) &&
+           (shortfall ? sqlite3_bind_null(stmt, p + 6) == SQLITE_OK
+                      : bind_int(stmt, p + 6, r->acquired_at)) &&
+           bind_text(stmt, p + 7, r->quantity) && bind_text_or_null(stmt, p + 8, r->cost) &&
+           bind_text_or_null(stmt, p + 9, r->proceeds) && bind_text_or_null(stmt, p + 10, r->term) &&
+           (r->lot_seq < 0 ? sqlite3_bind_null(stmt, p + 11) == SQLITE_OK
+                           : bind_int(stmt, p + 11, r->lot_seq));
 }
 
-/* STORE_CONFLICT unless the account's inventory_version is still version. */
-static store_status_t check_version(store_conn_t *conn, const char *account_uuid, int64_t version)
+/* Inserts count rows of `size` bytes for the account: 16 rows per statement
+ * while they last, then 4, then 1 (q[2], q[1], q[0]). */
+static store_status_t insert_rows(store_conn_t *conn, int64_t account, const store_sql_t q[3],
+                                  int params, bool (*bind)(sqlite3_stmt *, int, const void *),
+                                  const void *rows, size_t size, size_t count)
+{
+    const char *row = rows;
+    store_status_t st = STORE_OK;
+    while (st == STORE_OK && count > 0) {
+        size_t width = count >= 16 ? 16 : count >= 4 ? 4 : 1;
+        const store_sql_t *sql = &q[width == 16 ? 2 : width == 4 ? 1 : 0];
+        sqlite3_stmt *stmt;
+        if ((st = conn_prepare(conn, sql, &stmt)) != STORE_OK)
+            break;
+        if (!bind_int(stmt, 1, account))
+            return conn_bind_failed(conn, sql, stmt);
+        for (size_t i = 0; i < width; i++, row += size)
+            if (!bind(stmt, 2 + (int)i * params, row))
+                return conn_bind_failed(conn, sql, stmt);
+        st = conn_run(conn, sql, stmt);
+        count -= width;
+    }
+    return st;
+}
+
+/* STORE_CONFLICT unless the account's inventory_version is still version;
+ * *seq receives the account's key, what the inventory rows are keyed by. */
+static store_status_t check_version(store_conn_t *conn, const char *account_uuid, int64_t version,
+                                    int64_t *seq)
 {
     sqlite3_stmt *stmt;
     store_status_t st = conn_prepare_key(conn, &Q_VERSION, account_uuid, &stmt);
@@ -219,6 +280,8 @@ static store_status_t check_version(store_conn_t *conn, const char *account_uuid
     int rc = sqlite3_step(stmt);
     if (rc == SQLITE_ROW)
         st = sqlite3_column_int64(stmt, 0) == version ? STORE_OK : STORE_CONFLICT;
+    if (rc == SQLITE_ROW)
+        *seq = sqlite3_column_int64(stmt, 1);
     else
         st = rc == SQLITE_DONE ? STORE_NOT_FOUND : conn_fail(conn, &Q_VERSION, rc);
     stmt_done(stmt);
@@ -227,16 +290,20 @@ static store_status_t check_version(store_conn_t *conn, const char *account_uuid
 
 store_status_t store_inv_save_in_tx(store_conn_t *conn, const store_inv_save_t *a, bool *stale)
 {
-    store_status_t st = check_version(conn, a->account_uuid, a->version);
+    int64_t seq = 0;
+    store_status_t st = check_version(conn, a->account_uuid, a->version, &seq);
     *stale = st == STORE_CONFLICT;
     if (st == STORE_OK)
         st = delete_tail(conn, a->account_uuid, a->from_ms);
-    for (size_t i = 0; st == STORE_OK && i < a->summary_count; i++)
-        st = insert_summary(conn, a->account_uuid, &a->summaries[i]);
-    for (size_t i = 0; st == STORE_OK && i < a->lot_count; i++)
-        st = insert_lot(conn, a->account_uuid, &a->lots[i]);
-    for (size_t i = 0; st == STORE_OK && i < a->relief_count; i++)
-        st = insert_relief(conn, a->account_uuid, &a->reliefs[i]);
+    if (st == STORE_OK)
+        st = insert_rows(conn, seq, Q_INS_SUMMARY, SUMMARY_PARAMS, bind_summary,
+                         a->summaries, sizeof *a->summaries, a->summary_count);
+    if (st == STORE_OK)
+        st = insert_rows(conn, seq, Q_INS_LOT, LOT_PARAMS, bind_lot, a->lots,
+                         sizeof *a->lots, a->lot_count);
+    if (st == STORE_OK)
+        st = insert_rows(conn, seq, Q_INS_RELIEF, RELIEF_PARAMS, bind_relief,
+                         a->reliefs, sizeof *a->reliefs, a->relief_count);
     if (st != STORE_OK)
         return st;
     sqlite3_stmt *stmt;

@@ -92,6 +92,18 @@ store_status_t store_inv_dirty_accounts(store_conn_t *conn, const char *tenant_i
                                         int (*each)(const char *account_uuid, void *ctx),
                                         void *ctx);
 
+/* Dirty accounts for a bulk recalculation (`taxd admin inventory recalc`):
+ * each(account_uuid, ctx) for at most limit accounts whose watermark is set,
+ * in account key order, strictly after `after` ("" or NULL: from the first),
+ * of the tenant (NULL: of every tenant). A caller walks every dirty account
+ * in pages by passing the last key it was given; pages visit the accounts in
+ * the order their inventory rows are keyed, so the rows a bulk run writes are
+ * appended rather than scattered. The one place this listing's SQL lives:
+ * with integer account keys it walks by seq instead. */
+store_status_t store_inv_dirty_page(store_conn_t *conn, const char *tenant_id, const char *after,
+                                    size_t limit,
+                                    int (*each)(const char *account_uuid, void *ctx), void *ctx);
+
 /* The rows a save writes. from_ms: the tail starts there (INT64_MIN: the
  * whole ledger is replaced); basis: the method they were computed with. */
 typedef struct store_inv_save {

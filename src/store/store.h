@@ -59,6 +59,20 @@ void store_set_deadline(store_conn_t *conn, int64_t deadline_ms);
  * I/O error would. Reachable only through the --test-hooks routes. */
 void store_set_fault(store_t *store, bool failing);
 
+/* For a bulk job that reads most of the database once (the reader of
+ * `taxd admin inventory recalc`): this connection reads through a memory map
+ * of the file (up to 4 GiB) instead of copying every page its cache misses
+ * from the OS (the mapped pages are the OS's page cache, not this process's
+ * heap). Not for a connection that writes much: measured slower there. */
+store_status_t store_tune_bulk(store_conn_t *conn);
+
+/* A passive checkpoint on this connection: copies what the WAL holds,
+ * committed, into the database file, without waiting for a lock and
+ * without blocking writers (a bulk job runs it on a connection of its own
+ * while it writes on another, so its commits find little to copy when they
+ * reach wal_autocheckpoint). */
+store_status_t store_checkpoint(store_conn_t *conn);
+
 /* One write transaction composed of several *_in_tx calls (a change and the
  * event it raises, store/events.h): fn runs inside BEGIN IMMEDIATE ...
  * COMMIT; a non-OK return from fn, or any failure, rolls everything back.

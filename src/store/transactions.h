@@ -100,8 +100,9 @@ store_status_t store_tx_delete(store_conn_t *conn, const char *tenant_id, const 
                                const char *event_uuid, int64_t now);
 
 /* The transactions of one account for a recalculation: each(id, datetime,
- * type, lines, count, ctx) per transaction, in no particular order (the
- * engine orders them). A non-zero return stops the walk. */
+ * type, lines, count, ctx) per transaction, in datetime order (ties in a
+ * stable order of the store's choosing; the engine orders ties by type and
+ * id, and checks the order in one pass). A non-zero return stops the walk. */
 typedef int (*store_tx_each_fn)(const char *id, int64_t datetime_ms, const char *type,
                                 const store_tx_line_t *lines, size_t line_count, void *ctx);
 store_status_t store_tx_each_of_account(store_conn_t *conn, const char *account_uuid,
