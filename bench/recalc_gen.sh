@@ -11,9 +11,9 @@
 # script (sqlite3), a million transactions in seconds, where the API or
 # store_tx_upsert would take many minutes with an fsync per commit. The
 # script writes what a recalculation reads and nothing else (no outbox
-# events, no transaction_assets); bodies are short stand-ins. It follows the
-# v9 layout (transactions and transaction_lines keyed by uuid): a later
-# layout migrates such a database on open, or this script is re-pointed.
+# events, no asset reference counts); bodies are short stand-ins. It writes
+# the v10 layout (store/transactions.c): the line items as each row's lines
+# text, the account and tenant by their integer keys.
 #
 # Transaction k (0..TX-1) goes to account k mod ACCOUNTS; its j = k div
 # ACCOUNTS is its index within the account, its asset is one of five by j,
@@ -74,15 +74,10 @@ INSERT INTO t
               ELSE rtrim(rtrim(printf('1.%03d', k % 1000), '0'), '.') END,
          printf('%d.25', 100 + k % 997), printf('%d.5', (100 + k % 997) * 2)
   FROM (SELECT i AS k FROM n WHERE i < $tx);
-INSERT INTO transactions (uuid, tenant_id, id, account_uuid, datetime, type, subtype, body,
-                          created_at, updated_at)
-  SELECT uuid, '$tenant', 't' || k, acct, dt, type, NULL,
-         printf('{"id":"t%d","account_id":"a%d","datetime":%d,"type":"%s","subtype":null,' ||
-                '"sent":[],"received":[],"fees":[],"metadata":null}', k, k % $accounts, dt, type),
-         0, 0
-  FROM t;
--- kind 0 sent, 1 received, 2 fees
-INSERT INTO transaction_lines (transaction_uuid, kind, idx, asset_code, amount, usd_rate)
+-- tl: the line items (kind 0 sent, 1 received, 2 fees), then written into each
+-- transaction's lines text as store/transactions.c encodes it (schema v10)
+CREATE TEMP TABLE tl(uuid TEXT, kind INTEGER, idx INTEGER, asset TEXT, amount TEXT, rate TEXT);
+INSERT INTO tl (uuid, kind, idx, asset, amount, rate)
   SELECT uuid, 0, 0, 'USD', usd, NULL FROM t WHERE type = 'trade' AND m % 4 <> 3 AND m % 20 <> 17
   UNION ALL
   SELECT uuid, 1, 0, asset, qty, rate FROM t WHERE type = 'trade' AND m % 4 <> 3 AND m % 20 <> 17
@@ -103,6 +98,19 @@ INSERT INTO transaction_lines (transaction_uuid, kind, idx, asset_code, amount, 
   SELECT uuid, 1, 0, asset, '0.3', rate FROM t WHERE type = 'income'
   UNION ALL
   SELECT uuid, 0, 0, asset, '0.25', NULL FROM t WHERE type = 'withdraw';
+CREATE INDEX temp.tl_uuid ON tl (uuid, kind, idx);
+INSERT INTO transactions (tenant, account, datetime, type, id, lines, subtype, created_at,
+                          updated_at, uuid, body)
+  SELECT (SELECT rowid FROM tenants WHERE id = '$tenant'),
+         (SELECT seq FROM accounts WHERE uuid = t.acct), dt, type, 't' || k,
+         coalesce((SELECT group_concat(x, ';') FROM (SELECT CASE l.kind WHEN 0 THEN 's'
+             WHEN 1 THEN 'r' ELSE 'f' END || l.asset || ' ' || l.amount
+             || coalesce('@' || l.rate, '') AS x FROM tl l WHERE l.uuid = t.uuid
+             ORDER BY l.kind, l.idx)), ''),
+         NULL, 0, 0, randomblob(16),
+         printf('{"id":"t%d","account_id":"a%d","datetime":%d,"type":"%s","subtype":null,' ||
+                '"sent":[],"received":[],"fees":[],"metadata":null}', k, k % $accounts, dt, type)
+  FROM t ORDER BY k;
 COMMIT;
 PRAGMA wal_checkpoint(TRUNCATE);
 SQL

@@ -577,9 +577,13 @@ static const char *const MIGRATIONS[] = {
     /* The inventory (summaries, lots, reliefs) keyed by the account's
      * integer seq instead of its random text uuid: a recalculation writes
      * one account's rows together, and now they sit in the order accounts
-     * were created, with keys 30 bytes shorter. Rows are copied as they are. */
+     * were created, with keys 30 bytes shorter. Rows are copied as they are.
+     * No foreign key to accounts: the rows are derived data that only a
+     * recalculation writes, for an account it has just read under the
+     * account's inventory_version, and the check of every row cost 0.55 s
+     * of a 1,000,000-transaction recalculation (about 13%). */
     "CREATE TABLE inventory_summaries_v10 ("
-    "  account INTEGER NOT NULL REFERENCES accounts(seq),"
+    "  account INTEGER NOT NULL,"
     "  asset_code TEXT NOT NULL,"
     "  total_quantity TEXT NOT NULL,"
     "  total_cost TEXT NOT NULL,"
@@ -595,7 +599,7 @@ static const char *const MIGRATIONS[] = {
     "ALTER TABLE inventory_summaries_v10 RENAME TO inventory_summaries;"
 
     "CREATE TABLE inventory_lots_v10 ("
-    "  account INTEGER NOT NULL REFERENCES accounts(seq),"
+    "  account INTEGER NOT NULL,"
     "  asset_code TEXT NOT NULL,"
     "  seq INTEGER NOT NULL,"
     "  transaction_id TEXT NOT NULL,"
@@ -614,7 +618,7 @@ static const char *const MIGRATIONS[] = {
     "CREATE INDEX inventory_lots_acquired ON inventory_lots (account, acquired_at);"
 
     "CREATE TABLE inventory_reliefs_v10 ("
-    "  account INTEGER NOT NULL REFERENCES accounts(seq),"
+    "  account INTEGER NOT NULL,"
     "  seq INTEGER NOT NULL,"
     "  transaction_id TEXT NOT NULL,"
     "  asset_code TEXT NOT NULL,"
