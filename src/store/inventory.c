@@ -14,11 +14,15 @@ static const store_sql_t Q_ACCOUNT = {
                    " FROM accounts WHERE tenant_id = ?1 AND id = ?2"};
 static const store_sql_t Q_DIRTY = {
     "inv_dirty", "SELECT uuid FROM accounts WHERE tenant_id = ?1 AND dirty_from IS NOT NULL"};
-/* By primary key from ?1 on: a page costs what it returns plus the clean
- * accounts it passes, so a walk of every page reads the table once. */
+/* In seq order (the inventory's key) after the account ?1 (a uuid; '' for
+ * the start): the rows a walk saves are appended to the inventory tables. A
+ * page costs what it returns plus the clean accounts it passes, so a walk of
+ * every page reads accounts_seq once. */
 static const store_sql_t Q_DIRTY_PAGE = {
-    "inv_dirty_page", "SELECT uuid FROM accounts WHERE uuid > ?1 AND dirty_from IS NOT NULL"
-                      " AND (?2 IS NULL OR tenant_id = ?2) ORDER BY uuid LIMIT ?3"};
+    "inv_dirty_page", "SELECT uuid FROM accounts"
+                      " WHERE seq > coalesce((SELECT seq FROM accounts WHERE uuid = ?1), 0)"
+                      " AND dirty_from IS NOT NULL AND (?2 IS NULL OR tenant_id = ?2)"
+                      " ORDER BY seq LIMIT ?3"};
 static const store_sql_t Q_MARK = {
     "inv_mark", "SELECT dirty_from IS NOT NULL, coalesce(dirty_from, 0), inventory_version,"
                 " cost_basis_method, coalesce(inventory_basis, '') FROM accounts WHERE uuid = ?1"};

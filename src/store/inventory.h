@@ -98,8 +98,9 @@ store_status_t store_inv_dirty_accounts(store_conn_t *conn, const char *tenant_i
  * of the tenant (NULL: of every tenant). A caller walks every dirty account
  * in pages by passing the last key it was given; pages visit the accounts in
  * the order their inventory rows are keyed, so the rows a bulk run writes are
- * appended rather than scattered. The one place this listing's SQL lives:
- * with integer account keys it walks by seq instead. */
+ * appended rather than scattered (by seq, the inventory's account key; the
+ * cursor is still the last account's uuid). The one place this listing's
+ * SQL lives. */
 store_status_t store_inv_dirty_page(store_conn_t *conn, const char *tenant_id, const char *after,
                                     size_t limit,
                                     int (*each)(const char *account_uuid, void *ctx), void *ctx);
