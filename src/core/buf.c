@@ -3,6 +3,17 @@
 
 #include <string.h>
 
+bool buf_copy(char *dst, size_t cap, const char *src)
+{
+    size_t n = src != NULL ? strnlen(src, cap) : 0;
+    bool whole = n < cap;
+    if (!whole)
+        n = cap - 1;
+    memcpy(dst, src != NULL ? src : "", n);
+    dst[n] = '\0';
+    return whole;
+}
+
 buf_t buf_over(char *storage, size_t cap)
 {
     buf_t b = {storage, 0, cap, false};

@@ -17,6 +17,10 @@ typedef struct buf {
     bool overflow;
 } buf_t;
 
+/* Copies src into the plain array dst[cap] (cap >= 1), cut to fit and always
+ * NUL-terminated; NULL copies as "". False when src was cut. */
+bool buf_copy(char *dst, size_t cap, const char *src);
+
 /* A buffer over storage[0..cap), cap >= 1, starting empty. */
 buf_t buf_over(char *storage, size_t cap);
 void buf_put(buf_t *b, const char *s, size_t n);

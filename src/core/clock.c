@@ -3,6 +3,7 @@
 
 #include "core/buf.h"
 
+#include <errno.h>
 #include <stdbool.h>
 #include <string.h>
 
@@ -21,6 +22,15 @@ int64_t clock_now_ms(const taxd_clock_t *clock)
 void clock_set_offset_ms(taxd_clock_t *clock, int64_t offset_ms)
 {
     atomic_store_explicit(&clock->offset_ms, offset_ms, memory_order_relaxed);
+}
+
+void clock_sleep_ms(int64_t ms)
+{
+    if (ms <= 0)
+        return;
+    struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
 }
 
 int64_t clock_monotonic_us(void)

@@ -21,6 +21,9 @@ void clock_set_offset_ms(taxd_clock_t *clock, int64_t offset_ms);
 int64_t clock_monotonic_ms(void);
 int64_t clock_monotonic_us(void);
 
+/* Sleeps ms milliseconds (none when ms <= 0), resuming after a signal. */
+void clock_sleep_ms(int64_t ms);
+
 #define CLOCK_RFC3339_LEN 25 /* "2026-11-22T01:44:11.123Z" plus the NUL */
 
 /* Formats ms since the epoch as RFC 3339 UTC with milliseconds and 'Z'. */

@@ -285,6 +285,17 @@ void crypto_hex_encode(const void *src, size_t len, char *dst)
     dst[2 * len] = '\0';
 }
 
+int crypto_hex_value(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
 /* ---- AES-256-GCM ---- */
 
 /* EVP lengths are ints. */

@@ -61,6 +61,8 @@ int crypto_base64url_decode(const char *src, size_t len, uint8_t *dst, size_t ds
 
 /* Lowercase hex. dst needs CRYPTO_HEX_LEN(len) bytes; always NUL-terminates. */
 void crypto_hex_encode(const void *src, size_t len, char *dst);
+/* The value (0..15) of one hex digit of either case, or -1. */
+int crypto_hex_value(char c);
 
 /* AES-256-GCM with a fresh random 96-bit nonce. sealed receives
  * nonce || ciphertext || tag and must hold len + CRYPTO_AEAD_OVERHEAD bytes.

@@ -7,17 +7,6 @@
 
 #include "core/crypto.h"
 
-static int hex_value(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 void ids_uuid_format(const uint8_t b[IDS_UUID_BYTES], char out[IDS_UUID_LEN])
 {
     static const char HEX[] = "0123456789abcdef";
@@ -54,7 +43,7 @@ bool ids_uuid_parse(const char *s, uint8_t out[IDS_UUID_BYTES])
                 return false;
             continue;
         }
-        int hi = hex_value(s[i]), lo = hex_value(s[i + 1]);
+        int hi = crypto_hex_value(s[i]), lo = crypto_hex_value(s[i + 1]);
         if (hi < 0 || lo < 0)
             return false;
         out[o++] = (uint8_t)(hi << 4 | lo);
@@ -69,7 +58,7 @@ bool ids_is_uuid_v4(const char *s)
         return false;
     for (size_t i = 0; i < 36; i++) {
         bool dash = i == 8 || i == 13 || i == 18 || i == 23;
-        if (dash ? s[i] != '-' : hex_value(s[i]) < 0)
+        if (dash ? s[i] != '-' : crypto_hex_value(s[i]) < 0)
             return false;
     }
     char variant = s[19];

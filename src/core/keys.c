@@ -36,24 +36,12 @@
 #include <openssl/crypto.h>
 
 #include "core/crypto.h"
+#include "core/errmsg.h"
 
 #define KEYS_FILE_MAX 1024 /* far above two ring lines; bounds the read */
 #define KEYS_B64_LEN (CRYPTO_BASE64_LEN(KEYS_KEY_LEN) - 1)
 
 enum { KEYS_READ_OK = 0, KEYS_READ_MISSING = 1, KEYS_READ_ERROR = -1 };
-
-__attribute__((format(printf, 2, 3))) static void keys_set_err(char **err, const char *fmt, ...)
-{
-    if (err == NULL)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    char *msg = NULL;
-    if (vasprintf(&msg, fmt, ap) < 0)
-        msg = NULL;
-    va_end(ap);
-    *err = msg;
-}
 
 char *keys_path(const char *db_path, const char *name)
 {
@@ -74,12 +62,12 @@ static int keys_read_file(const char *path, char *buf, size_t cap, size_t *len, 
     if (fd < 0) {
         if (errno == ENOENT)
             return KEYS_READ_MISSING;
-        keys_set_err(err, "cannot open key file %s: %s", path, strerror(errno));
+        errmsg_set(err, "cannot open key file %s: %s", path, strerror(errno));
         return KEYS_READ_ERROR;
     }
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        keys_set_err(err, "key file %s is not a regular file", path);
+        errmsg_set(err, "key file %s is not a regular file", path);
         close(fd);
         return KEYS_READ_ERROR;
     }
@@ -89,7 +77,7 @@ static int keys_read_file(const char *path, char *buf, size_t cap, size_t *len, 
         if (r < 0 && errno == EINTR)
             continue;
         if (r < 0) {
-            keys_set_err(err, "cannot read key file %s: %s", path, strerror(errno));
+            errmsg_set(err, "cannot read key file %s: %s", path, strerror(errno));
             close(fd);
             return KEYS_READ_ERROR;
         }
@@ -101,7 +89,7 @@ static int keys_read_file(const char *path, char *buf, size_t cap, size_t *len, 
     bool too_long = n == cap - 1 && read(fd, &extra, 1) > 0;
     close(fd);
     if (too_long) {
-        keys_set_err(err, "key file %s is too large to be a key file", path);
+        errmsg_set(err, "key file %s is too large to be a key file", path);
         return KEYS_READ_ERROR;
     }
     buf[n] = '\0';
@@ -152,12 +140,12 @@ static int keys_write_temp(const char *path, const char *content, size_t len, ch
 {
     if (asprintf(tmp, "%s.tmp.XXXXXX", path) < 0) {
         *tmp = NULL;
-        keys_set_err(err, "out of memory writing key file %s", path);
+        errmsg_set(err, "out of memory writing key file %s", path);
         return -1;
     }
     int fd = mkstemp(*tmp);
     if (fd < 0) {
-        keys_set_err(err, "cannot create a temporary file beside %s: %s", path, strerror(errno));
+        errmsg_set(err, "cannot create a temporary file beside %s: %s", path, strerror(errno));
         free(*tmp);
         *tmp = NULL;
         return -1;
@@ -171,7 +159,7 @@ static int keys_write_temp(const char *path, const char *content, size_t len, ch
         saved = errno;
     }
     if (!ok) {
-        keys_set_err(err, "cannot write a temporary file beside %s: %s", path, strerror(saved));
+        errmsg_set(err, "cannot write a temporary file beside %s: %s", path, strerror(saved));
         unlink(*tmp);
         free(*tmp);
         *tmp = NULL;
@@ -194,11 +182,11 @@ static int keys_publish_new(const char *path, const char *content, size_t len, c
     if (rc != 0 && saved == EEXIST)
         return 1;
     if (rc != 0) {
-        keys_set_err(err, "cannot create key file %s: %s", path, strerror(saved));
+        errmsg_set(err, "cannot create key file %s: %s", path, strerror(saved));
         return -1;
     }
     if (keys_sync_dir(path) != 0) {
-        keys_set_err(err, "cannot sync the directory of key file %s: %s", path, strerror(errno));
+        errmsg_set(err, "cannot sync the directory of key file %s: %s", path, strerror(errno));
         return -1;
     }
     return 0;
@@ -216,11 +204,11 @@ static int keys_replace(const char *path, const char *content, size_t len, char 
         unlink(tmp);
     free(tmp);
     if (rc != 0) {
-        keys_set_err(err, "cannot replace key file %s: %s", path, strerror(saved));
+        errmsg_set(err, "cannot replace key file %s: %s", path, strerror(saved));
         return -1;
     }
     if (keys_sync_dir(path) != 0) {
-        keys_set_err(err, "cannot sync the directory of key file %s: %s", path, strerror(errno));
+        errmsg_set(err, "cannot sync the directory of key file %s: %s", path, strerror(errno));
         return -1;
     }
     return 0;
@@ -270,7 +258,7 @@ static int keys_parse_single(const char *path, const char *buf, size_t len,
 {
     len = keys_trim_final_newline(buf, len);
     if (keys_decode_key(buf, len, key) != 0) {
-        keys_set_err(err, "key file %s is malformed: expected one line with the base64 of %d bytes",
+        errmsg_set(err, "key file %s is malformed: expected one line with the base64 of %d bytes",
                      path, KEYS_KEY_LEN);
         return -1;
     }
@@ -308,11 +296,11 @@ static int keys_parse_ring(const char *path, const char *buf, size_t len, keys_r
         const char *nl = memchr(buf + pos, '\n', len - pos);
         size_t end = nl == NULL ? len : (size_t)(nl - buf);
         if (line_no == KEYS_RING_MAX) {
-            keys_set_err(err, "key ring %s is malformed: more than %d keys", path, KEYS_RING_MAX);
+            errmsg_set(err, "key ring %s is malformed: more than %d keys", path, KEYS_RING_MAX);
             goto fail;
         }
         if (keys_parse_ring_line(buf + pos, end - pos, ring, line_no) != 0) {
-            keys_set_err(err,
+            errmsg_set(err,
                          "key ring %s is malformed at line %zu: expected \"<kid> <base64 of %d "
                          "bytes>\" with a unique kid of letters, digits, '-' or '_'",
                          path, line_no + 1, KEYS_KEY_LEN);
@@ -363,7 +351,7 @@ int keys_load_or_create(const char *path, uint8_t key[KEYS_KEY_LEN], char **err)
     if (err != NULL)
         *err = NULL;
     if (path == NULL || key == NULL) {
-        keys_set_err(err, "key file: no path given");
+        errmsg_set(err, "key file: no path given");
         return -1;
     }
     char buf[KEYS_FILE_MAX];
@@ -373,7 +361,7 @@ int keys_load_or_create(const char *path, uint8_t key[KEYS_KEY_LEN], char **err)
         uint8_t fresh[KEYS_KEY_LEN];
         char line[CRYPTO_BASE64_LEN(KEYS_KEY_LEN) + 1];
         if (crypto_random_bytes(fresh, sizeof fresh) != 0) {
-            keys_set_err(err, "cannot make a key for %s: random source failed", path);
+            errmsg_set(err, "cannot make a key for %s: random source failed", path);
             return -1;
         }
         size_t n = crypto_base64_encode(fresh, sizeof fresh, line, sizeof line - 1);
@@ -386,7 +374,7 @@ int keys_load_or_create(const char *path, uint8_t key[KEYS_KEY_LEN], char **err)
         /* Winner or loser, the key is whatever the file now holds. */
         rc = keys_read_file(path, buf, sizeof buf, &len, err);
         if (rc == KEYS_READ_MISSING)
-            keys_set_err(err, "key file %s vanished while being created", path);
+            errmsg_set(err, "key file %s vanished while being created", path);
     }
     if (rc != KEYS_READ_OK)
         return -1;
@@ -425,7 +413,7 @@ static int keys_ring_add_fresh_first(keys_ring_t *ring, const keys_ring_t *old, 
     }
     return 0;
 fail:
-    keys_set_err(err, "cannot make a key for %s: random source failed", path);
+    errmsg_set(err, "cannot make a key for %s: random source failed", path);
     return -1;
 }
 
@@ -434,7 +422,7 @@ int keys_ring_load_or_create(const char *path, keys_ring_t *ring, char **err)
     if (err != NULL)
         *err = NULL;
     if (path == NULL || ring == NULL) {
-        keys_set_err(err, "key ring: no path given");
+        errmsg_set(err, "key ring: no path given");
         return -1;
     }
     keys_ring_t loaded;
@@ -452,7 +440,7 @@ int keys_ring_load_or_create(const char *path, keys_ring_t *ring, char **err)
             return -1;
         rc = keys_ring_read(path, &loaded, err);
         if (rc == KEYS_READ_MISSING)
-            keys_set_err(err, "key ring %s vanished while being created", path);
+            errmsg_set(err, "key ring %s vanished while being created", path);
     }
     if (rc != KEYS_READ_OK)
         return -1;
@@ -466,13 +454,13 @@ int keys_ring_rotate(const char *path, keys_ring_t *ring, char **err)
     if (err != NULL)
         *err = NULL;
     if (path == NULL || ring == NULL) {
-        keys_set_err(err, "key ring: no path given");
+        errmsg_set(err, "key ring: no path given");
         return -1;
     }
     keys_ring_t current, next;
     int rc = keys_ring_read(path, &current, err);
     if (rc == KEYS_READ_MISSING)
-        keys_set_err(err, "key ring %s does not exist: nothing to rotate", path);
+        errmsg_set(err, "key ring %s does not exist: nothing to rotate", path);
     if (rc != KEYS_READ_OK)
         return -1;
     rc = keys_ring_add_fresh_first(&next, &current, path, err);
@@ -482,7 +470,7 @@ int keys_ring_rotate(const char *path, keys_ring_t *ring, char **err)
     char text[KEYS_FILE_MAX];
     size_t n = keys_format_ring(&next, text, sizeof text);
     if (n == 0)
-        keys_set_err(err, "cannot format key ring %s", path);
+        errmsg_set(err, "cannot format key ring %s", path);
     rc = n == 0 ? -1 : keys_replace(path, text, n, err);
     OPENSSL_cleanse(text, sizeof text);
     if (rc == 0)

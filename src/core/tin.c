@@ -6,6 +6,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/utf8.h"
+
+const char *const TIN_TYPE_NAMES[] = {"SSN", "EIN", "ITIN", "ATIN", "FOREIGN", NULL};
+
 static int make_aad(const char *tenant_id, const char *record_uuid, char *aad, size_t cap)
 {
     int n = snprintf(aad, cap, "%s\n%s", tenant_id, record_uuid);
@@ -40,17 +44,9 @@ int tin_open(const uint8_t key[CRYPTO_AEAD_KEY_LEN], const char *tenant_id,
     return 0;
 }
 
-static size_t utf8_count(const char *s)
-{
-    size_t n = 0;
-    for (; *s != '\0'; s++)
-        n += ((unsigned char)*s & 0xc0) != 0x80;
-    return n;
-}
-
 void tin_mask(const char *tin, char *out)
 {
-    size_t chars = utf8_count(tin);
+    size_t chars = utf8_chars(tin, strlen(tin));
     size_t hide = chars > 4 ? chars - 4 : 0;
     size_t o = 0;
     const char *p = tin;

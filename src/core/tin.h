@@ -13,7 +13,12 @@
 #include "core/crypto.h"
 
 #define TIN_MAX 64 /* characters of a TIN, including the NUL */
+#define TIN_INPUT_MAX 40 /* characters of a TIN as a client sends it (the schemas' limit) */
 #define TIN_SEALED_MAX (TIN_MAX + CRYPTO_AEAD_OVERHEAD)
+
+/* The TIN types a record may name: "SSN", "EIN", "ITIN", "ATIN", "FOREIGN",
+ * NULL (a validator's enum; tincheck/rules.h parses them in this order). */
+extern const char *const TIN_TYPE_NAMES[];
 
 /* Seals tin (NUL-terminated, shorter than TIN_MAX) for the record
  * (tenant_id, record_uuid). sealed needs TIN_SEALED_MAX bytes; *sealed_len

@@ -27,6 +27,14 @@ size_t utf8_sequence(const unsigned char *s, size_t n)
     return len;
 }
 
+size_t utf8_chars(const char *s, size_t n)
+{
+    size_t count = 0;
+    for (size_t i = 0; i < n; i++)
+        count += ((unsigned char)s[i] & 0xC0) != 0x80;
+    return count;
+}
+
 /* The sanitized length of in[0..n): each invalid byte counts 3 (U+FFFD). */
 static size_t sanitized_length(const char *in, size_t n)
 {

@@ -11,6 +11,10 @@
  * is invalid (bad lead byte, truncated, overlong, surrogate, > U+10FFFF). */
 size_t utf8_sequence(const unsigned char *s, size_t n);
 
+/* The characters (code points) of the n bytes at s, counted by their lead
+ * bytes: exact for valid UTF-8, which is all it is meant for. */
+size_t utf8_chars(const char *s, size_t n);
+
 /* Whether the n bytes at s are valid UTF-8 throughout. */
 bool utf8_valid(const char *s, size_t n);
 

@@ -22,6 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/crypto.h"
+
 void url_split(const char *target, size_t *path_len, const char **query)
 {
     const char *q = strchr(target, '?');
@@ -32,17 +34,6 @@ void url_split(const char *target, size_t *path_len, const char **query)
     }
     *path_len = (size_t)(q - target);
     *query = q + 1;
-}
-
-static int url_hex_value(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
 }
 
 /* Decodes the byte at src[*i] (advancing *i past it and any escape) into *out.
@@ -65,8 +56,8 @@ static int url_decode_byte(const char *src, size_t len, size_t *i, bool plus_is_
     }
     if (len - *i < 3)
         return -1;
-    int hi = url_hex_value(src[*i + 1]);
-    int lo = url_hex_value(src[*i + 2]);
+    int hi = crypto_hex_value(src[*i + 1]);
+    int lo = crypto_hex_value(src[*i + 2]);
     if (hi < 0 || lo < 0 || (hi == 0 && lo == 0))
         return -1;
     *out = (unsigned char)(hi * 16 + lo);
