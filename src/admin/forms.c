@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "core/clock.h"
+#include "core/domain.h"
 #include "forms/forms.h"
 #include "store/accounts.h"
 
@@ -36,9 +37,9 @@ static int parse_year(const char *text, int *year)
 {
     char *end;
     long v = text != NULL && text[0] >= '0' && text[0] <= '9' ? strtol(text, &end, 10) : -1;
-    if (v < FORMS_YEAR_MIN || v > FORMS_YEAR_MAX || *end != '\0')
+    if (v < DOMAIN_TAX_YEAR_MIN || v > DOMAIN_TAX_YEAR_MAX || *end != '\0')
         return admin_fail(EXIT_REFUSED, "--tax-year must be an integer from %d to %d",
-                          FORMS_YEAR_MIN, FORMS_YEAR_MAX);
+                          DOMAIN_TAX_YEAR_MIN, DOMAIN_TAX_YEAR_MAX);
     *year = (int)v;
     return 0;
 }

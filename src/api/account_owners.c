@@ -41,29 +41,26 @@
 #include "api/api.h"
 #include "api/owner_tin.h"
 #include "app/service.h"
+#include "core/buf.h"
 #include "core/clock.h"
+#include "core/domain.h"
 #include "core/ids.h"
 #include "core/jsonval.h"
 #include "core/log.h"
 #include "core/tin.h"
+#include "core/utf8.h"
 #include "store/owners.h"
-
-_Static_assert(TIN_SEALED_MAX <= STORE_TIN_SEALED_MAX, "a sealed TIN must fit store_owner_t");
-
-#define ID_MAX_BYTES (STORE_ID_MAX - 1)
-#define TIN_INPUT_MAX 40
 
 /* ---- schemas */
 
 static const char *const OWNER_TYPES[] = {"individual", "entity", NULL};
-static const char *const TIN_TYPES[] = {"SSN", "EIN", "ITIN", "ATIN", "FOREIGN", NULL};
 
 static const v_field ADDRESS_FIELDS[] = {
-    {"line1", V_STRING, .required = true, .min_len = 1, .max_len = 256},
-    {"line2", V_STRING, .nullable = true, .min_len = 1, .max_len = 256},
-    {"city", V_STRING, .nullable = true, .min_len = 1, .max_len = 256},
-    {"state", V_STRING, .nullable = true, .min_len = 1, .max_len = 256},
-    {"postal_code", V_STRING, .nullable = true, .min_len = 1, .max_len = 32},
+    {"line1", V_STRING, .required = true, .min_len = 1, .max_len = DOMAIN_NAME_MAX},
+    {"line2", V_STRING, .nullable = true, .min_len = 1, .max_len = DOMAIN_NAME_MAX},
+    {"city", V_STRING, .nullable = true, .min_len = 1, .max_len = DOMAIN_NAME_MAX},
+    {"state", V_STRING, .nullable = true, .min_len = 1, .max_len = DOMAIN_NAME_MAX},
+    {"postal_code", V_STRING, .nullable = true, .min_len = 1, .max_len = DOMAIN_POSTAL_CODE_MAX},
     {"country_code", V_STRING, .nullable = true, .min_len = 2, .max_len = 2},
     {.name = NULL}};
 static const v_schema ADDRESS = {ADDRESS_FIELDS};
@@ -73,14 +70,14 @@ static const v_schema ADDRESS = {ADDRESS_FIELDS};
 #define OPTIONAL_OWNER_FIELDS                                                                  \
     {"tax_country_code", V_STRING, .nullable = true, .min_len = 2, .max_len = 2},              \
     {"tin", V_STRING, .nullable = true, .min_len = 1, .max_len = TIN_INPUT_MAX},               \
-    {"tin_type", V_ENUM, .nullable = true, .values = TIN_TYPES},                               \
+    {"tin_type", V_ENUM, .nullable = true, .values = TIN_TYPE_NAMES},                               \
     {"birth_date", V_DATE, .nullable = true},                                                  \
     {"email", V_STRING, .nullable = true, .min_len = 1, .max_len = 254},                       \
     {"address", V_OBJECT, .nullable = true, .object = &ADDRESS}
 
 static const v_field CREATE_FIELDS[] = {
-    {"id", V_STRING, .required = true, .min_len = 1, .max_len = 256},
-    {"name", V_STRING, .required = true, .min_len = 1, .max_len = 256},
+    {"id", V_STRING, .required = true, .min_len = 1, .max_len = DOMAIN_ID_MAX},
+    {"name", V_STRING, .required = true, .min_len = 1, .max_len = DOMAIN_NAME_MAX},
     {"account_owner_type", V_ENUM, .required = true, .values = OWNER_TYPES},
     OPTIONAL_OWNER_FIELDS,
     {.name = NULL}};
@@ -89,9 +86,9 @@ static const v_schema CREATE = {CREATE_FIELDS};
 /* Merge patch: everything optional; the required fields refuse null. id and
  * uuid may be sent back unchanged (checked against the record). */
 static const v_field PATCH_FIELDS[] = {
-    {"id", V_STRING, .min_len = 1, .max_len = 256},
+    {"id", V_STRING, .min_len = 1, .max_len = DOMAIN_ID_MAX},
     {"uuid", V_STRING, .min_len = 1},
-    {"name", V_STRING, .min_len = 1, .max_len = 256},
+    {"name", V_STRING, .min_len = 1, .max_len = DOMAIN_NAME_MAX},
     {"account_owner_type", V_ENUM, .values = OWNER_TYPES},
     OPTIONAL_OWNER_FIELDS,
     {.name = NULL}};
@@ -111,14 +108,6 @@ static void add_issue(json_t *issues, const char *const *path, const char *code,
     json_decref(p);
 }
 
-static size_t utf8_chars(const char *s)
-{
-    size_t n = 0;
-    for (; *s != '\0'; s++)
-        n += ((unsigned char)*s & 0xC0) != 0x80;
-    return n;
-}
-
 /* A string value the schema accepted as to type (NULL otherwise), so the
  * rules below never pile onto a type issue. */
 static const char *string_at(const json_t *object, const char *key)
@@ -134,7 +123,7 @@ static void check_country(json_t *issues, const json_t *object, const char *key,
                           const char *const *path)
 {
     const char *s = string_at(object, key);
-    if (s == NULL || utf8_chars(s) != 2)
+    if (s == NULL || utf8_chars(s, strlen(s)) != 2)
         return;
     if (strlen(s) == 2 && s[0] >= 'A' && s[0] <= 'Z' && s[1] >= 'A' && s[1] <= 'Z')
         return;
@@ -182,15 +171,15 @@ static void check_email(json_t *issues, const json_t *body)
               json_pack("{s:s, s:s}", "origin", "string", "format", "email"));
 }
 
-/* Ids are limited in bytes (decisions: 1 to 256 bytes); the schema counts
+/* Ids are limited in bytes (DOMAIN_ID_MAX, docs/decisions.md); the schema counts
  * characters, so a long non-ASCII id passes it and is caught here. */
 static void check_id_bytes(json_t *issues, const json_t *body)
 {
     const char *s = string_at(body, "id");
-    if (s == NULL || utf8_chars(s) > ID_MAX_BYTES || strlen(s) <= ID_MAX_BYTES)
+    if (s == NULL || utf8_chars(s, strlen(s)) > DOMAIN_ID_MAX || strlen(s) <= DOMAIN_ID_MAX)
         return;
     add_issue(issues, (const char *const[]){"id", NULL}, "custom",
-              "Too big: expected id to have <=256 bytes in UTF-8", NULL);
+              API_ID_TOO_BIG " in UTF-8", NULL);
 }
 
 static void check_fields(json_t *issues, const json_t *body)
@@ -234,15 +223,6 @@ static bool reply_if_invalid(request_t *req, json_t *issues)
 
 /* ---- merging a body into a record */
 
-static bool copy_text(char *out, size_t cap, const char *s)
-{
-    size_t len = strlen(s);
-    if (len >= cap)
-        return false;
-    memcpy(out, s, len + 1);
-    return true;
-}
-
 /* A present key sets the field (null or "" clears it); an absent key keeps
  * it. Returns false only when a value does not fit (the schema prevents it). */
 static bool merge_text(const json_t *object, const char *key, char *out, size_t cap)
@@ -250,7 +230,7 @@ static bool merge_text(const json_t *object, const char *key, char *out, size_t 
     const json_t *v = json_object_get(object, key);
     if (v == NULL)
         return true;
-    return copy_text(out, cap, json_is_string(v) ? json_string_value(v) : "");
+    return buf_copy(out, cap, json_is_string(v) ? json_string_value(v) : "");
 }
 
 #define MERGE(obj, key, field) merge_text((obj), (key), (field), sizeof(field))
@@ -368,7 +348,7 @@ static void reply_owner(request_t *req, int status, const store_owner_t *o)
 {
     json_t *data = owner_json(req->svc, req->claims.tenant_id, o);
     if (data == NULL) {
-        reply_store_failure(req, STORE_ERROR);
+        api_internal_error(req, "account owner: its TIN does not open, or memory ran out");
         return;
     }
     reply_data(req, status, data);
@@ -377,6 +357,21 @@ static void reply_owner(request_t *req, int status, const store_owner_t *o)
 #define OWNER "Account owner" /* the record named by a 404 */
 
 /* ---- handlers */
+
+/* Merges the body into *owner and checks the record's rules into issues;
+ * answers 500 (the schema let through a value that does not fit) or 400
+ * (any issue; issues stolen either way) itself and returns false. */
+static bool merge_and_check(request_t *req, const json_t *body, store_owner_t *owner,
+                            json_t *issues)
+{
+    if (!merge_owner(body, owner)) {
+        json_decref(issues);
+        api_internal_error(req, "account owner: a validated value does not fit its record");
+        return false;
+    }
+    check_record(issues, body, owner);
+    return !reply_if_invalid(req, issues);
+}
 
 void api_owners_create(request_t *req)
 {
@@ -387,27 +382,26 @@ void api_owners_create(request_t *req)
         return;
     }
     store_owner_t owner = {0};
-    if (json_array_size(issues) == 0) {
-        if (!merge_owner(body, &owner)) {
-            json_decref(issues);
-            reply_store_failure(req, STORE_ERROR);
-            return;
-        }
-        check_record(issues, body, &owner);
-    }
-    if (reply_if_invalid(req, issues))
+    bool checked = json_array_size(issues) > 0 ? !reply_if_invalid(req, issues)
+                                               : merge_and_check(req, body, &owner, issues);
+    if (!checked)
         return;
 
     const char *tenant_id = req->claims.tenant_id;
     if (ids_uuid_v4(owner.uuid) != 0 || seal_tin(req->svc, tenant_id, body, &owner) != 0) {
-        reply_store_failure(req, STORE_ERROR);
+        api_internal_error(req, "account owner: uuid generation or sealing the TIN");
         return;
     }
     owner.created_at = owner.updated_at = clock_now_ms(&req->svc->clock);
     store_conn_t *db = api_db(req);
     if (db == NULL)
         return;
-    store_status_t rc = owner_tin_write(req, &owner, NULL); /* queues its TIN check */
+    const char *failed;
+    store_status_t rc = owner_tin_write(req, &owner, NULL, &failed); /* queues its TIN check */
+    if (failed != NULL) {
+        api_internal_error(req, failed);
+        return;
+    }
     if (rc == STORE_CONFLICT) {
         reply_error(req, 409, "Account owner with id '%s' already exists", owner.id);
         return;
@@ -432,48 +426,22 @@ void api_owners_get(request_t *req)
     reply_owner(req, 200, &owner);
 }
 
-typedef struct list_ctx {
-    const service_t *svc;
-    const char *tenant_id;
-    json_t *items;
-    bool failed;
-} list_ctx_t;
-
 static int append_owner(const store_owner_t *owner, void *arg)
 {
-    list_ctx_t *ctx = arg;
-    json_t *item = owner_json(ctx->svc, ctx->tenant_id, owner);
-    if (item == NULL || json_array_append_new(ctx->items, item) != 0) {
-        ctx->failed = true;
-        return 1;
-    }
-    return 0;
+    api_page_t *page = arg;
+    return api_page_add(page, owner_json(page->req->svc, page->req->claims.tenant_id, owner));
+}
+
+static store_status_t fetch_owners(store_conn_t *db, api_page_t *page, const void *arg)
+{
+    (void)arg;
+    return store_owner_list(db, page->req->claims.tenant_id, page->after, page->limit,
+                            append_owner, page, &page->more);
 }
 
 void api_owners_list(request_t *req)
 {
-    size_t limit;
-    const char *after;
-    if (!api_page_params(req, &limit, &after))
-        return;
-    store_conn_t *db = api_db(req);
-    if (db == NULL)
-        return;
-    list_ctx_t ctx = {req->svc, req->claims.tenant_id, json_array(), false};
-    bool more = false;
-    store_status_t rc =
-        store_owner_list(db, ctx.tenant_id, after, limit, append_owner, &ctx, &more);
-    if (rc == STORE_OK && ctx.failed)
-        rc = STORE_ERROR;
-    if (rc != STORE_OK) {
-        json_decref(ctx.items);
-        reply_store_failure(req, rc);
-        return;
-    }
-    size_t n = json_array_size(ctx.items);
-    const char *last =
-        n > 0 ? json_string_value(json_object_get(json_array_get(ctx.items, n - 1), "id")) : NULL;
-    api_reply_page(req, ctx.items, last, more);
+    api_list(req, "id", fetch_owners, NULL);
 }
 
 /* id and uuid identify the record: sending them back unchanged is fine,
@@ -524,21 +492,23 @@ static bool owner_changed(const store_owner_t *a, const store_owner_t *b)
  * merge tells owner_tin_write whether the TIN check must run again. A patch
  * that changes nothing writes nothing and leaves owner as stored, so
  * updated_at means "last changed" (as for accounts and filers). */
-static store_status_t update_with_check(request_t *req, const json_t *body, store_owner_t *owner)
+static store_status_t update_with_check(request_t *req, const json_t *body, store_owner_t *owner,
+                                        const char **failed)
 {
     const char *tenant_id = req->claims.tenant_id;
-    owner_tin_t before;
+    owner_tin_t before = {0};
     store_owner_t stored;
+    *failed = NULL;
     store_status_t rc = store_owner_get(api_db(req), tenant_id, owner->id, &stored);
     if (rc == STORE_OK && owner_tin_snapshot(req, &stored, &before) != 0)
-        rc = STORE_ERROR;
-    if (rc == STORE_OK && patch_tin(req->svc, tenant_id, body, &stored, &before, owner) != 0)
-        rc = STORE_ERROR;
-    if (rc == STORE_OK && !owner_changed(&stored, owner)) {
+        *failed = "account owner: the stored TIN does not open";
+    else if (rc == STORE_OK && patch_tin(req->svc, tenant_id, body, &stored, &before, owner) != 0)
+        *failed = "account owner: sealing the TIN";
+    else if (rc == STORE_OK && !owner_changed(&stored, owner))
         *owner = stored;
-    } else if (rc == STORE_OK) {
+    else if (rc == STORE_OK) {
         owner->updated_at = clock_now_ms(&req->svc->clock);
-        rc = owner_tin_write(req, owner, &before);
+        rc = owner_tin_write(req, owner, &before, failed);
     }
     owner_tin_wipe(&before);
     return rc;
@@ -568,15 +538,14 @@ void api_owners_update(request_t *req)
 
     issues = json_array();
     check_identity(issues, body, "uuid", owner.uuid, true);
-    if (!merge_owner(body, &owner)) {
-        json_decref(issues);
-        reply_store_failure(req, STORE_ERROR);
+    if (!merge_and_check(req, body, &owner, issues))
+        return;
+    const char *failed;
+    rc = update_with_check(req, body, &owner, &failed);
+    if (failed != NULL) {
+        api_internal_error(req, failed);
         return;
     }
-    check_record(issues, body, &owner);
-    if (reply_if_invalid(req, issues))
-        return;
-    rc = update_with_check(req, body, &owner);
     /* it was there a moment ago: a 404 reports what is true now */
     if (!api_found(req, rc, OWNER, id))
         return;

@@ -32,27 +32,21 @@
 
 #include "api/api.h"
 #include "app/service.h"
+#include "core/buf.h"
 #include "core/clock.h"
+#include "core/domain.h"
 #include "core/ids.h"
 #include "core/jsonval.h"
 #include "store/accounts.h"
 
-#define ACCOUNT_ID_MAX_BYTES 256    /* docs/decisions.md: ids are 1 to 256 bytes */
-#define YEAR_MIN 2000
-#define YEAR_MAX 2100
-#define DEFAULT_FILER "default"
-#define AUSTRIA "AUSTRIA"
-
-static const char *const METHODS[] = {"FIFO", "HIFO", AUSTRIA, NULL};
-
 static const v_field CREATE_FIELDS[] = {
-    {"id", V_STRING, .required = true, .min_len = 1, .max_len = 256},
-    {"account_owner_id", V_STRING, .required = true, .min_len = 1, .max_len = 256},
-    {"filer_id", V_STRING, .nullable = true, .min_len = 1, .max_len = 256},
-    {"name", V_STRING, .nullable = true, .min_len = 1, .max_len = 256},
-    {"cost_basis_method", V_ENUM, .nullable = true, .values = METHODS},
-    {"austria_tax_year", V_INTEGER, .nullable = true, .has_range = true, .min_int = YEAR_MIN,
-     .max_int = YEAR_MAX},
+    {"id", V_STRING, .required = true, .min_len = 1, .max_len = DOMAIN_ID_MAX},
+    {"account_owner_id", V_STRING, .required = true, .min_len = 1, .max_len = DOMAIN_ID_MAX},
+    {"filer_id", V_STRING, .nullable = true, .min_len = 1, .max_len = DOMAIN_ID_MAX},
+    {"name", V_STRING, .nullable = true, .min_len = 1, .max_len = DOMAIN_NAME_MAX},
+    {"cost_basis_method", V_ENUM, .nullable = true, .values = DOMAIN_METHOD_NAMES},
+    {"austria_tax_year", V_INTEGER, .nullable = true, .has_range = true,
+     .min_int = DOMAIN_TAX_YEAR_MIN, .max_int = DOMAIN_TAX_YEAR_MAX},
     {.name = NULL}};
 static const v_schema CREATE_SCHEMA = {CREATE_FIELDS};
 
@@ -61,12 +55,12 @@ static const v_schema CREATE_SCHEMA = {CREATE_FIELDS};
 static const v_field PATCH_FIELDS[] = {
     {"id", V_STRING, .min_len = 1},
     {"uuid", V_STRING, .min_len = 1},
-    {"account_owner_id", V_STRING, .min_len = 1, .max_len = 256},
-    {"filer_id", V_STRING, .min_len = 1, .max_len = 256},
-    {"name", V_STRING, .nullable = true, .min_len = 1, .max_len = 256},
-    {"cost_basis_method", V_ENUM, .values = METHODS},
-    {"austria_tax_year", V_INTEGER, .nullable = true, .has_range = true, .min_int = YEAR_MIN,
-     .max_int = YEAR_MAX},
+    {"account_owner_id", V_STRING, .min_len = 1, .max_len = DOMAIN_ID_MAX},
+    {"filer_id", V_STRING, .min_len = 1, .max_len = DOMAIN_ID_MAX},
+    {"name", V_STRING, .nullable = true, .min_len = 1, .max_len = DOMAIN_NAME_MAX},
+    {"cost_basis_method", V_ENUM, .values = DOMAIN_METHOD_NAMES},
+    {"austria_tax_year", V_INTEGER, .nullable = true, .has_range = true,
+     .min_int = DOMAIN_TAX_YEAR_MIN, .max_int = DOMAIN_TAX_YEAR_MAX},
     {.name = NULL}};
 static const v_schema PATCH_SCHEMA = {PATCH_FIELDS};
 
@@ -83,8 +77,6 @@ static json_t *account_json(const store_account_t *a)
                      jsonval_time(a->updated_at));
 }
 
-/* Length of the valid UTF-8 sequence at s (n bytes left), 0 when invalid
- * (truncated, overlong, surrogate, beyond U+10FFFF). */
 /* ---- rules the schema cannot state */
 
 static void add_issue(json_t *issues, const char *field, const char *code, const char *message,
@@ -99,8 +91,8 @@ static void add_issue(json_t *issues, const char *field, const char *code, const
 static void check_id_bytes(json_t *issues, const json_t *body, const char *field)
 {
     const json_t *value = json_object_get(body, field);
-    if (json_is_string(value) && json_string_length(value) > ACCOUNT_ID_MAX_BYTES)
-        add_issue(issues, field, "custom", "Too big: expected id to have <=256 bytes", NULL);
+    if (json_is_string(value) && json_string_length(value) > DOMAIN_ID_MAX)
+        add_issue(issues, field, "custom", API_ID_TOO_BIG, NULL);
 }
 
 /* The AUSTRIA <-> austria_tax_year rule. year_stored: the year was not in
@@ -108,7 +100,9 @@ static void check_id_bytes(json_t *issues, const json_t *body, const char *field
  * explanation. */
 static void check_method_year(json_t *issues, const char *method, int year, bool year_stored)
 {
-    bool austria = strcmp(method, AUSTRIA) == 0;
+    domain_method_t m = DOMAIN_METHOD_DEFAULT;
+    domain_method_parse(method, &m); /* the schema admitted only the method names */
+    bool austria = m == DOMAIN_METHOD_AUSTRIA;
     if (austria && year == 0)
         add_issue(issues, "austria_tax_year", "custom",
                   "Required when cost_basis_method is AUSTRIA", NULL);
@@ -124,14 +118,6 @@ static const char *string_or(const json_t *body, const char *field, const char *
 {
     const char *s = json_string_value(json_object_get(body, field));
     return s != NULL ? s : fallback;
-}
-
-/* Copies a validated string into its buffer, sized for 256 bytes of id or
- * 256 characters of name. An id over 256 bytes is cut here, but
- * check_id_bytes refuses the body before the copy is ever used. */
-static void copy_text(char *out, size_t cap, const char *text)
-{
-    snprintf(out, cap, "%s", text);
 }
 
 /* ---- responses */
@@ -150,16 +136,17 @@ static void reply_missing(request_t *req, store_account_missing_t missing, const
 /* ---- POST /v1/accounts */
 
 /* Builds the new account from a validated body; answers 400 and returns
- * false when a rule fails. */
+ * false when a rule fails. The copies are cut to fit their buffers, but an
+ * id that would be cut is refused (check_id_bytes) before the copy is used. */
 static bool account_from_body(request_t *req, const json_t *body, store_account_t *a)
 {
     memset(a, 0, sizeof *a);
-    copy_text(a->id, sizeof a->id, string_or(body, "id", ""));
-    copy_text(a->owner_id, sizeof a->owner_id, string_or(body, "account_owner_id", ""));
-    copy_text(a->filer_id, sizeof a->filer_id, string_or(body, "filer_id", DEFAULT_FILER));
-    copy_text(a->name, sizeof a->name, string_or(body, "name", ""));
-    copy_text(a->cost_basis_method, sizeof a->cost_basis_method,
-              string_or(body, "cost_basis_method", "FIFO"));
+    buf_copy(a->id, sizeof a->id, string_or(body, "id", ""));
+    buf_copy(a->owner_id, sizeof a->owner_id, string_or(body, "account_owner_id", ""));
+    buf_copy(a->filer_id, sizeof a->filer_id, string_or(body, "filer_id", DOMAIN_DEFAULT_FILER_ID));
+    buf_copy(a->name, sizeof a->name, string_or(body, "name", ""));
+    buf_copy(a->cost_basis_method, sizeof a->cost_basis_method,
+              string_or(body, "cost_basis_method", domain_method_name(DOMAIN_METHOD_DEFAULT)));
     a->austria_tax_year = (int)json_integer_value(json_object_get(body, "austria_tax_year"));
 
     json_t *issues = json_array();
@@ -182,7 +169,7 @@ void api_accounts_create(request_t *req)
     if (body == NULL || !account_from_body(req, body, &account))
         return;
     if (ids_uuid_v4(account.uuid) != 0) {
-        reply_error(req, 500, "The request could not be completed");
+        api_internal_error(req, "uuid generation");
         return;
     }
     account.created_at = account.updated_at = clock_now_ms(&req->svc->clock);
@@ -221,39 +208,26 @@ void api_accounts_get(request_t *req)
 
 /* ---- GET /v1/accounts */
 
-static int append_account(const store_account_t *account, void *ctx)
+static int append_account(const store_account_t *account, void *page)
 {
-    return json_array_append_new(ctx, account_json(account)) == 0 ? 0 : 1;
+    return api_page_add(page, account_json(account));
+}
+
+/* arg: the owner's caller id (?account_owner_id=), or NULL for every account. */
+static store_status_t fetch_accounts(store_conn_t *db, api_page_t *page, const void *arg)
+{
+    return store_account_list(db, page->req->claims.tenant_id, arg, page->after, page->limit,
+                              append_account, page, &page->more);
 }
 
 void api_accounts_list(request_t *req)
 {
-    size_t limit;
-    const char *after;
-    if (!api_page_params(req, &limit, &after))
-        return;
+    /* A malformed query string is refused the same whichever parameter
+     * finds it first, so the filter may be read before the page's. */
     bool malformed = false;
     const char *owner_id = request_query(req, "account_owner_id", &malformed);
-    if (malformed) {
-        reply_error(req, 400, "The query string is not validly percent-encoded");
-        return;
-    }
-    store_conn_t *db = api_db(req);
-    if (db == NULL)
-        return;
-    json_t *items = json_array();
-    bool more = false;
-    store_status_t rc = store_account_list(db, req->claims.tenant_id, owner_id, after, limit,
-                                           append_account, items, &more);
-    if (rc != STORE_OK || items == NULL) {
-        json_decref(items);
-        reply_store_failure(req, rc);
-        return;
-    }
-    size_t n = json_array_size(items);
-    const char *last =
-        n > 0 ? json_string_value(json_object_get(json_array_get(items, n - 1), "id")) : NULL;
-    api_reply_page(req, items, last, more);
+    if (api_query_ok(req, malformed, json_array()))
+        api_list(req, "id", fetch_accounts, owner_id);
 }
 
 /* ---- PATCH /v1/accounts/{accountId} */
@@ -279,7 +253,7 @@ static void patch_text(const json_t *body, const char *field, char *out, size_t 
 {
     const char *s = json_string_value(json_object_get(body, field));
     if (s != NULL)
-        copy_text(out, cap, s);
+        buf_copy(out, cap, s);
 }
 
 /* Applies the merge patch (validated) to next. */

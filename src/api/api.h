@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "core/domain.h"
 #include "http/request.h"
 #include "http/router.h"
 #include "http/validate.h"
@@ -70,20 +71,57 @@ void api_test_store_fault(request_t *req);
 
 /* ---- src/api/common.c: shared by every resource handler */
 
-/* Parses ?limit= (1..100, default 25) and ?cursor=; *after receives the
- * decoded key the page starts after ("" for the first page, arena-owned).
- * On invalid input answers 400 itself and returns false. */
-bool api_page_params(request_t *req, size_t *limit, const char **after);
-/* meta.next_cursor: the opaque cursor after last_key, or null when !more. */
-json_t *api_next_cursor(const char *last_key, bool more);
-/* Answers 200 {"data": items, "meta": {"next_cursor": ...}} (items stolen). */
-void api_reply_page(request_t *req, json_t *items, const char *last_key, bool more);
+/* The issue of a caller id over DOMAIN_ID_MAX bytes that the schema let
+ * through (it counts characters). */
+#define API_ID_TOO_BIG "Too big: expected id to have <=" DOMAIN_TEXT(DOMAIN_ID_MAX) " bytes"
+
+/* A paged list (GET /v1/account-owners, /v1/accounts, /v1/assets,
+ * /v1/filers): ?limit= (1..100, default 25) and ?cursor= (an opaque token
+ * from meta.next_cursor) are read by api_list, and the resource's fetch
+ * fills the page from the store. */
+typedef struct api_page {
+    request_t *req;
+    size_t limit;
+    const char *after; /* the key the page starts after; "" for the first page */
+    json_t *items;     /* owned by api_list */
+    bool more;         /* set by the fetch: records follow the page */
+    bool failed;       /* an item could not be made (api_page_add) */
+} api_page_t;
+
+/* Adds item (stolen) to the page: 0 to go on, or 1 (the page failed) when
+ * item is NULL or cannot be added; the return value of a store list's
+ * callback. */
+int api_page_add(api_page_t *page, json_t *item);
+
+/* Lists page->limit records of the request's tenant after page->after,
+ * adding each with api_page_add and setting page->more; returns the
+ * store's status. arg is api_list's. */
+typedef store_status_t (*api_page_fetch_fn)(store_conn_t *db, api_page_t *page, const void *arg);
+
+/* Answers a paged list: 400 for an invalid ?limit= or ?cursor=, the store's
+ * failure, 500 (api_internal_error) when an item could not be made, else
+ * 200 {"data": items, "meta": {"next_cursor": ...}}, the cursor naming the
+ * last item's string member key_field ("id", "code"). */
+void api_list(request_t *req, const char *key_field, api_page_fetch_fn fetch, const void *arg);
 /* Parses the JSON body and checks it against schema; on failure answers 400
  * ("Invalid <what>" with issues, or the parse error) and returns NULL. The
  * value belongs to the request. */
 json_t *api_read_body(request_t *req, const v_schema *schema, const char *what);
 /* A string, or null for NULL or "" (absent optional values answer null). */
 json_t *api_string_or_null(const char *s);
+/* A failure that is not the store's (memory ran out, no uuid could be made,
+ * a stored value that does not parse): logs at error level, with the
+ * request id, that `what` failed, then answers 500 with the body a store
+ * failure answers, {"error":"Internal Server Error","message":"The request
+ * could not be completed"}. `what` is a fixed phrase ("uuid generation"),
+ * never client data, a TIN or a secret. */
+void api_internal_error(request_t *req, const char *what);
+/* api_internal_error's log line alone, for a route whose 500 has a shape of
+ * its own (POST /v1/transactions). */
+void api_log_internal_error(const request_t *req, const char *what);
+/* A step that failed in the store (st is not STORE_OK: reply_store_failure)
+ * or, with st STORE_OK, outside it (api_internal_error(req, what)). */
+void api_fail(request_t *req, store_status_t st, const char *what);
 /* The request's database connection, or NULL after answering 500. */
 store_conn_t *api_db(request_t *req);
 /* The outcome of reading the record `what` ("Filer") with caller id `id`:

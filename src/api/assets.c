@@ -23,29 +23,25 @@
 #include "api/api.h"
 #include "app/service.h"
 #include "core/clock.h"
+#include "core/domain.h"
 #include "core/ids.h"
 #include "core/jsonval.h"
 #include "http/errors.h"
 #include "store/assets.h"
 
-#define ASSETS_BATCH_MAX 1000
-#define ASSET_CODE_CHARS 32
-#define ASSET_NAME_CHARS 128
-#define ASSET_DECIMALS_MAX 36
 #define ASSET_NOT_FOUND "No asset is configured for the supplied id"
 
-static const char *const ASSET_TYPES[] = {"crypto", "fiat", "nft", "security", NULL};
 static const v_field ASSET_FIELDS[] = {
-    {"code", V_STRING, .required = true, .min_len = 1, .max_len = ASSET_CODE_CHARS},
-    {"name", V_STRING, .required = true, .min_len = 1, .max_len = ASSET_NAME_CHARS},
-    {"type", V_ENUM, .required = true, .values = ASSET_TYPES},
+    {"code", V_STRING, .required = true, .min_len = 1, .max_len = DOMAIN_ASSET_CODE_MAX},
+    {"name", V_STRING, .required = true, .min_len = 1, .max_len = DOMAIN_ASSET_NAME_MAX},
+    {"type", V_ENUM, .required = true, .values = DOMAIN_ASSET_TYPES},
     {"decimals", V_INTEGER, .nullable = true, .has_range = true, .min_int = 0,
-     .max_int = ASSET_DECIMALS_MAX},
+     .max_int = DOMAIN_ASSET_DECIMALS_MAX},
     {.name = NULL}};
 static const v_schema ASSET = {ASSET_FIELDS};
 /* The batch itself; its elements are checked one by one (each answers alone). */
 static const v_field ASSET_BATCH = {.type = V_ARRAY, .required = true, .min_items = 1,
-                                    .max_items = ASSETS_BATCH_MAX};
+                                    .max_items = DOMAIN_BATCH_MAX};
 
 /* ---- output */
 
@@ -104,13 +100,14 @@ static json_t *asset_issues(const json_t *value)
     }
     const json_t *code = json_object_get(value, "code");
     if (!json_is_string(code) || has_issue_for(issues, "code") ||
-        store_asset_code_valid(json_string_value(code)))
+        domain_asset_code_valid(json_string_value(code)))
         return issues;
     json_t *path = json_pack("[s]", "code");
     json_t *issue =
         path == NULL ? NULL
                      : v_issue("custom", path,
-                               "Invalid code: expected 1 to 32 of the characters A-Z a-z 0-9 . _ -",
+                               "Invalid code: expected 1 to " DOMAIN_TEXT(DOMAIN_ASSET_CODE_MAX)
+                               " of the characters A-Z a-z 0-9 . _ -",
                                NULL);
     json_decref(path);
     if (json_array_insert_new(issues, 0, issue) != 0) {
@@ -131,7 +128,8 @@ static bool asset_from_json(const json_t *value, int64_t now, store_asset_t *out
     const json_t *decimals = json_object_get(value, "decimals");
     if (ids_uuid_v4(out->uuid) != 0)
         return false;
-    /* The schema bounded every length (32 ASCII, 128 code points, an enum). */
+    /* The schema bounded every length (the code's ASCII, the name's code
+     * points, an enum) to what the record holds. */
     snprintf(out->code, sizeof out->code, "%s", code);
     snprintf(out->name, sizeof out->name, "%s", name);
     snprintf(out->type, sizeof out->type, "%s", type);
@@ -147,7 +145,7 @@ static void create_one(request_t *req, const json_t *body)
 {
     json_t *issues = asset_issues(body);
     if (issues == NULL) {
-        reply_store_failure(req, STORE_ERROR);
+        api_internal_error(req, "out of memory checking an asset");
         return;
     }
     if (json_array_size(issues) > 0) {
@@ -157,7 +155,7 @@ static void create_one(request_t *req, const json_t *body)
     json_decref(issues);
     store_asset_t asset;
     if (!asset_from_json(body, clock_now_ms(&req->svc->clock), &asset)) {
-        reply_store_failure(req, STORE_ERROR);
+        api_internal_error(req, "uuid generation");
         return;
     }
     store_conn_t *db = api_db(req);
@@ -268,7 +266,7 @@ static void create_many(request_t *req, const json_t *body)
 {
     json_t *issues = json_array();
     if (issues == NULL) {
-        reply_store_failure(req, STORE_ERROR);
+        api_internal_error(req, "out of memory checking a batch");
         return;
     }
     if (v_check_value(&ASSET_BATCH, body, NULL, issues) > 0) {
@@ -278,11 +276,11 @@ static void create_many(request_t *req, const json_t *body)
     json_decref(issues);
     batch_t b;
     if (!batch_alloc(req, &b, json_array_size(body))) {
-        reply_store_failure(req, STORE_ERROR);
+        api_internal_error(req, "out of memory for a batch");
         return;
     }
     if (!batch_sort(req, body, &b)) {
-        reply_store_failure(req, STORE_ERROR);
+        api_internal_error(req, "checking a batch's elements (memory or uuid generation)");
         return;
     }
     if (b.count > 0) {
@@ -297,7 +295,7 @@ static void create_many(request_t *req, const json_t *body)
         }
     }
     if (!batch_answer(&b)) {
-        reply_store_failure(req, STORE_ERROR);
+        api_internal_error(req, "out of memory building a batch's answer");
         return;
     }
     reply_data(req, 200, json_incref(b.results));
@@ -317,33 +315,21 @@ void api_assets_create(request_t *req)
 
 /* ---- GET */
 
-static int append_asset(const store_asset_t *asset, void *ctx)
+static int append_asset(const store_asset_t *asset, void *page)
 {
-    return json_array_append_new(ctx, asset_json(asset)) == 0 ? 0 : 1;
+    return api_page_add(page, asset_json(asset));
+}
+
+static store_status_t fetch_assets(store_conn_t *db, api_page_t *page, const void *arg)
+{
+    (void)arg;
+    return store_asset_list(db, page->req->claims.tenant_id, page->after, page->limit,
+                            append_asset, page, &page->more);
 }
 
 void api_assets_list(request_t *req)
 {
-    size_t limit;
-    const char *after;
-    if (!api_page_params(req, &limit, &after))
-        return;
-    store_conn_t *db = api_db(req);
-    if (db == NULL)
-        return;
-    json_t *items = json_array();
-    bool more = false;
-    store_status_t rc =
-        store_asset_list(db, req->claims.tenant_id, after, limit, append_asset, items, &more);
-    if (rc != STORE_OK) {
-        json_decref(items);
-        reply_store_failure(req, rc);
-        return;
-    }
-    size_t n = json_array_size(items);
-    const char *last =
-        n > 0 ? json_string_value(json_object_get(json_array_get(items, n - 1), "code")) : NULL;
-    api_reply_page(req, items, last, more);
+    api_list(req, "code", fetch_assets, NULL);
 }
 
 void api_assets_get(request_t *req)

@@ -12,19 +12,27 @@
 #include "api/api.h"
 #include "core/clock.h"
 #include "core/crypto.h"
+#include "core/log.h"
 #include "http/validate.h"
 
 #define PAGE_DEFAULT 25
 #define PAGE_MAX 100
 #define CURSOR_KEY_MAX 1024
 
+/* One issue of the query parameter `name` (extra stolen). */
+static void add_query_issue(json_t *issues, const char *code, const char *name,
+                            const char *message, json_t *extra)
+{
+    json_t *path = json_pack("[s]", name);
+    json_array_append_new(issues, v_issue(code, path, message, extra));
+    json_decref(path);
+}
+
 static bool refuse_query(request_t *req, const char *code, const char *name, const char *message,
                          json_t *extra)
 {
-    json_t *path = json_pack("[s]", name);
     json_t *issues = json_array();
-    json_array_append_new(issues, v_issue(code, path, message, extra));
-    json_decref(path);
+    add_query_issue(issues, code, name, message, extra);
     reply_invalid(req, "Invalid query parameters", issues);
     return false;
 }
@@ -66,22 +74,24 @@ static bool decode_cursor(request_t *req, const char *cursor, const char **after
     return true;
 }
 
-bool api_page_params(request_t *req, size_t *limit, const char **after)
+/* Parses ?limit= and ?cursor=; *after receives the decoded key the page
+ * starts after ("" for the first page, arena-owned). On invalid input
+ * answers 400 itself and returns false. */
+static bool page_params(request_t *req, size_t *limit, const char **after)
 {
     bool malformed = false;
     const char *text = request_query(req, "limit", &malformed);
     const char *cursor = malformed ? NULL : request_query(req, "cursor", &malformed);
-    if (malformed) {
-        reply_error(req, 400, "The query string is not validly percent-encoded");
+    if (!api_query_ok(req, malformed, json_array()))
         return false;
-    }
     *after = "";
     if (!parse_limit(req, text, limit))
         return false;
     return cursor == NULL || decode_cursor(req, cursor, after);
 }
 
-json_t *api_next_cursor(const char *last_key, bool more)
+/* meta.next_cursor: the opaque cursor after last_key, or null when !more. */
+static json_t *next_cursor(const char *last_key, bool more)
 {
     char out[CRYPTO_BASE64_LEN(CURSOR_KEY_MAX)];
     if (!more || last_key == NULL ||
@@ -90,10 +100,38 @@ json_t *api_next_cursor(const char *last_key, bool more)
     return json_string(out);
 }
 
-void api_reply_page(request_t *req, json_t *items, const char *last_key, bool more)
+int api_page_add(api_page_t *page, json_t *item)
 {
-    reply_json(req, 200, json_pack("{s:o, s:{s:o}}", "data", items, "meta", "next_cursor",
-                                   api_next_cursor(last_key, more)));
+    if (item == NULL || json_array_append_new(page->items, item) != 0) {
+        page->failed = true;
+        return 1;
+    }
+    return 0;
+}
+
+void api_list(request_t *req, const char *key_field, api_page_fetch_fn fetch, const void *arg)
+{
+    api_page_t page = {.req = req};
+    if (!page_params(req, &page.limit, &page.after))
+        return;
+    store_conn_t *db = api_db(req);
+    if (db == NULL)
+        return;
+    page.items = json_array();
+    if (page.items == NULL) {
+        api_internal_error(req, "out of memory for a page");
+        return;
+    }
+    store_status_t st = fetch(db, &page, arg);
+    if (st != STORE_OK || page.failed) {
+        json_decref(page.items);
+        api_fail(req, st, "a listed record could not be answered");
+        return;
+    }
+    size_t n = json_array_size(page.items);
+    json_t *last = n > 0 ? json_object_get(json_array_get(page.items, n - 1), key_field) : NULL;
+    reply_json(req, 200, json_pack("{s:o, s:{s:o}}", "data", page.items, "meta", "next_cursor",
+                                   next_cursor(json_string_value(last), page.more)));
 }
 
 json_t *api_read_body(request_t *req, const v_schema *schema, const char *what)
@@ -117,6 +155,26 @@ json_t *api_string_or_null(const char *s)
     return s != NULL && s[0] != '\0' ? json_string(s) : json_null();
 }
 
+void api_log_internal_error(const request_t *req, const char *what)
+{
+    log_event(LOG_ERROR, "request failed outside the store",
+              json_pack("{s:s, s:s}", "request_id", req->id, "failed", what));
+}
+
+void api_internal_error(request_t *req, const char *what)
+{
+    api_log_internal_error(req, what);
+    reply_internal_error(req);
+}
+
+void api_fail(request_t *req, store_status_t st, const char *what)
+{
+    if (st != STORE_OK)
+        reply_store_failure(req, st);
+    else
+        api_internal_error(req, what);
+}
+
 store_conn_t *api_db(request_t *req)
 {
     store_conn_t *db = request_db(req);
@@ -135,14 +193,6 @@ bool api_found(request_t *req, store_status_t rc, const char *what, const char *
 }
 
 /* ---- query parameters (shared by the read routes) ---------------------- */
-
-static void add_query_issue(json_t *issues, const char *code, const char *name,
-                            const char *message, json_t *extra)
-{
-    json_t *path = json_pack("[s]", name);
-    json_array_append_new(issues, v_issue(code, path, message, extra));
-    json_decref(path);
-}
 
 const char *api_query_text(request_t *req, const char *name, json_t *issues, bool *malformed)
 {

@@ -21,7 +21,7 @@
  *  - A patch that changes nothing (no name or tin, or their stored values)
  *    answers the stored record without a write, so updated_at means "last
  *    changed".
- *  - Ids are at most 256 bytes (docs/decisions.md) while the validator
+ *  - Ids are at most DOMAIN_ID_MAX bytes (docs/decisions.md) while the validator
  *    counts characters, so a byte check follows the schema for ids with
  *    multi-byte characters. */
 #include <stdio.h>
@@ -37,13 +37,11 @@
 #include "core/tin.h"
 #include "store/filers.h"
 
-#define FILER_ID_MAX_BYTES (STORE_ID_MAX - 1)
-#define FILER_TIN_MAX_CHARS 40
 
 static const v_field CREATE_FIELDS[] = {
-    {"id", V_STRING, .required = true, .min_len = 1, .max_len = 256},
-    {"name", V_STRING, .required = true, .min_len = 1, .max_len = 256},
-    {"tin", V_STRING, .nullable = true, .min_len = 1, .max_len = FILER_TIN_MAX_CHARS},
+    {"id", V_STRING, .required = true, .min_len = 1, .max_len = DOMAIN_ID_MAX},
+    {"name", V_STRING, .required = true, .min_len = 1, .max_len = DOMAIN_NAME_MAX},
+    {"tin", V_STRING, .nullable = true, .min_len = 1, .max_len = TIN_INPUT_MAX},
     {"is_default", V_BOOLEAN, .required = false},
     {.name = NULL},
 };
@@ -51,10 +49,10 @@ static const v_schema CREATE_SCHEMA = {CREATE_FIELDS};
 
 /* name is not nullable: a required field set to null is refused. */
 static const v_field PATCH_FIELDS[] = {
-    {"id", V_STRING, .min_len = 1, .max_len = 256},
+    {"id", V_STRING, .min_len = 1, .max_len = DOMAIN_ID_MAX},
     {"uuid", V_STRING, .min_len = 1, .max_len = 64},
-    {"name", V_STRING, .min_len = 1, .max_len = 256},
-    {"tin", V_STRING, .nullable = true, .min_len = 1, .max_len = FILER_TIN_MAX_CHARS},
+    {"name", V_STRING, .min_len = 1, .max_len = DOMAIN_NAME_MAX},
+    {"tin", V_STRING, .nullable = true, .min_len = 1, .max_len = TIN_INPUT_MAX},
     {"is_default", V_BOOLEAN, .required = false},
     {.name = NULL},
 };
@@ -94,7 +92,7 @@ static void reply_filer(request_t *req, int status, const store_filer_t *f)
 {
     json_t *data = filer_json(req, f);
     if (data == NULL) {
-        reply_store_failure(req, STORE_ERROR);
+        api_internal_error(req, "filer: its TIN does not open, or memory ran out");
         return;
     }
     reply_data(req, status, data);
@@ -156,8 +154,8 @@ static void check_tin(issues_t *issues, const char *tin)
 
 static void check_id_bytes(issues_t *issues, const char *id)
 {
-    if (id != NULL && strlen(id) > FILER_ID_MAX_BYTES)
-        add_custom(issues, "id", "Too big: expected id to have <=256 bytes");
+    if (id != NULL && strlen(id) > DOMAIN_ID_MAX)
+        add_custom(issues, "id", API_ID_TOO_BIG);
 }
 
 /* A string member, or NULL when absent or null (the schema checked types). */
@@ -211,45 +209,22 @@ void api_filers_get(request_t *req)
     reply_filer(req, 200, &filer);
 }
 
-typedef struct list_ctx {
-    request_t *req;
-    json_t *items;
-    bool failed;
-} list_ctx_t;
-
-static int append_filer(const store_filer_t *filer, void *ctx)
+static int append_filer(const store_filer_t *filer, void *arg)
 {
-    list_ctx_t *list = ctx;
-    json_t *item = filer_json(list->req, filer);
-    if (item == NULL || json_array_append_new(list->items, item) != 0) {
-        list->failed = true;
-        return 1;
-    }
-    return 0;
+    api_page_t *page = arg;
+    return api_page_add(page, filer_json(page->req, filer));
+}
+
+static store_status_t fetch_filers(store_conn_t *db, api_page_t *page, const void *arg)
+{
+    (void)arg;
+    return store_filer_list(db, page->req->claims.tenant_id, page->after, page->limit,
+                            append_filer, page, &page->more);
 }
 
 void api_filers_list(request_t *req)
 {
-    size_t limit;
-    const char *after;
-    if (!api_page_params(req, &limit, &after))
-        return;
-    store_conn_t *db = api_db(req);
-    if (db == NULL)
-        return;
-    list_ctx_t list = {req, json_array(), false};
-    bool more = false;
-    store_status_t rc =
-        store_filer_list(db, req->claims.tenant_id, after, limit, append_filer, &list, &more);
-    if (rc != STORE_OK || list.failed) {
-        json_decref(list.items);
-        reply_store_failure(req, rc != STORE_OK ? rc : STORE_ERROR);
-        return;
-    }
-    size_t n = json_array_size(list.items);
-    const char *last =
-        n > 0 ? json_string_value(json_object_get(json_array_get(list.items, n - 1), "id")) : NULL;
-    api_reply_page(req, list.items, last, more);
+    api_list(req, "id", fetch_filers, NULL);
 }
 
 /* Fills a new filer from a checked create body: fresh uuid, times, sealed TIN. */
@@ -278,7 +253,7 @@ void api_filers_create(request_t *req)
         return;
     store_filer_t filer;
     if (!new_filer(req, body, &filer)) {
-        reply_store_failure(req, STORE_ERROR);
+        api_internal_error(req, "filer: uuid generation or sealing the TIN");
         return;
     }
     store_conn_t *db = api_db(req);
@@ -341,7 +316,7 @@ static void apply_patch(request_t *req, store_conn_t *db, const json_t *body,
     store_filer_patch_t patch;
     uint8_t sealed[TIN_SEALED_MAX];
     if (!make_patch(req, body, stored, &patch, sealed)) {
-        reply_store_failure(req, STORE_ERROR);
+        api_internal_error(req, "filer: sealing the TIN");
         return;
     }
     if (patch.name == NULL && patch.tin == STORE_FILER_TIN_KEEP) {

@@ -30,6 +30,7 @@ void api_metrics(request_t *req)
     }
     free(hooks);
     if (text == NULL) {
+        api_log_internal_error(req, "metrics: out of memory rendering them");
         reply_error(req, 500, "Metrics could not be rendered");
         return;
     }

@@ -45,6 +45,7 @@
 #include "api/api.h"
 #include "core/clock.h"
 #include "core/decimal.h"
+#include "core/domain.h"
 #include "core/jsonval.h"
 #include "inventory/recalc.h"
 #include "store/inventory.h"
@@ -53,10 +54,6 @@
 #define YEAR_MIN 1900
 #define YEAR_MAX 2200
 #define WITHHOLDING_RATE "0.275"
-#define AUSTRIA "AUSTRIA"
-#define KIND_TRANSFER "transfer"
-#define KIND_DISPOSAL "disposal"
-#define ASSET_CODE_MAX 33 /* asset codes are 1 to 32 bytes */
 
 /* ---- the account and its refresh -------------------------------------- */
 
@@ -95,6 +92,16 @@ static bool find_account(request_t *req, store_conn_t *db, const char *account_i
     return st == STORE_OK;
 }
 
+/* The request's connection and the account by caller id, refreshed; false
+ * after answering. */
+static bool open_account(request_t *req, const char *account_id, store_conn_t **db,
+                         store_inv_account_t *account)
+{
+    *db = api_db(req);
+    return *db != NULL && find_account(req, *db, account_id, account) &&
+           refresh(req, *db, account);
+}
+
 /* ---- decimals out ------------------------------------------------------ */
 
 /* The canonical string of a stored decimal, null for NULL; sets *bad (and
@@ -124,7 +131,7 @@ static json_t *dec_value_json(dec_t d)
 static void reply_built(request_t *req, int status, json_t *data)
 {
     if (data == NULL)
-        reply_store_failure(req, STORE_ERROR);
+        api_internal_error(req, "out of memory building an inventory answer");
     else
         reply_data(req, status, data);
 }
@@ -173,15 +180,15 @@ void api_inventory_summaries(request_t *req)
     const char *account_id = api_query_text(req, "account_id", issues, &malformed);
     if (!api_query_ok(req, malformed, issues))
         return;
-    store_conn_t *db = api_db(req);
+    store_conn_t *db;
     store_inv_account_t account;
-    if (db == NULL || !find_account(req, db, account_id, &account) || !refresh(req, db, &account))
+    if (!open_account(req, account_id, &db, &account))
         return;
     summaries_ctx_t c = {.items = json_array()};
     store_status_t st = store_inv_summaries(db, account.uuid, collect_summary, &c);
     if (st != STORE_OK || c.bad || c.items == NULL) {
         json_decref(c.items);
-        reply_store_failure(req, st != STORE_OK ? st : STORE_ERROR);
+        api_fail(req, st, "inventory summaries: a stored value does not parse, or memory ran out");
         return;
     }
     reply_built(req, 200,
@@ -242,7 +249,7 @@ static json_t *one_summary(request_t *req, store_conn_t *db, const store_inv_acc
     store_status_t st = store_inv_summaries(db, account->uuid, collect_summary, &c);
     if (st != STORE_OK || c.bad) {
         json_decref(c.found);
-        reply_store_failure(req, st != STORE_OK ? st : STORE_ERROR);
+        api_fail(req, st, "inventory summary: a stored value does not parse, or memory ran out");
         return NULL;
     }
     if (c.found == NULL)
@@ -258,9 +265,9 @@ void api_inventory_lots(request_t *req)
     const char *asset = api_query_text(req, "asset_code", issues, &malformed);
     if (!api_query_ok(req, malformed, issues))
         return;
-    store_conn_t *db = api_db(req);
+    store_conn_t *db;
     store_inv_account_t account;
-    if (db == NULL || !find_account(req, db, account_id, &account) || !refresh(req, db, &account))
+    if (!open_account(req, account_id, &db, &account))
         return;
     json_t *summary = one_summary(req, db, &account, asset);
     if (summary == NULL)
@@ -270,7 +277,7 @@ void api_inventory_lots(request_t *req)
     if (st == STORE_OK && c.arithmetic != DEC_OK) {
         reply_range(req, c.failed_tx);
     } else if (st != STORE_OK || c.bad || c.lots == NULL) {
-        reply_store_failure(req, st != STORE_OK ? st : STORE_ERROR);
+        api_fail(req, st, "inventory lots: a stored value does not parse, or memory ran out");
     } else {
         reply_built(req, 200, json_pack("{s:s, s:s, s:O, s:O}", "account_id", account.id,
                                         "asset_code", asset, "summary", summary, "lots",
@@ -320,7 +327,7 @@ static void warn_about(transfer_ctx_t *c, const store_inv_relief_t *row)
 static int collect_transfer(const store_inv_relief_t *row, void *arg)
 {
     transfer_ctx_t *c = arg;
-    if (strcmp(row->kind, KIND_TRANSFER) != 0)
+    if (strcmp(row->kind, inv_relief_kind_name(INV_RELIEF_TRANSFER)) != 0)
         return 0;
     bool shortfall = row->lot_transaction_id == NULL;
     json_t *lot = json_pack("{s:s, s:o, s:o, s:o, s:o}", "asset_code", row->asset,
@@ -348,7 +355,7 @@ static bool transfer_account(request_t *req, store_conn_t *db, const char *tx_id
 {
     store_lots_tx_t tx;
     store_status_t st = store_lots_tx_account(db, req->claims.tenant_id, tx_id, &tx);
-    if (st == STORE_OK && strcmp(tx.type, "withdraw") != 0) {
+    if (st == STORE_OK && strcmp(tx.type, domain_tx_type_name(DOMAIN_TX_WITHDRAW)) != 0) {
         reply_error(req, 400, "Transaction '%s' is %s %s, not a transfer out", tx_id,
                     article(tx.type), tx.type);
         return false;
@@ -370,14 +377,16 @@ void api_transfer_lots(request_t *req)
     if (db == NULL || !transfer_account(req, db, tx_id, &account) || !refresh(req, db, &account))
         return;
     transfer_ctx_t c = {.lots = json_array(), .warnings = json_array(), .unbased = json_object()};
-    store_status_t st = STORE_ERROR;
+    store_status_t st = STORE_OK;
     if (c.lots != NULL && c.warnings != NULL && c.unbased != NULL)
         st = store_inv_reliefs_of(db, account.uuid, tx_id, collect_transfer, &c);
+    else
+        c.bad = true; /* out of memory */
     json_decref(c.unbased);
     if (st != STORE_OK || c.bad) {
         json_decref(c.lots);
         json_decref(c.warnings);
-        reply_store_failure(req, st != STORE_OK ? st : STORE_ERROR);
+        api_fail(req, st, "transfer lots: a stored value does not parse, or memory ran out");
         return;
     }
     bool warned = json_array_size(c.warnings) > 0;
@@ -388,7 +397,7 @@ void api_transfer_lots(request_t *req)
     else
         json_decref(c.warnings);
     if (body == NULL) {
-        reply_store_failure(req, STORE_ERROR);
+        api_internal_error(req, "out of memory building the transfer lots");
         return;
     }
     /* spec § Statuses that are not errors: 203 when lots come with warnings */
@@ -402,7 +411,7 @@ void api_transfer_lots(request_t *req)
 typedef struct disposal_group {
     bool open;
     char tx_id[STORE_ID_MAX];
-    char asset[ASSET_CODE_MAX];
+    char asset[DOMAIN_ASSET_CODE_SIZE];
     int64_t datetime;
     bool has_proceeds, has_cost;
     dec_t quantity, proceeds, cost;
@@ -495,7 +504,7 @@ static bool add_text(withholding_ctx_t *c, const char *text, dec_t *sum, const c
 static int collect_disposal(const store_inv_relief_t *row, void *arg)
 {
     withholding_ctx_t *c = arg;
-    if (strcmp(row->kind, KIND_DISPOSAL) != 0)
+    if (strcmp(row->kind, inv_relief_kind_name(INV_RELIEF_DISPOSAL)) != 0)
         return 0;
     if (!same_group(&c->group, row)) {
         flush_group(c);
@@ -545,7 +554,7 @@ static bool year_range(int year, int64_t *from, int64_t *to)
 /* 409 unless the account uses AUSTRIA with this tax year. */
 static bool austrian_year_matches(request_t *req, const store_inv_account_t *account, int year)
 {
-    if (strcmp(account->method, AUSTRIA) != 0) {
+    if (strcmp(account->method, domain_method_name(DOMAIN_METHOD_AUSTRIA)) != 0) {
         reply_error(req, 409, "Account '%s' does not use the Austria method", account->id);
         return false;
     }
@@ -587,9 +596,11 @@ void api_withholding_austria(request_t *req)
     int64_t from, to;
     withholding_ctx_t c = {.disposals = json_array(), .gains = dec_zero(),
                            .losses = dec_zero(), .arithmetic = DEC_OK};
-    store_status_t st = STORE_ERROR;
+    store_status_t st = STORE_OK;
     if (c.disposals != NULL && year_range(year, &from, &to))
         st = store_inv_reliefs_between(db, account.uuid, from, to, collect_disposal, &c);
+    else
+        c.bad = true; /* out of memory (the year is in range: it has an RFC 3339 form) */
     if (st == STORE_OK && !c.bad && c.arithmetic == DEC_OK)
         flush_group(&c);
     dec_t net = dec_zero();
@@ -598,7 +609,7 @@ void api_withholding_austria(request_t *req)
     if (st == STORE_OK && c.arithmetic != DEC_OK) {
         reply_range(req, c.failed_tx);
     } else if (st != STORE_OK || c.bad) {
-        reply_store_failure(req, st != STORE_OK ? st : STORE_ERROR);
+        api_fail(req, st, "withholding: a stored relief does not parse, or memory ran out");
     } else {
         reply_built(req, 200, withholding_json(&account, year, &c, net));
     }

@@ -11,6 +11,7 @@
 
 #include "api/api.h"
 #include "app/service.h"
+#include "core/buf.h"
 #include "core/clock.h"
 #include "http/errors.h"
 #include "http/validate.h"
@@ -19,7 +20,7 @@ static const char *const GRANT_TYPES[] = {"client_credentials", NULL};
 
 static const v_field TOKEN_FIELDS[] = {
     {"grant_type", V_ENUM, .required = true, .values = GRANT_TYPES},
-    {"client_id", V_STRING, .required = true, .min_len = 1, .max_len = 256},
+    {"client_id", V_STRING, .required = true, .min_len = 1, .max_len = DOMAIN_ID_MAX},
     {"client_secret", V_STRING, .required = true, .min_len = 1, .max_len = 512},
     {"tenant_id", V_STRING, .min_len = 1, .max_len = 64},
     {NULL},
@@ -38,18 +39,18 @@ static bool secret_matches(request_t *req, const char *secret, const uint8_t sto
 static void answer_token(request_t *req, const store_credential_t *cred)
 {
     token_claims_t claims = {0};
-    size_t tenant_len = strlen(cred->tenant_id), client_len = strlen(cred->client_id);
-    if (tenant_len >= sizeof claims.tenant_id || client_len >= sizeof claims.client_id) {
+    if (!buf_copy(claims.tenant_id, sizeof claims.tenant_id, cred->tenant_id) ||
+        !buf_copy(claims.client_id, sizeof claims.client_id, cred->client_id)) {
+        api_log_internal_error(req, "token: a stored id does not fit the claims");
         reply_error(req, 500, "The token could not be issued");
         return;
     }
-    memcpy(claims.tenant_id, cred->tenant_id, tenant_len + 1);
-    memcpy(claims.client_id, cred->client_id, client_len + 1);
     claims.scopes = cred->scopes;
     claims.issued_at = service_now_s(req->svc);
     claims.expires_at = claims.issued_at + TOKEN_LIFETIME_S;
     char *token = token_sign(req->svc->signer, &claims);
     if (token == NULL) {
+        api_log_internal_error(req, "token: signing");
         reply_error(req, 500, "The token could not be issued");
         return;
     }
@@ -68,11 +69,9 @@ void api_oauth_token(request_t *req)
     const char *client_id = json_string_value(json_object_get(body, "client_id"));
     const char *secret = json_string_value(json_object_get(body, "client_secret"));
     const char *tenant_id = json_string_value(json_object_get(body, "tenant_id"));
-    store_conn_t *db = request_db(req);
-    if (db == NULL) {
-        reply_store_failure(req, STORE_ERROR);
+    store_conn_t *db = api_db(req);
+    if (db == NULL)
         return;
-    }
     store_credential_t cred;
     store_status_t rc = store_credential_get(db, client_id, &cred);
     if (rc != STORE_OK && rc != STORE_NOT_FOUND) {

@@ -61,15 +61,17 @@ static store_status_t owner_write_tx(store_conn_t *conn, const void *arg)
 
 /* Writes with the check of `after` queued (its TIN sealed for the check). */
 static store_status_t write_with_check(request_t *req, store_conn_t *db, owner_write_t *w,
-                                       const owner_tin_t *after)
+                                       const owner_tin_t *after, const char **failed)
 {
     char id[IDS_UUID_LEN];
     uint8_t sealed[TIN_SEALED_MAX];
     size_t sealed_len = 0;
     const char *tenant_id = req->claims.tenant_id;
     if (ids_uuid_v4(id) != 0 ||
-        tin_seal(req->svc->tin_key, tenant_id, id, after->tin, sealed, &sealed_len) != 0)
+        tin_seal(req->svc->tin_key, tenant_id, id, after->tin, sealed, &sealed_len) != 0) {
+        *failed = "TIN check: uuid generation or sealing the TIN";
         return STORE_ERROR;
+    }
     store_tin_check_new_t check = {
         .id = id, .tenant_id = tenant_id, .kind = STORE_TIN_CHECK_ACCOUNT_OWNER,
         .subject_id = w->owner->uuid, .owner_uuid = w->owner->uuid, .name = after->name,
@@ -84,20 +86,23 @@ static store_status_t write_with_check(request_t *req, store_conn_t *db, owner_w
 }
 
 store_status_t owner_tin_write(request_t *req, const store_owner_t *owner,
-                               const owner_tin_t *before)
+                               const owner_tin_t *before, const char **failed)
 {
+    *failed = NULL;
     store_conn_t *db = request_db(req);
     if (db == NULL)
         return STORE_ERROR;
     owner_tin_t after;
     if (owner_tin_snapshot(req, owner, &after) != 0) {
         owner_tin_wipe(&after);
+        *failed = "account owner: the sealed TIN just made does not open";
         return STORE_ERROR;
     }
     owner_write_t w = {req->claims.tenant_id, owner, before == NULL, NULL,
                        before != NULL && before->has_tin && !after.has_tin};
-    store_status_t st = needs_check(before, &after) ? write_with_check(req, db, &w, &after)
-                                                    : store_write(db, owner_write_tx, &w);
+    store_status_t st = needs_check(before, &after)
+                            ? write_with_check(req, db, &w, &after, failed)
+                            : store_write(db, owner_write_tx, &w);
     owner_tin_wipe(&after);
     return st;
 }

@@ -23,7 +23,7 @@ typedef struct owner_tin {
     bool has_tin;
     char tin[TIN_MAX];
     char tin_type[STORE_TIN_TYPE_MAX];
-    char name[STORE_OWNER_NAME_MAX];
+    char name[DOMAIN_NAME_SIZE];
 } owner_tin_t;
 
 /* Fills *out from the stored owner (its sealed TIN opened). Returns 0, or -1
@@ -34,8 +34,12 @@ void owner_tin_wipe(owner_tin_t *snapshot);
 /* Creates (before == NULL) or updates owner, queueing or retiring its TIN
  * check in the same transaction as described above, and wakes the engines
  * when a check was queued. Returns the store's status (STORE_CONFLICT,
- * STORE_NOT_FOUND as store_owner_create / store_owner_update). */
+ * STORE_NOT_FOUND as store_owner_create / store_owner_update). When a step
+ * outside the store fails first (the stored TIN does not open, no uuid, the
+ * TIN cannot be sealed), nothing is written, *failed names the step (a
+ * static phrase for api_internal_error) and STORE_ERROR is returned;
+ * *failed stays NULL otherwise. */
 store_status_t owner_tin_write(request_t *req, const store_owner_t *owner,
-                               const owner_tin_t *before);
+                               const owner_tin_t *before, const char **failed);
 
 #endif

@@ -31,22 +31,23 @@
 #include "api/api.h"
 #include "app/service.h"
 #include "core/clock.h"
+#include "core/domain.h"
 #include "core/ids.h"
 #include "core/jsonval.h"
+#include "core/utf8.h"
 #include "http/errors.h"
 #include "reports/format.h"
 #include "reports/links.h"
 #include "store/reports.h"
 
 #define REPORT_IDS_MAX 50000
-#define REPORT_ID_BYTES_MAX 256
 #define RETENTION_MS (30LL * 24 * 3600 * 1000)
 #define TEST_HEADER "x-taxd-test-report"
 #define TEST_PAUSE_MAX_MS 600000
 
 static const char *const FORMATS[] = {"csv", "jsonl", NULL};
 static const v_field ACCOUNT_ID_ITEM = {"account_id", V_STRING, .required = true, .min_len = 1,
-                                        .max_len = REPORT_ID_BYTES_MAX};
+                                        .max_len = DOMAIN_ID_MAX};
 static const v_field TRIGGER_FIELDS[] = {
     {"account_ids", V_ARRAY, .min_items = 1, .max_items = REPORT_IDS_MAX,
      .items = &ACCOUNT_ID_ITEM},
@@ -57,17 +58,9 @@ static const v_schema TRIGGER = {TRIGGER_FIELDS};
 
 /* ---- trigger ---------------------------------------------------------- */
 
-/* Characters (UTF-8 code points) of a valid UTF-8 string. */
-static size_t utf8_chars(const char *s, size_t bytes)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < bytes; i++)
-        n += ((unsigned char)s[i] & 0xc0) != 0x80;
-    return n;
-}
-
-/* The validator counts characters; ids are also at most 256 bytes. Only ids
- * the schema accepted are looked at, so an id gets one issue at most. */
+/* The validator counts characters; ids are also at most DOMAIN_ID_MAX bytes.
+ * Only ids the schema accepted are looked at, so an id gets one issue at
+ * most. */
 static void check_id_bytes(const json_t *ids, json_t *issues)
 {
     if (!json_is_array(ids) || json_array_size(ids) > REPORT_IDS_MAX)
@@ -75,12 +68,11 @@ static void check_id_bytes(const json_t *ids, json_t *issues)
     for (size_t i = 0; i < json_array_size(ids); i++) {
         const json_t *id = json_array_get(ids, i);
         size_t bytes = json_string_length(id);
-        if (!json_is_string(id) || bytes <= REPORT_ID_BYTES_MAX ||
-            utf8_chars(json_string_value(id), bytes) > REPORT_ID_BYTES_MAX)
+        if (!json_is_string(id) || bytes <= DOMAIN_ID_MAX ||
+            utf8_chars(json_string_value(id), bytes) > DOMAIN_ID_MAX)
             continue;
         json_t *path = json_pack("[s, I]", "account_ids", (json_int_t)i);
-        json_array_append_new(issues, v_issue("custom", path,
-                                              "Too big: expected id to have <=256 bytes", NULL));
+        json_array_append_new(issues, v_issue("custom", path, API_ID_TOO_BIG, NULL));
         json_decref(path);
     }
 }
@@ -144,7 +136,7 @@ static bool ids_text(request_t *req, const json_t *body, char **out)
     *out = json_dumps(ids, JSON_COMPACT);
     if (*out == NULL || arena_defer(req->arena, free_text, *out) != 0) {
         free(*out);
-        reply_store_failure(req, STORE_ERROR);
+        api_internal_error(req, "report: out of memory for the account ids");
         return false;
     }
     return true;
@@ -167,7 +159,7 @@ void api_reports_trigger(request_t *req)
     if (db == NULL)
         return;
     if (ids_uuid_v4(r.id) != 0) {
-        reply_store_failure(req, STORE_ERROR);
+        api_internal_error(req, "uuid generation");
         return;
     }
     store_status_t st = store_report_create(db, &r);
@@ -250,7 +242,8 @@ void api_reports_get(request_t *req)
     store_report_clear(&r);
     if (!ok) {
         json_decref(out);
-        reply_store_failure(req, STORE_ERROR);
+        api_internal_error(req, "report status: the stored metadata does not parse, the link "
+                                "cannot be made, or memory ran out");
         return;
     }
     reply_json(req, 200, out);
@@ -325,9 +318,13 @@ static void stream_report(request_t *req, const store_report_t *r)
     report_format_t format = REPORT_FORMAT_CSV;
     report_format_parse(r->format, &format);
     download_t *d = malloc(sizeof *d);
-    if (d == NULL || (d->conn = store_acquire(req->svc->store)) == NULL) {
+    if (d == NULL) {
+        api_internal_error(req, "report download: out of memory");
+        return;
+    }
+    if ((d->conn = store_acquire(req->svc->store)) == NULL) {
         free(d);
-        reply_store_failure(req, STORE_ERROR);
+        reply_store_failure(req, STORE_ERROR); /* no connection for the reader */
         return;
     }
     d->store = req->svc->store;

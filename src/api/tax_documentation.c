@@ -53,8 +53,8 @@ void api_tax_documentation_submit(request_t *req)
     json_t *data = json_pack("{s:s, s:s, s:s, s:o}", "tax_documentation_id", doc_id,
                              "account_owner_id", id, "document_type", taxdocs_type_name(type),
                              "created_at", jsonval_time(now));
-    if (data == NULL) {
-        reply_store_failure(req, STORE_ERROR); /* saved; a 5xx says the outcome is unknown */
+    if (data == NULL) { /* saved; a 5xx says the outcome is unknown */
+        api_internal_error(req, "tax documentation: out of memory building the answer");
         return;
     }
     reply_data(req, 201, data);

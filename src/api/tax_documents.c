@@ -7,7 +7,7 @@
  * account_id is the caller's account id, as on every other read route; an
  * unknown account answers 404 naming it (like /v1/inventory/summaries),
  * while a known account with no forms for the year answers 200 with an
- * empty list. tax_year is an integer in [FORMS_YEAR_MIN, FORMS_YEAR_MAX].
+ * empty list. tax_year is an integer in [DOMAIN_TAX_YEAR_MIN, DOMAIN_TAX_YEAR_MAX].
  * Forms are listed by form type; there are at most sixteen per account and
  * year, so the answer is not paged. */
 #include <stdlib.h>
@@ -38,7 +38,7 @@ void api_tax_documents_list(request_t *req)
     const char *account_id = api_query_text(req, "account_id", issues, &malformed);
     const char *year_text = request_query(req, "tax_year", &bad_year);
     if (!bad_year && !malformed)
-        api_query_year(year_text, "tax_year", FORMS_YEAR_MIN, FORMS_YEAR_MAX, issues, &year);
+        api_query_year(year_text, "tax_year", DOMAIN_TAX_YEAR_MIN, DOMAIN_TAX_YEAR_MAX, issues, &year);
     if (!api_query_ok(req, malformed || bad_year, issues))
         return;
     store_conn_t *db = api_db(req);
@@ -55,7 +55,7 @@ void api_tax_documents_list(request_t *req)
         st = store_form_list_live(db, account.uuid, year, collect_form, &c);
     if (st != STORE_OK || c.bad || c.items == NULL) {
         json_decref(c.items);
-        reply_store_failure(req, st != STORE_OK ? st : STORE_ERROR);
+        api_fail(req, st, "tax documents: a stored form does not render, or memory ran out");
         return;
     }
     reply_data(req, 200, c.items);

@@ -8,6 +8,7 @@
 
 #include "api/api.h"
 #include "app/service.h"
+#include "core/clock.h"
 #include "http/validate.h"
 
 static const v_field CLOCK_FIELDS[] = {
@@ -54,7 +55,6 @@ void api_test_pause(request_t *req)
         reply_error(req, 400, "ms must be an integer between 0 and 60000");
         return;
     }
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
+    clock_sleep_ms(ms);
     reply_json(req, 200, json_object());
 }

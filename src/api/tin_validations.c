@@ -24,6 +24,7 @@
 #include "api/api.h"
 #include "app/service.h"
 #include "core/clock.h"
+#include "core/domain.h"
 #include "core/ids.h"
 #include "core/jsonval.h"
 #include "core/log.h"
@@ -32,16 +33,11 @@
 #include "store/tinchecks.h"
 #include "tincheck/runner.h"
 
-#define TIN_TEXT_MAX 40   /* characters and bytes of the tin field */
-#define NAME_TEXT_MAX 256 /* characters of the name */
-
-static const char *const TIN_TYPES[] = {"SSN", "EIN", "ITIN", "ATIN", "FOREIGN", NULL};
-
 static const v_field CREATE_FIELDS[] = {
-    {"name", V_STRING, .required = true, .min_len = 1, .max_len = NAME_TEXT_MAX},
-    {"tin", V_STRING, .required = true, .min_len = 1, .max_len = TIN_TEXT_MAX},
-    {"tin_type", V_ENUM, .required = true, .values = TIN_TYPES},
-    {"account_owner_id", V_STRING, .nullable = true, .min_len = 1, .max_len = 256},
+    {"name", V_STRING, .required = true, .min_len = 1, .max_len = DOMAIN_NAME_MAX},
+    {"tin", V_STRING, .required = true, .min_len = 1, .max_len = TIN_INPUT_MAX},
+    {"tin_type", V_ENUM, .required = true, .values = TIN_TYPE_NAMES},
+    {"account_owner_id", V_STRING, .nullable = true, .min_len = 1, .max_len = DOMAIN_ID_MAX},
     {.name = NULL}};
 static const v_schema CREATE = {CREATE_FIELDS};
 
@@ -71,7 +67,8 @@ static void check_text(json_t *issues, const json_t *body, const char *field, si
         }
     }
     if (max_bytes > 0 && len > max_bytes)
-        add_issue(issues, field, "Too big: expected tin to have <=40 bytes");
+        add_issue(issues, field,
+                  "Too big: expected tin to have <=" DOMAIN_TEXT(TIN_INPUT_MAX) " bytes");
 }
 
 /* The validated body, or NULL after answering 400. */
@@ -83,7 +80,7 @@ static json_t *read_body(request_t *req)
     json_t *issues = json_array();
     if (v_check_object(&CREATE, body, NULL, issues) == 0) {
         check_text(issues, body, "name", 0);
-        check_text(issues, body, "tin", TIN_TEXT_MAX);
+        check_text(issues, body, "tin", TIN_INPUT_MAX);
         check_text(issues, body, "account_owner_id", 0);
     }
     if (json_array_size(issues) > 0) {
@@ -128,7 +125,7 @@ static void reply_validation(request_t *req, int status, const store_tin_check_t
 {
     json_t *data = validation_json(req, c, owner_id);
     if (data == NULL) {
-        reply_store_failure(req, STORE_ERROR);
+        api_internal_error(req, "TIN validation: its TIN does not open, or memory ran out");
         return;
     }
     reply_data(req, status, data);
@@ -184,7 +181,7 @@ static void create_with(request_t *req, const json_t *body, store_tin_check_t *c
     if (!find_owner(req, db, owner_id, owner_uuid))
         return;
     if (build_check(req, body, owner_uuid, c) != 0) {
-        reply_store_failure(req, STORE_ERROR);
+        api_internal_error(req, "TIN validation: uuid generation or sealing the TIN");
         return;
     }
     store_tin_check_new_t row = {
@@ -208,7 +205,7 @@ void api_tin_validations_create(request_t *req)
         return;
     store_tin_check_t *c = arena_alloc(req->arena, sizeof *c);
     if (c == NULL) {
-        reply_store_failure(req, STORE_ERROR);
+        api_internal_error(req, "TIN validation: out of memory");
         return;
     }
     create_with(req, body, c);
@@ -231,8 +228,11 @@ void api_tin_validations_get(request_t *req)
     if (db == NULL)
         return;
     store_tin_check_t *c = arena_alloc(req->arena, sizeof *c);
-    store_status_t st = c != NULL ? store_tin_check_get(db, req->claims.tenant_id, id, c)
-                                  : STORE_ERROR;
+    if (c == NULL) {
+        api_internal_error(req, "TIN validation: out of memory");
+        return;
+    }
+    store_status_t st = store_tin_check_get(db, req->claims.tenant_id, id, c);
     if (st == STORE_OK && c->kind != STORE_TIN_CHECK_RTTM)
         st = STORE_NOT_FOUND; /* owners' and W-9s' checks are not validations */
     char owner_id[STORE_ID_MAX] = "";

@@ -29,22 +29,19 @@
 #include "core/clock.h"
 #include "core/dbuf.h"
 #include "core/decimal.h"
+#include "core/domain.h"
 #include "core/ids.h"
 #include "core/jsonval.h"
 #include "http/errors.h"
-#include "store/assets.h"
 #include "store/transactions.h"
 
 #define TX_LINES_MAX 100 /* per array */
 #define TX_RATES_MAX 10
 #define PAUSE_HEADER "x-taxd-test-pause-ms"
 
-static const char *const TX_TYPES[] = {"trade", "deposit", "withdraw", "income", "expense", NULL};
-static const char *const ASSET_TYPES[] = {"crypto", "fiat", "nft", "security", NULL};
-
 static const v_field ASSET_FIELDS[] = {
-    {"code", V_STRING, .required = true, .min_len = 1, .max_len = 32},
-    {"type", V_ENUM, .required = true, .values = ASSET_TYPES},
+    {"code", V_STRING, .required = true, .min_len = 1, .max_len = DOMAIN_ASSET_CODE_MAX},
+    {"type", V_ENUM, .required = true, .values = DOMAIN_ASSET_TYPES},
     {NULL, V_ANY, .required = false},
 };
 static const v_schema ASSET = {ASSET_FIELDS};
@@ -64,10 +61,10 @@ static const v_schema LINE = {LINE_FIELDS};
 static const v_field LINE_ITEM = {"line", V_OBJECT, .required = true, .object = &LINE};
 static const v_schema ANY_OBJECT = {(const v_field[]){{NULL, V_ANY, .required = false}}};
 static const v_field TX_FIELDS[] = {
-    {"id", V_STRING, .required = true, .min_len = 1, .max_len = 256},
-    {"account_id", V_STRING, .required = true, .min_len = 1, .max_len = 256},
+    {"id", V_STRING, .required = true, .min_len = 1, .max_len = DOMAIN_ID_MAX},
+    {"account_id", V_STRING, .required = true, .min_len = 1, .max_len = DOMAIN_ID_MAX},
     {"datetime", V_DATETIME, .required = true},
-    {"type", V_ENUM, .required = true, .values = TX_TYPES},
+    {"type", V_ENUM, .required = true, .values = DOMAIN_TX_TYPE_NAMES},
     {"subtype", V_STRING, .nullable = true, .min_len = 1, .max_len = 64},
     {"sent", V_ARRAY, .max_items = TX_LINES_MAX, .items = &LINE_ITEM},
     {"received", V_ARRAY, .max_items = TX_LINES_MAX, .items = &LINE_ITEM},
@@ -92,23 +89,32 @@ static void reply_tx_invalid(request_t *req, json_t *issues)
     reply_tx_error(req, 400, "Validation failed", "ValidationError", issues);
 }
 
-static void reply_tx_store_failure(request_t *req, store_status_t st)
+#define TX_NOT_SAVED "The transaction could not be saved"
+/* A batch is all or nothing: its 500 says that none of it was written. */
+#define BATCH_NOT_SAVED "The batch could not be saved: none of its transactions was written"
+
+/* The 500 of this route; message is TX_NOT_SAVED or BATCH_NOT_SAVED, or
+ * says that a write was saved although its answer could not be built. */
+static void reply_tx_500(request_t *req, const char *message)
+{
+    reply_tx_error(req, 500, message, "InternalServerError", NULL);
+}
+
+/* A failed store call (message as for reply_tx_500). */
+static void reply_tx_store_failure(request_t *req, store_status_t st, const char *message)
 {
     if (st == STORE_TIMEOUT) /* 504 keeps the shape it has everywhere */
         reply_store_failure(req, st);
     else
-        reply_tx_error(req, 500, "The transaction could not be saved", "InternalServerError",
-                       NULL);
+        reply_tx_500(req, message);
 }
 
-/* A batch is all or nothing: its 500 says that none of it was written. */
-static void reply_batch_store_failure(request_t *req, store_status_t st)
+/* A failure outside the store (api_internal_error's log line, this route's
+ * body). */
+static void reply_tx_internal_error(request_t *req, const char *what, const char *message)
 {
-    if (st == STORE_TIMEOUT)
-        reply_store_failure(req, st);
-    else
-        reply_tx_error(req, 500, "The batch could not be saved: none of its transactions was written",
-                       "InternalServerError", NULL);
+    api_log_internal_error(req, what);
+    reply_tx_500(req, message);
 }
 
 static void add_issue(json_t *issues, const char *message, json_t *path)
@@ -125,8 +131,10 @@ static void add_issue(json_t *issues, const char *message, json_t *path)
 static void check_arrays_for_type(const json_t *body, json_t *issues)
 {
     const char *type = json_string_value(json_object_get(body, "type"));
-    bool trade = strcmp(type, "trade") == 0;
-    bool in = strcmp(type, "deposit") == 0 || strcmp(type, "income") == 0;
+    domain_tx_type_t t = DOMAIN_TX_TRADE;
+    domain_tx_type_parse(type, &t); /* the schema admitted only the type names */
+    bool trade = t == DOMAIN_TX_TRADE;
+    bool in = t == DOMAIN_TX_DEPOSIT || t == DOMAIN_TX_INCOME;
     bool need_sent = trade || !in, need_received = trade || in;
     bool need[2] = {need_sent, need_received};
     for (int i = 0; i < 2; i++) {
@@ -170,24 +178,28 @@ static void check_code(const json_t *amount_obj, json_t *path, json_t *issues)
 {
     const char *code = json_string_value(json_object_get(json_object_get(amount_obj, "asset"),
                                                          "code"));
-    if (store_asset_code_valid(code)) {
+    if (domain_asset_code_valid(code)) {
         json_decref(path);
         return;
     }
     json_array_append_new(path, json_string("asset"));
     json_array_append_new(path, json_string("code"));
-    add_issue(issues, "Invalid asset code: 1 to 32 of A-Z a-z 0-9 . _ -", path);
+    add_issue(issues,
+              "Invalid asset code: 1 to " DOMAIN_TEXT(DOMAIN_ASSET_CODE_MAX) " of A-Z a-z 0-9 . _ -",
+              path);
 }
 
-/* Ids are at most 256 bytes (docs/decisions.md, Identifiers): the schema
- * counts characters, so a shorter id of multibyte characters is checked here. */
+/* Ids are at most DOMAIN_ID_MAX bytes (docs/decisions.md, Identifiers): the
+ * schema counts characters, so a shorter id of multibyte characters is
+ * checked here. */
 static void check_id_bytes(const json_t *body, json_t *issues)
 {
     static const char *const FIELDS[] = {"id", "account_id"};
     for (size_t i = 0; i < 2; i++)
-        if (json_string_length(json_object_get(body, FIELDS[i])) > STORE_ID_MAX - 1) {
+        if (json_string_length(json_object_get(body, FIELDS[i])) > DOMAIN_ID_MAX) {
             char msg[64];
-            snprintf(msg, sizeof msg, "Too big: expected %s to have <=256 bytes", FIELDS[i]);
+            snprintf(msg, sizeof msg, "Too big: expected %s to have <=%d bytes", FIELDS[i],
+                     DOMAIN_ID_MAX);
             add_issue(issues, msg, json_pack("[s]", FIELDS[i]));
         }
 }
@@ -305,7 +317,7 @@ static store_tx_line_t *store_lines(request_t *req, const json_t *canon, size_t 
                 const json_t *rate = json_array_get(rates, r);
                 const char *code = json_string_value(
                     json_object_get(json_object_get(rate, "asset"), "code"));
-                if (strcmp(code, "USD") != 0)
+                if (strcmp(code, DOMAIN_REPORTING_CURRENCY) != 0)
                     continue; /* kept in the document; the inventory values in USD */
                 l->has_rate = true;
                 snprintf(l->usd_rate, sizeof l->usd_rate, "%s",
@@ -414,8 +426,8 @@ static void answer_record(request_t *req, const char *text, const store_tx_resul
     size_t len = 0;
     char *answer = dbuf_finish(&b, &len);
     if (answer == NULL) /* out of memory after the commit: a resend answers "unchanged" */
-        reply_tx_error(req, 500, "The transaction was saved but its answer could not be built",
-                       "InternalServerError", NULL);
+        reply_tx_internal_error(req, "out of memory building the answer of a saved transaction",
+                                "The transaction was saved but its answer could not be built");
     else
         reply_text(req, status, "application/json", answer, len);
 }
@@ -451,7 +463,7 @@ static void answer_write(request_t *req, const store_tx_write_t *w, store_status
         json_t *refused = refused_body(w, r->outcome, r->current_account, &status);
         reply_error_body(req, status, refused);
     } else if (st != STORE_OK) {
-        reply_tx_store_failure(req, st);
+        reply_tx_store_failure(req, st, TX_NOT_SAVED);
     } else {
         answer_record(req, w->body, r, r->outcome == STORE_TX_CREATED ? 201 : 200);
     }
@@ -459,7 +471,7 @@ static void answer_write(request_t *req, const store_tx_write_t *w, store_status
 
 /* ---- batches ---------------------------------------------------------- *
  *
- * A JSON array of 1 to TX_BATCH_MAX transactions is a batch: every element
+ * A JSON array of 1 to DOMAIN_BATCH_MAX transactions is a batch: every element
  * follows every rule of a single upsert, the valid ones are written in index
  * order in one database transaction (store_tx_upsert_batch), and the answer
  * is 200 {"data": [result per element, in order]} (the single upsert's
@@ -470,11 +482,9 @@ static void answer_write(request_t *req, const store_tx_write_t *w, store_status
  * is written). Memory: one arena array of elements and one of writes; the
  * per-element JSON is the canonical document the record is built from. */
 
-#define TX_BATCH_MAX 1000
-
 /* The batch itself; its elements are checked one by one (each answers alone). */
 static const v_field BATCH = {"batch", V_ARRAY, .required = true, .min_items = 1,
-                              .max_items = TX_BATCH_MAX};
+                              .max_items = DOMAIN_BATCH_MAX};
 
 typedef struct batch_elem {
     json_t *canon;      /* the valid element's canonical document; NULL when refused */
@@ -604,7 +614,7 @@ static void upsert_batch(request_t *req, json_t *body)
     store_tx_write_t *writes = arena_alloc(req->arena, n * sizeof *writes);
     store_tx_result_t *results = arena_alloc(req->arena, n * sizeof *results);
     if (elems == NULL || writes == NULL || results == NULL) {
-        reply_batch_store_failure(req, STORE_ERROR);
+        reply_tx_internal_error(req, "out of memory for a batch", BATCH_NOT_SAVED);
         return;
     }
     memset(elems, 0, n * sizeof *elems);
@@ -634,9 +644,12 @@ static void upsert_batch(request_t *req, json_t *body)
     }
     store_conn_t *db = ok ? request_db(req) : NULL;
     store_status_t st = db != NULL ? store_tx_upsert_batch(db, writes, valid, results)
-                                   : STORE_ERROR;
-    if (st != STORE_OK) {
-        reply_batch_store_failure(req, st);
+                                   : STORE_ERROR; /* no connection */
+    if (!ok) {
+        reply_tx_internal_error(req, "preparing a batch's writes (memory or uuid generation)",
+                                BATCH_NOT_SAVED);
+    } else if (st != STORE_OK) {
+        reply_tx_store_failure(req, st, BATCH_NOT_SAVED);
     } else {
         bool wake = false;
         for (size_t i = 0; i < valid; i++)
@@ -646,8 +659,8 @@ static void upsert_batch(request_t *req, json_t *body)
         size_t len = 0;
         char *answer = batch_answer(elems, n, writes, results, &len);
         if (answer == NULL) /* out of memory after the commit: a resend answers "unchanged" */
-            reply_tx_error(req, 500, "The batch was saved but its answer could not be built",
-                           "InternalServerError", NULL);
+            reply_tx_internal_error(req, "out of memory building the answer of a saved batch",
+                                    "The batch was saved but its answer could not be built");
         else
             reply_text(req, 200, "application/json", answer, len);
     }
@@ -669,9 +682,11 @@ static void upsert_single(request_t *req, json_t *body)
     store_tx_line_t *lines = text ? store_lines(req, canon, &line_count) : NULL;
     char tx_uuid[IDS_UUID_LEN], event_uuid[IDS_UUID_LEN];
     store_conn_t *db = NULL;
-    if (lines == NULL || ids_uuid_v4(tx_uuid) != 0 || ids_uuid_v4(event_uuid) != 0 ||
-        (db = request_db(req)) == NULL) {
-        reply_tx_store_failure(req, STORE_ERROR);
+    if (lines == NULL || ids_uuid_v4(tx_uuid) != 0 || ids_uuid_v4(event_uuid) != 0) {
+        reply_tx_internal_error(req, "preparing a write (memory or uuid generation)",
+                                TX_NOT_SAVED);
+    } else if ((db = request_db(req)) == NULL) {
+        reply_tx_store_failure(req, STORE_ERROR, TX_NOT_SAVED); /* no connection */
     } else {
         const json_t *subtype = json_object_get(canon, "subtype");
         store_tx_write_t w = {
@@ -732,7 +747,7 @@ void api_transactions_get(request_t *req)
     json_t *doc = record_json(tx.body, tx.uuid, tx.created_at, tx.updated_at);
     free(tx.body);
     if (doc == NULL)
-        reply_store_failure(req, STORE_ERROR);
+        api_internal_error(req, "transaction: the stored document does not parse, or memory ran out");
     else
         reply_data(req, 200, doc);
 }
@@ -745,7 +760,7 @@ void api_transactions_delete(request_t *req)
     if (db == NULL)
         return;
     if (ids_uuid_v4(event_uuid) != 0) {
-        reply_store_failure(req, STORE_ERROR);
+        api_internal_error(req, "uuid generation");
         return;
     }
     store_status_t st = store_tx_delete(db, req->claims.tenant_id, id, event_uuid,

@@ -11,6 +11,7 @@
 #include "app/workers.h"
 #include "tincheck/runner.h"
 #include "webhooks/engine.h"
+#include "core/clock.h"
 #include "core/keys.h"
 #include "core/log.h"
 
@@ -126,12 +127,6 @@ int service_open(service_t *svc, const taxd_config_t *cfg, char **err)
     return 0;
 }
 
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
 static void refresh_once(service_t *svc)
 {
     store_conn_t *conn = store_acquire(svc->store);
@@ -147,7 +142,7 @@ static void *refresher_main(void *arg)
 {
     service_t *svc = arg;
     while (!atomic_load(&svc->stopping)) {
-        sleep_ms(REFRESH_INTERVAL_MS);
+        clock_sleep_ms(REFRESH_INTERVAL_MS);
         refresh_once(svc);
     }
     return NULL;

@@ -20,7 +20,7 @@
 enum { BUCKET_SHORT, BUCKET_LONG, BUCKET_NO_BASIS, BUCKET_NO_PROCEEDS, BUCKET_COUNT };
 
 typedef struct gl_row {
-    char asset[INV_CODE_MAX];
+    char asset[DOMAIN_ASSET_CODE_SIZE];
     int bucket;
     dec_t quantity, proceeds, cost;
 } gl_row_t;
@@ -31,7 +31,6 @@ typedef struct tx_total {
     dec_t usd;
 } tx_total_t;
 
-#define TX_TYPE_COUNT 5 /* inv_tx_type_t */
 
 struct forms_content {
     forms_type_t type;
@@ -39,7 +38,7 @@ struct forms_content {
     int64_t from_ms, to_ms;
     gl_row_t *rows;
     size_t row_count, row_cap;
-    tx_total_t by_type[TX_TYPE_COUNT];
+    tx_total_t by_type[DOMAIN_TX_TYPE_COUNT];
     dec_status_t failure;
 };
 
@@ -48,9 +47,6 @@ static const char *const TYPE_NAMES[FORMS_TYPE_COUNT] = {
     "1099_NEC", "1099_R", "1042_S", "5498", "DAC7", "RMD_STATEMENT",
     "GAIN_LOSS_SUMMARY", "GAIN_LOSS_SUMMARY_PDF", "TRANSACTION_SUMMARY",
     "TRANSACTION_SUMMARY_PDF"};
-
-static const char *const TX_TYPE_NAMES[TX_TYPE_COUNT] = {"deposit", "income", "trade",
-                                                         "withdraw", "expense"};
 
 const char *forms_type_name(forms_type_t type)
 {
@@ -157,7 +153,7 @@ dec_status_t forms_content_add_relief(forms_content_t *c, const inv_relief_t *r)
 {
     if (c->failure != DEC_OK || r->kind != INV_RELIEF_DISPOSAL || !in_year(c, r->datetime_ms))
         return c->failure;
-    if (strlen(r->asset) >= INV_CODE_MAX)
+    if (strlen(r->asset) >= DOMAIN_ASSET_CODE_SIZE)
         return c->failure = DEC_RANGE;
     gl_row_t *row = row_of(c, r->asset, bucket_of(r));
     if (row == NULL)
@@ -170,11 +166,6 @@ dec_status_t forms_content_add_relief(forms_content_t *c, const inv_relief_t *r)
     return c->failure;
 }
 
-static bool is_usd(const inv_line_t *line)
-{
-    return strcmp(line->asset, "USD") == 0;
-}
-
 /* The sum of the lines' USD values; false when a line has none (or none
  * are given: a side with no lines has no value). */
 static bool side_value(forms_content_t *c, const inv_line_t *lines, size_t n, dec_t *out)
@@ -183,14 +174,12 @@ static bool side_value(forms_content_t *c, const inv_line_t *lines, size_t n, de
     if (n == 0)
         return false;
     for (size_t i = 0; i < n; i++) {
-        dec_t v = lines[i].amount;
-        if (!is_usd(&lines[i])) {
-            if (!lines[i].has_rate)
-                return false;
-            dec_status_t st = dec_mul(lines[i].amount, lines[i].usd_rate, &v);
-            if (st != DEC_OK && c->failure == DEC_OK)
-                c->failure = st;
-        }
+        dec_t v;
+        dec_status_t st;
+        if (!inv_line_value(&lines[i], &v, &st))
+            return false;
+        if (st != DEC_OK && c->failure == DEC_OK)
+            c->failure = st;
         add_into(c, out, v);
     }
     return true;
@@ -199,13 +188,13 @@ static bool side_value(forms_content_t *c, const inv_line_t *lines, size_t n, de
 static bool tx_value(forms_content_t *c, const inv_tx_t *tx, dec_t *out)
 {
     switch (tx->type) {
-    case INV_DEPOSIT:
-    case INV_INCOME:
+    case DOMAIN_TX_DEPOSIT:
+    case DOMAIN_TX_INCOME:
         return side_value(c, tx->received, tx->received_count, out);
-    case INV_WITHDRAW:
-    case INV_EXPENSE:
+    case DOMAIN_TX_WITHDRAW:
+    case DOMAIN_TX_EXPENSE:
         return side_value(c, tx->sent, tx->sent_count, out);
-    case INV_TRADE:
+    case DOMAIN_TX_TRADE:
         return side_value(c, tx->sent, tx->sent_count, out) ||
                side_value(c, tx->received, tx->received_count, out);
     }
@@ -216,7 +205,7 @@ dec_status_t forms_content_add_tx(forms_content_t *c, const inv_tx_t *tx)
 {
     if (c->failure != DEC_OK || !in_year(c, tx->datetime_ms))
         return c->failure;
-    if ((unsigned)tx->type >= TX_TYPE_COUNT)
+    if ((unsigned)tx->type >= DOMAIN_TX_TYPE_COUNT)
         return c->failure = DEC_RANGE;
     tx_total_t *t = &c->by_type[tx->type];
     t->count++;
@@ -312,7 +301,7 @@ static json_t *gain_loss_json(const forms_content_t *c)
     bool bad = false;
     dec_t proceeds = dec_zero(), cost = dec_zero();
     json_t *out = json_pack(
-        "{s:s, s:o*, s:o*}", "currency", "USD", "short_term",
+        "{s:s, s:o*, s:o*}", "currency", DOMAIN_REPORTING_CURRENCY, "short_term",
         term_json(c, BUCKET_SHORT, &proceeds, &cost, &bad), "long_term",
         term_json(c, BUCKET_LONG, &proceeds, &cost, &bad));
     if (out == NULL)
@@ -349,15 +338,15 @@ static json_t *transaction_summary_json(const forms_content_t *c)
     json_t *types = json_array();
     tx_total_t total = {0};
     bool bad = types == NULL;
-    for (int i = 0; i < TX_TYPE_COUNT && !bad; i++) {
+    for (int i = 0; i < DOMAIN_TX_TYPE_COUNT && !bad; i++) {
         const tx_total_t *t = &c->by_type[i];
         total.count += t->count;
         total.unvalued += t->unvalued;
         bad = dec_add(total.usd, t->usd, &total.usd) != DEC_OK ||
-              json_array_append_new(types, tx_total_json(TX_TYPE_NAMES[i], t)) != 0;
+              json_array_append_new(types, tx_total_json(domain_tx_type_name((domain_tx_type_t)i), t)) != 0;
     }
     json_t *out = bad ? NULL
-                      : json_pack("{s:s, s:o, s:o*}", "currency", "USD", "transaction_types",
+                      : json_pack("{s:s, s:o, s:o*}", "currency", DOMAIN_REPORTING_CURRENCY, "transaction_types",
                                   types, "total", tx_total_json(NULL, &total));
     if (out == NULL && !bad)
         return NULL; /* json_pack stole types */

@@ -23,9 +23,6 @@
 
 #include "inventory/engine.h"
 
-#define FORMS_YEAR_MIN 2000
-#define FORMS_YEAR_MAX 2100
-
 typedef enum forms_type {
     FORMS_1099_DA = 0,
     FORMS_1099_B,

@@ -127,10 +127,10 @@ static int feed_relief(const store_inv_relief_t *row, void *ctx)
     inv_relief_t r = {.tx_id = row->transaction_id, .asset = row->asset,
                       .datetime_ms = row->datetime, .lot_tx_id = row->lot_transaction_id,
                       .acquired_ms = row->acquired_at};
-    r.kind = strcmp(row->kind, "disposal") == 0   ? INV_RELIEF_DISPOSAL
-             : strcmp(row->kind, "transfer") == 0 ? INV_RELIEF_TRANSFER
-                                                  : INV_RELIEF_CARRY;
-    r.term = row->term != NULL && strcmp(row->term, "long") == 0 ? INV_LONG_TERM : INV_SHORT_TERM;
+    r.kind = INV_RELIEF_CARRY; /* what any other stored kind counts as */
+    inv_relief_kind_parse(row->kind, &r.kind);
+    r.term = INV_SHORT_TERM; /* a shortfall has no term */
+    inv_term_parse(row->term, &r.term);
     bool ok = dec_parse(row->quantity, strlen(row->quantity), &r.quantity) == DEC_OK &&
               parse_opt(row->cost, &r.has_basis, &r.cost) &&
               parse_opt(row->proceeds, &r.has_proceeds, &r.proceeds);

@@ -139,12 +139,17 @@ void reply_invalid(request_t *req, const char *message, json_t *issues)
     reply_json(req, 400, error_body_validation(message, issues));
 }
 
+void reply_internal_error(request_t *req)
+{
+    reply_json(req, 500, error_body(500, "The request could not be completed"));
+}
+
 void reply_store_failure(request_t *req, store_status_t status)
 {
     if (status == STORE_TIMEOUT)
         reply_json(req, 504, error_body(504, NULL));
     else
-        reply_error(req, 500, "The request could not be completed");
+        reply_internal_error(req);
 }
 
 void reply_text(request_t *req, int status, const char *content_type, char *text, size_t len)

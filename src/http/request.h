@@ -118,7 +118,12 @@ void reply_error(request_t *req, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* 400 with validation issues (stolen). */
 void reply_invalid(request_t *req, const char *message, json_t *issues);
-/* Maps a failed store call: STORE_TIMEOUT -> 504, anything else -> 500. */
+/* 500 in the standard envelope, "The request could not be completed": a
+ * failure the client can do nothing about. Logs nothing (the caller says
+ * what failed). */
+void reply_internal_error(request_t *req);
+/* Maps a failed store call: STORE_TIMEOUT -> 504, anything else ->
+ * reply_internal_error (the store logged the detail). */
 void reply_store_failure(request_t *req, store_status_t status);
 /* Answers a non-JSON body (text stolen, malloc'd). */
 void reply_text(request_t *req, int status, const char *content_type, char *text, size_t len);

@@ -31,12 +31,11 @@
 #include "core/arena.h"
 #include "core/grow.h"
 
-#define REPORTING_CURRENCY "USD"
 
 typedef struct tx_rec {
     char *id;
     int64_t datetime_ms;
-    inv_tx_type_t type;
+    domain_tx_type_t type;
     inv_line_t *lines; /* sent, then received, then fees */
     size_t sent_count, received_count, fee_count;
 } tx_rec_t;
@@ -53,7 +52,7 @@ typedef struct lot {
 } lot_t;
 
 typedef struct asset_state {
-    char code[INV_CODE_MAX];
+    char code[DOMAIN_ASSET_CODE_SIZE];
     lot_t *lots;
     size_t lot_count, lot_cap;
     size_t head;          /* FIFO / AUSTRIA: first lot that may hold quantity */
@@ -69,7 +68,7 @@ typedef struct asset_state {
 } asset_state_t;
 
 struct inv_engine {
-    inv_method_t method;
+    domain_method_t method;
     tx_rec_t *txs;
     size_t tx_count, tx_cap;
     asset_state_t *assets; /* sorted by code after the run */
@@ -111,13 +110,6 @@ static dec_t sub(inv_engine_t *e, dec_t a, dec_t b)
     return noted(e, st, r);
 }
 
-static dec_t mul(inv_engine_t *e, dec_t a, dec_t b)
-{
-    dec_t r = dec_zero();
-    dec_status_t st = dec_mul(a, b, &r);
-    return noted(e, st, r);
-}
-
 /* a x part / whole; whole is never zero where this is called. */
 static dec_t share(inv_engine_t *e, dec_t a, dec_t part, dec_t whole)
 {
@@ -128,19 +120,62 @@ static dec_t share(inv_engine_t *e, dec_t a, dec_t part, dec_t whole)
 
 static bool is_reporting(const char *asset)
 {
-    return strcmp(asset, REPORTING_CURRENCY) == 0;
+    return strcmp(asset, DOMAIN_REPORTING_CURRENCY) == 0;
 }
 
-/* A line's USD value, when known. */
-static bool line_value(inv_engine_t *e, const inv_line_t *line, dec_t *value)
+static const char *const RELIEF_KIND_NAMES[] = {
+    [INV_RELIEF_DISPOSAL] = "disposal", [INV_RELIEF_TRANSFER] = "transfer",
+    [INV_RELIEF_CARRY] = "carry", [INV_RELIEF_CARRY + 1] = NULL};
+static const char *const TERM_NAMES[] = {[INV_SHORT_TERM] = "short", [INV_LONG_TERM] = "long",
+                                         [INV_LONG_TERM + 1] = NULL};
+
+const char *inv_relief_kind_name(inv_relief_kind_t kind)
 {
+    return (unsigned)kind <= INV_RELIEF_CARRY ? RELIEF_KIND_NAMES[kind] : "";
+}
+
+bool inv_relief_kind_parse(const char *name, inv_relief_kind_t *out)
+{
+    int i = domain_name_index(RELIEF_KIND_NAMES, name);
+    if (i >= 0)
+        *out = (inv_relief_kind_t)i;
+    return i >= 0;
+}
+
+const char *inv_term_name(inv_term_t term)
+{
+    return (unsigned)term <= INV_LONG_TERM ? TERM_NAMES[term] : "";
+}
+
+bool inv_term_parse(const char *name, inv_term_t *out)
+{
+    int i = domain_name_index(TERM_NAMES, name);
+    if (i >= 0)
+        *out = (inv_term_t)i;
+    return i >= 0;
+}
+
+bool inv_line_value(const inv_line_t *line, dec_t *value, dec_status_t *st)
+{
+    *st = DEC_OK;
     if (is_reporting(line->asset)) {
         *value = line->amount;
         return true;
     }
     if (!line->has_rate)
         return false;
-    *value = mul(e, line->amount, line->usd_rate);
+    *value = dec_zero();
+    *st = dec_mul(line->amount, line->usd_rate, value);
+    return true;
+}
+
+/* A line's USD value, when known. */
+static bool line_value(inv_engine_t *e, const inv_line_t *line, dec_t *value)
+{
+    dec_status_t st;
+    if (!inv_line_value(line, value, &st))
+        return false;
+    noted(e, st, *value);
     return true;
 }
 
@@ -178,7 +213,7 @@ static inv_term_t holding_term(int64_t acquired_ms, int64_t relieved_ms)
 
 /* ---- engine life ------------------------------------------------------ */
 
-inv_engine_t *inv_engine_new(inv_method_t method)
+inv_engine_t *inv_engine_new(domain_method_t method)
 {
     inv_engine_t *e = calloc(1, sizeof *e);
     if (e != NULL) {
@@ -338,7 +373,7 @@ static int lot_append(inv_engine_t *e, asset_state_t *a, const lot_t *in)
     size_t index = a->lot_count++;
     lot_t *lot = &a->lots[index];
     *lot = *in;
-    if (lot->has_basis && e->method == INV_HIFO) {
+    if (lot->has_basis && e->method == DOMAIN_METHOD_HIFO) {
         /* fixed at acquisition: from what the lot was acquired with */
         lot->unit_cost = share(e, lot->orig_cost, dec_from_int(1), lot->orig_quantity);
         size_t *heap = grow_array(a->heap, &a->heap_cap, a->heap_len + 1, sizeof *heap, 16);
@@ -363,7 +398,7 @@ static int acquire(inv_engine_t *e, const char *asset, const tx_rec_t *tx, dec_t
                  .orig_cost = has_basis ? cost : dec_zero()};
     if (lot_append(e, a, &lot) != 0)
         return -1;
-    if (has_basis && e->method == INV_AUSTRIA) {
+    if (has_basis && e->method == DOMAIN_METHOD_AUSTRIA) {
         a->pool_quantity = add(e, a->pool_quantity, quantity);
         a->pool_cost = add(e, a->pool_cost, cost);
     }
@@ -481,7 +516,7 @@ static int relieve(inv_engine_t *e, relief_ctx_t *c)
     while (!dec_is_zero(need) && e->failure == DEC_OK) {
         lot_t *lot;
         int rc;
-        if (e->method == INV_HIFO) {
+        if (e->method == DOMAIN_METHOD_HIFO) {
             lot = hifo_top(a);
             if (lot == NULL)
                 lot = next_in_order(a, &a->nobasis_head, true);
@@ -490,7 +525,7 @@ static int relieve(inv_engine_t *e, relief_ctx_t *c)
         }
         if (lot == NULL)
             break;
-        rc = e->method == INV_AUSTRIA ? take_from_pool(e, c, a, lot, &need)
+        rc = e->method == DOMAIN_METHOD_AUSTRIA ? take_from_pool(e, c, a, lot, &need)
                                       : take_from_lot(e, c, lot, &need);
         if (rc != 0)
             return -1;
@@ -548,7 +583,7 @@ static int process_deposit_or_income(inv_engine_t *e, const tx_rec_t *tx)
         if (is_reporting(received[i].asset))
             continue;
         dec_t value = dec_zero();
-        bool known = tx->type == INV_INCOME && line_value(e, &received[i], &value);
+        bool known = tx->type == DOMAIN_TX_INCOME && line_value(e, &received[i], &value);
         if (acquire(e, received[i].asset, tx, received[i].amount, known, value) != 0)
             return -1;
     }
@@ -564,9 +599,9 @@ static int process_outgoing(inv_engine_t *e, const tx_rec_t *tx)
         if (is_reporting(sent[i].asset))
             continue;
         relief_ctx_t c = {.tx = tx, .asset = sent[i].asset, .total = sent[i].amount,
-                          .kind = tx->type == INV_WITHDRAW ? INV_RELIEF_TRANSFER
+                          .kind = tx->type == DOMAIN_TX_WITHDRAW ? INV_RELIEF_TRANSFER
                                                            : INV_RELIEF_DISPOSAL};
-        if (tx->type == INV_EXPENSE)
+        if (tx->type == DOMAIN_TX_EXPENSE)
             c.has_proceeds = line_value(e, &sent[i], &c.proceeds);
         if (relieve(e, &c) != 0)
             return -1;
@@ -645,7 +680,7 @@ static int process_trade(inv_engine_t *e, const tx_rec_t *tx)
     trade_values_t v = trade_values(e, tx);
     size_t tracked_sent = tracked_count(tx->lines, tx->sent_count);
     size_t tracked_received = tracked_count(tx->lines + tx->sent_count, tx->received_count);
-    bool carry = e->method == INV_AUSTRIA && tracked_sent == tx->sent_count &&
+    bool carry = e->method == DOMAIN_METHOD_AUSTRIA && tracked_sent == tx->sent_count &&
                  tracked_received == tx->received_count && tracked_sent > 0 &&
                  tracked_received > 0;
     dec_t carried = dec_zero();
@@ -699,7 +734,7 @@ static inv_lot_t lot_out(inv_engine_t *e, const asset_state_t *a, const lot_t *l
     inv_lot_t out = {.tx_id = lot->tx_id, .acquired_ms = lot->acquired_ms, .seq = lot->seq,
                      .quantity = lot->quantity, .has_basis = lot->has_basis, .cost = lot->cost,
                      .orig_quantity = lot->orig_quantity, .orig_cost = lot->orig_cost};
-    if (lot->has_basis && e->method == INV_AUSTRIA)
+    if (lot->has_basis && e->method == DOMAIN_METHOD_AUSTRIA)
         out.cost = dec_is_zero(lot->quantity)
                        ? dec_zero()
                        : share(e, a->pool_cost, lot->quantity, a->pool_quantity);
@@ -723,7 +758,7 @@ static int summarise(inv_engine_t *e, asset_state_t *a)
             continue;
         a->out_lots[s->lot_count++] = out;
         s->total_quantity = add(e, s->total_quantity, lot->quantity);
-        if (lot->has_basis && e->method != INV_AUSTRIA) {
+        if (lot->has_basis && e->method != DOMAIN_METHOD_AUSTRIA) {
             s->total_cost = add(e, s->total_cost, lot->cost);
             s->quantity_with_basis = add(e, s->quantity_with_basis, lot->quantity);
         }
@@ -732,7 +767,7 @@ static int summarise(inv_engine_t *e, asset_state_t *a)
             return 0;
         }
     }
-    if (e->method == INV_AUSTRIA) {
+    if (e->method == DOMAIN_METHOD_AUSTRIA) {
         s->total_cost = a->pool_cost;
         s->quantity_with_basis = a->pool_quantity;
     }
@@ -763,7 +798,7 @@ int inv_engine_seed_asset(inv_engine_t *engine, const inv_seed_asset_t *seed)
     if (a == NULL)
         return -1;
     a->next_seq = seed->next_seq;
-    if (engine->method == INV_AUSTRIA) {
+    if (engine->method == DOMAIN_METHOD_AUSTRIA) {
         a->pool_quantity = seed->pool_quantity;
         a->pool_cost = seed->pool_cost;
     }
@@ -795,7 +830,7 @@ int inv_engine_seed_lot(inv_engine_t *engine, const char *asset, const inv_lot_t
                  .orig_cost = in->has_basis ? in->orig_cost : dec_zero()};
     /* AUSTRIA keeps the acquisition cost on the lot (the pool holds the rest) */
     if (in->has_basis)
-        lot.cost = engine->method == INV_AUSTRIA ? in->orig_cost : in->cost;
+        lot.cost = engine->method == DOMAIN_METHOD_AUSTRIA ? in->orig_cost : in->cost;
     lot.tx_id = own(engine, in->tx_id);
     if (lot.tx_id == NULL || lot_append(engine, a, &lot) != 0)
         return -1;
@@ -812,9 +847,9 @@ dec_status_t inv_engine_run(inv_engine_t *engine, const char **failed_tx)
     for (size_t i = 0; i < engine->tx_count; i++) {
         const tx_rec_t *tx = &engine->txs[i];
         int rc;
-        if (tx->type == INV_TRADE)
+        if (tx->type == DOMAIN_TX_TRADE)
             rc = process_trade(engine, tx);
-        else if (tx->type == INV_DEPOSIT || tx->type == INV_INCOME)
+        else if (tx->type == DOMAIN_TX_DEPOSIT || tx->type == DOMAIN_TX_INCOME)
             rc = process_deposit_or_income(engine, tx);
         else
             rc = process_outgoing(engine, tx);

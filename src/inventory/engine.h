@@ -63,32 +63,25 @@
 #include <stdint.h>
 
 #include "core/decimal.h"
-
-#define INV_CODE_MAX 33  /* asset codes: 1..32 bytes */
-#define INV_ID_MAX 257   /* transaction ids: 1..256 bytes */
-
-typedef enum inv_method { INV_FIFO, INV_HIFO, INV_AUSTRIA } inv_method_t;
-
-/* In processing order at equal datetimes. */
-typedef enum inv_tx_type {
-    INV_DEPOSIT = 0,
-    INV_INCOME,
-    INV_TRADE,
-    INV_WITHDRAW,
-    INV_EXPENSE,
-} inv_tx_type_t;
+#include "core/domain.h"
 
 typedef struct inv_line {
-    char asset[INV_CODE_MAX];
+    char asset[DOMAIN_ASSET_CODE_SIZE];
     dec_t amount;     /* > 0 */
     bool has_rate;
     dec_t usd_rate;   /* USD per unit, when has_rate */
 } inv_line_t;
 
+/* A line's value in the reporting currency (DOMAIN_REPORTING_CURRENCY): its
+ * amount when that is its asset, else amount x usd_rate when it has a rate.
+ * false when the value is unknown (no rate); otherwise *st is the product's
+ * status (DEC_OK, or the overflow that makes *value unusable). */
+bool inv_line_value(const inv_line_t *line, dec_t *value, dec_status_t *st);
+
 typedef struct inv_tx {
-    char id[INV_ID_MAX];
+    char id[DOMAIN_ID_SIZE];
     int64_t datetime_ms;
-    inv_tx_type_t type;
+    domain_tx_type_t type;
     const inv_line_t *sent, *received, *fees; /* copied by inv_engine_add */
     size_t sent_count, received_count, fee_count;
 } inv_tx_t;
@@ -129,6 +122,14 @@ typedef enum inv_relief_kind {
     INV_RELIEF_CARRY,    /* AUSTRIA crypto-to-crypto: cost carried over, nothing realised */
 } inv_relief_kind_t;
 
+/* The names the store keeps for relief kinds ("disposal", "transfer",
+ * "carry") and terms ("short", "long"). A parse answers false (out
+ * untouched) for any other name. */
+const char *inv_relief_kind_name(inv_relief_kind_t kind);
+bool inv_relief_kind_parse(const char *name, inv_relief_kind_t *out);
+const char *inv_term_name(inv_term_t term);
+bool inv_term_parse(const char *name, inv_term_t *out);
+
 /* One piece of a relief: a part of one lot (or of the shortfall). */
 typedef struct inv_relief {
     inv_relief_kind_t kind;
@@ -150,7 +151,7 @@ typedef struct inv_relief {
 typedef struct inv_engine inv_engine_t;
 
 /* NULL on allocation failure. */
-inv_engine_t *inv_engine_new(inv_method_t method);
+inv_engine_t *inv_engine_new(domain_method_t method);
 void inv_engine_free(inv_engine_t *engine);
 
 /* Copies tx and its lines. Returns 0, or -1 on allocation failure, a line

@@ -14,29 +14,15 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/buf.h"
 
-static inv_method_t method_of(const char *name)
+/* The account's method; an unknown name (none is stored: the table's CHECK
+ * refuses it) counts as the default. */
+static domain_method_t method_of(const char *name)
 {
-    if (strcmp(name, "HIFO") == 0)
-        return INV_HIFO;
-    if (strcmp(name, "AUSTRIA") == 0)
-        return INV_AUSTRIA;
-    return INV_FIFO;
-}
-
-static bool type_of(const char *name, inv_tx_type_t *type)
-{
-    static const struct {
-        const char *name;
-        inv_tx_type_t type;
-    } TYPES[] = {{"deposit", INV_DEPOSIT}, {"income", INV_INCOME}, {"trade", INV_TRADE},
-                 {"withdraw", INV_WITHDRAW}, {"expense", INV_EXPENSE}};
-    for (size_t i = 0; i < sizeof TYPES / sizeof TYPES[0]; i++)
-        if (strcmp(TYPES[i].name, name) == 0) {
-            *type = TYPES[i].type;
-            return true;
-        }
-    return false;
+    domain_method_t method = DOMAIN_METHOD_DEFAULT;
+    domain_method_parse(name, &method);
+    return method;
 }
 
 typedef struct loader {
@@ -50,11 +36,9 @@ typedef struct loader {
 static bool convert_line(const store_tx_line_t *in, inv_line_t *out)
 {
     memset(out, 0, sizeof *out);
-    size_t code_len = strlen(in->asset);
-    if (code_len >= sizeof out->asset ||
+    if (!buf_copy(out->asset, sizeof out->asset, in->asset) ||
         dec_parse(in->amount, strlen(in->amount), &out->amount) != DEC_OK)
         return false;
-    memcpy(out->asset, in->asset, code_len + 1);
     out->has_rate = in->has_rate;
     return !in->has_rate ||
            dec_parse(in->usd_rate, strlen(in->usd_rate), &out->usd_rate) == DEC_OK;
@@ -66,7 +50,7 @@ bool inventory_tx_from_store(const char *id, int64_t datetime_ms, const char *ty
 {
     memset(out, 0, sizeof *out);
     out->datetime_ms = datetime_ms;
-    if (strlen(id) >= sizeof out->id || !type_of(type, &out->type))
+    if (strlen(id) >= sizeof out->id || !domain_tx_type_parse(type, &out->type))
         return false;
     strcpy(out->id, id);
     size_t counts[3] = {0, 0, 0}, n = 0;
@@ -110,7 +94,7 @@ static int load_tx(const char *id, int64_t datetime_ms, const char *type,
 
 /* A lot acquired before the watermark that holds something there. */
 typedef struct seed_lot {
-    char asset[INV_CODE_MAX];
+    char asset[DOMAIN_ASSET_CODE_SIZE];
     char *tx_id;
     int64_t seq, acquired_ms;
     bool has_basis;
@@ -120,7 +104,7 @@ typedef struct seed_lot {
 } seed_lot_t;
 
 typedef struct seed_asset {
-    char asset[INV_CODE_MAX];
+    char asset[DOMAIN_ASSET_CODE_SIZE];
     int64_t since, next_seq;
     dec_t pool_quantity, pool_cost;    /* after the last save, then at the watermark */
 } seed_asset_t;
@@ -131,7 +115,7 @@ typedef struct job {
     const char *account_uuid;
     bool force_full;        /* the ledger failed to seed a run: recompute in full */
     store_inv_mark_t mark;
-    inv_method_t method;
+    domain_method_t method;
     int64_t from_ms;        /* INT64_MIN: a full run */
     int64_t relief_base;
     seed_asset_t *assets;
@@ -168,15 +152,6 @@ static void job_free(job_t *j)
 static bool parse(const char *text, dec_t *out)
 {
     return text != NULL && dec_parse(text, strlen(text), out) == DEC_OK;
-}
-
-static bool copy_code(char out[INV_CODE_MAX], const char *code)
-{
-    size_t n = strlen(code);
-    if (n >= INV_CODE_MAX)
-        return false;
-    memcpy(out, code, n + 1);
-    return true;
 }
 
 static seed_asset_t *seed_asset_of(job_t *j, const char *asset)
@@ -219,7 +194,7 @@ static int take_asset(const store_inv_asset_t *row, void *ctx)
     }
     seed_asset_t *a = &j->assets[j->asset_count];
     *a = (seed_asset_t){.since = row->since, .next_seq = row->next_lot_seq};
-    if (!copy_code(a->asset, row->asset) || !parse(row->quantity_with_basis, &a->pool_quantity) ||
+    if (!buf_copy(a->asset, sizeof a->asset, row->asset) || !parse(row->quantity_with_basis, &a->pool_quantity) ||
         !parse(row->total_cost, &a->pool_cost))
         return j->untrusted = true;
     j->asset_count++;
@@ -240,7 +215,7 @@ static int take_open_lot(const store_inv_lot_t *row, void *ctx)
     seed_lot_t *l = &j->lots[j->lot_count];
     *l = (seed_lot_t){.seq = row->seq, .acquired_ms = row->acquired_at,
                       .has_basis = row->cost != NULL};
-    bool ok = copy_code(l->asset, row->asset) && parse(row->quantity, &l->quantity) &&
+    bool ok = buf_copy(l->asset, sizeof l->asset, row->asset) && parse(row->quantity, &l->quantity) &&
               parse(row->orig_quantity, &l->orig_quantity) &&
               (row->orig_cost != NULL) == l->has_basis &&
               (!l->has_basis || (parse(row->cost, &l->cost) &&
@@ -266,11 +241,11 @@ static int give_back(const store_inv_relief_t *row, void *ctx)
         seed_lot_t *l = row->lot_seq < 0 ? NULL : seed_lot_of(j, row->asset, row->lot_seq);
         if (l == NULL || l->has_basis != basis || dec_add(l->quantity, q, &l->quantity) != DEC_OK)
             return j->untrusted = true;
-        if (basis && j->method != INV_AUSTRIA && dec_add(l->cost, cost, &l->cost) != DEC_OK)
+        if (basis && j->method != DOMAIN_METHOD_AUSTRIA && dec_add(l->cost, cost, &l->cost) != DEC_OK)
             return j->untrusted = true;
     }
     seed_asset_t *a = seed_asset_of(j, row->asset);
-    if (j->method == INV_AUSTRIA && basis && a != NULL &&
+    if (j->method == DOMAIN_METHOD_AUSTRIA && basis && a != NULL &&
         (dec_add(a->pool_quantity, q, &a->pool_quantity) != DEC_OK ||
          dec_add(a->pool_cost, cost, &a->pool_cost) != DEC_OK))
         return j->untrusted = true;
@@ -303,7 +278,7 @@ static store_status_t read_seeds(job_t *j)
     if (st == STORE_OK && !j->untrusted)
         st = store_inv_reliefs_between(j->conn, j->account_uuid, j->from_ms, INT64_MAX,
                                        give_back, j);
-    if (st == STORE_OK && !j->untrusted && j->method == INV_AUSTRIA)
+    if (st == STORE_OK && !j->untrusted && j->method == DOMAIN_METHOD_AUSTRIA)
         st = store_inv_lots_from(j->conn, j->account_uuid, j->from_ms, take_back, j);
     if (st == STORE_OK && !j->untrusted)
         st = store_inv_relief_base(j->conn, j->account_uuid, j->from_ms, &j->relief_base);
@@ -400,12 +375,6 @@ static const char *fmt(rows_t *r, dec_t value)
     return slot;
 }
 
-static const char *kind_name(inv_relief_kind_t kind)
-{
-    return kind == INV_RELIEF_TRANSFER ? "transfer" : kind == INV_RELIEF_CARRY ? "carry"
-                                                                               : "disposal";
-}
-
 static bool rows_alloc(rows_t *r, const inv_engine_t *e)
 {
     size_t summaries = inv_summary_count(e), lots = 0, reliefs = inv_relief_count(e);
@@ -470,11 +439,11 @@ static void rows_fill(rows_t *r, job_t *j)
         bool shortfall = x->lot_tx_id == NULL;
         r->reliefs[r->relief_count++] = (store_inv_relief_t){
             .seq = j->relief_base + (int64_t)i, .transaction_id = x->tx_id, .asset = x->asset,
-            .kind = kind_name(x->kind), .datetime = x->datetime_ms,
+            .kind = inv_relief_kind_name(x->kind), .datetime = x->datetime_ms,
             .lot_transaction_id = x->lot_tx_id, .acquired_at = x->acquired_ms,
             .quantity = fmt(r, x->quantity), .cost = x->has_basis ? fmt(r, x->cost) : NULL,
             .proceeds = x->has_proceeds ? fmt(r, x->proceeds) : NULL,
-            .term = shortfall ? NULL : x->term == INV_LONG_TERM ? "long" : "short",
+            .term = shortfall ? NULL : inv_term_name(x->term),
             .lot_seq = shortfall ? -1 : (int64_t)x->lot_seq};
     }
 }

@@ -18,7 +18,6 @@
 /* A row never needs more: a 256-byte id escaped in JSON (6 bytes per byte
  * at worst), a 32-byte asset code likewise, four decimals, the keys. */
 #define REPORT_ROW_MAX 4096
-#define REPORT_FIAT_CURRENCY "USD"
 
 typedef enum report_format {
     REPORT_FORMAT_CSV = 0,

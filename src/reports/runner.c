@@ -41,6 +41,7 @@
 #include "core/clock.h"
 #include "core/crypto.h"
 #include "core/decimal.h"
+#include "core/domain.h"
 #include "core/log.h"
 #include "inventory/recalc.h"
 #include "reports/format.h"
@@ -86,12 +87,6 @@ static bool stopping(const job_t *job)
 static int64_t lease_until(const job_t *job)
 {
     return clock_now_ms(NULL) + job->svc->cfg.report_lease_ms;
-}
-
-static void sleep_ms(int64_t ms)
-{
-    struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
 }
 
 /* Maps a store status of a fenced write to what the step does next. */
@@ -144,7 +139,7 @@ static store_status_t pause_processing(job_t *job, int64_t ms, bool *stopped)
         store_status_t st = keep_lease(job);
         if (st != STORE_OK)
             return st;
-        sleep_ms(until - now < PAUSE_SLICE_MS ? until - now : PAUSE_SLICE_MS);
+        clock_sleep_ms(until - now < PAUSE_SLICE_MS ? until - now : PAUSE_SLICE_MS);
     }
     return STORE_OK;
 }
@@ -258,7 +253,7 @@ static int on_row(const store_report_row_t *in, void *ctx)
     char q[DEC_TEXT_MAX], c[DEC_TEXT_MAX], avg[DEC_TEXT_MAX], qb[DEC_TEXT_MAX];
     char line[REPORT_ROW_MAX];
     report_row_t row = {.account_id = in->account_id, .asset_code = in->asset_code,
-                        .asset_type = in->asset_type, .fiat_currency = REPORT_FIAT_CURRENCY};
+                        .asset_type = in->asset_type, .fiat_currency = DOMAIN_REPORTING_CURRENCY};
     if (in->total_quantity == NULL || in->total_cost == NULL ||
         !canonical(in->total_quantity, q, &row.total_quantity) ||
         !canonical(in->total_cost, c, &row.total_cost) ||

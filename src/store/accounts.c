@@ -72,31 +72,22 @@ static const store_sql_t Q_ACCOUNT_UUID = {"account_uuid",
 
 bool store_account_method_valid(const char *method, int austria_tax_year)
 {
-    bool austria = strcmp(method, "AUSTRIA") == 0;
-    bool known = austria || strcmp(method, "FIFO") == 0 || strcmp(method, "HIFO") == 0;
-    return known && austria == (austria_tax_year != 0);
+    domain_method_t m;
+    return domain_method_parse(method, &m) &&
+           (m == DOMAIN_METHOD_AUSTRIA) == (austria_tax_year != 0);
 }
 
 /* ---- rows and bindings */
 
-/* A nullable TEXT column: NULL reads as "". */
-static bool column_copy_nullable(sqlite3_stmt *stmt, int col, char *out, size_t cap)
+/* A row_decode_fn: record is a store_account_t. */
+static store_status_t account_from_row(const store_sql_t *q, sqlite3_stmt *stmt, void *record)
 {
-    if (sqlite3_column_type(stmt, col) == SQLITE_NULL) {
-        out[0] = '\0';
-        return true;
-    }
-    return column_copy(stmt, col, out, cap);
-}
-
-static store_status_t account_from_row(const store_sql_t *q, sqlite3_stmt *stmt,
-                                       store_account_t *out)
-{
+    store_account_t *out = record;
     if (!column_copy(stmt, 0, out->uuid, sizeof out->uuid) ||
         !column_copy(stmt, 1, out->id, sizeof out->id) ||
         !column_copy(stmt, 2, out->owner_id, sizeof out->owner_id) ||
         !column_copy(stmt, 3, out->filer_id, sizeof out->filer_id) ||
-        !column_copy_nullable(stmt, 4, out->name, sizeof out->name) ||
+        !column_copy_or_empty(stmt, 4, out->name, sizeof out->name) ||
         !column_copy(stmt, 5, out->cost_basis_method, sizeof out->cost_basis_method))
         return store_bad_row(q);
     int64_t year = sqlite3_column_int64(stmt, 6); /* NULL reads as 0 */
@@ -137,15 +128,7 @@ static store_status_t account_read(store_conn_t *conn, const char *tenant_id, co
         return status;
     if (!bind_text(stmt, 2, id))
         return conn_bind_failed(conn, &Q_ACCOUNT_GET, stmt);
-    int rc = sqlite3_step(stmt);
-    if (rc == SQLITE_ROW)
-        status = account_from_row(&Q_ACCOUNT_GET, stmt, out);
-    else if (rc == SQLITE_DONE)
-        status = STORE_NOT_FOUND;
-    else
-        status = conn_fail(conn, &Q_ACCOUNT_GET, rc);
-    stmt_done(stmt);
-    return status;
+    return conn_read_row(conn, &Q_ACCOUNT_GET, stmt, account_from_row, out);
 }
 
 store_status_t store_account_get(store_conn_t *conn, const char *tenant_id, const char *id,
@@ -177,41 +160,28 @@ static store_status_t account_list_prepare(store_conn_t *conn, const char *tenan
     return STORE_OK;
 }
 
-/* Adapts one row of a page to the caller's typed callback. */
-struct account_page {
-    int (*each)(const store_account_t *account, void *ctx);
-    void *ctx;
-    const store_sql_t *q;
-};
-
-static int account_page_row(sqlite3_stmt *stmt, void *arg)
-{
-    const struct account_page *page = arg;
-    store_account_t account;
-    if (account_from_row(page->q, stmt, &account) != STORE_OK)
-        return -1;
-    return page->each(&account, page->ctx) != 0;
-}
-
 store_status_t store_account_list(store_conn_t *conn, const char *tenant_id, const char *owner_id,
                                   const char *after_id, size_t limit,
                                   int (*each)(const store_account_t *account, void *ctx),
                                   void *ctx, bool *more)
 {
-    const store_sql_t *q;
-    sqlite3_stmt *stmt;
+    const store_sql_t *q = NULL;
+    sqlite3_stmt *stmt = NULL;
     store_status_t status = conn_enter(conn);
     if (status == STORE_OK)
         status = account_list_prepare(conn, tenant_id, owner_id, after_id, limit, &q, &stmt);
-    if (status != STORE_OK)
-        return status;
-    struct account_page page = {each, ctx, q};
-    return conn_page(conn, q, stmt, limit, account_page_row, &page, more);
+    store_page_t page;
+    page_start(&page, conn, q, stmt, limit, status);
+    store_account_t account;
+    while (page_next(&page, account_from_row, &account))
+        if (each(&account, ctx) != 0)
+            break;
+    return page_close(&page, more);
 }
 
 store_status_t store_account_uuid(store_conn_t *conn, const char *tenant_id, const char *id,
                                   char uuid[STORE_UUID_LEN],
-                                  char method[STORE_ACCOUNT_METHOD_LEN])
+                                  char method[DOMAIN_METHOD_SIZE])
 {
     sqlite3_stmt *stmt;
     store_status_t status = conn_enter(conn);
@@ -224,7 +194,7 @@ store_status_t store_account_uuid(store_conn_t *conn, const char *tenant_id, con
     int rc = sqlite3_step(stmt);
     if (rc == SQLITE_ROW)
         status = column_copy(stmt, 0, uuid, STORE_UUID_LEN) &&
-                         column_copy(stmt, 1, method, STORE_ACCOUNT_METHOD_LEN)
+                         column_copy(stmt, 1, method, DOMAIN_METHOD_SIZE)
                      ? STORE_OK
                      : store_bad_row(&Q_ACCOUNT_UUID);
     else if (rc == SQLITE_DONE)
@@ -257,8 +227,8 @@ static store_status_t account_refs(store_conn_t *conn, const char *tenant_id,
     int rc = sqlite3_step(stmt);
     if (rc == SQLITE_ROW) {
         out->id_taken = sqlite3_column_int64(stmt, 2) != 0;
-        if (!column_copy_nullable(stmt, 0, out->owner_uuid, sizeof out->owner_uuid) ||
-            !column_copy_nullable(stmt, 1, out->filer_uuid, sizeof out->filer_uuid))
+        if (!column_copy_or_empty(stmt, 0, out->owner_uuid, sizeof out->owner_uuid) ||
+            !column_copy_or_empty(stmt, 1, out->filer_uuid, sizeof out->filer_uuid))
             status = store_bad_row(&Q_ACCOUNT_REFS);
     } else {
         /* A SELECT without FROM always yields its one row. */

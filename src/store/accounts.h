@@ -12,17 +12,14 @@
 
 #include "store/store.h"
 
-/* A name is up to 256 characters: up to 4 bytes each in UTF-8, plus the NUL. */
-#define STORE_ACCOUNT_NAME_MAX (4 * 256 + 1)
-#define STORE_ACCOUNT_METHOD_LEN 16 /* "FIFO", "HIFO", "AUSTRIA" plus the NUL */
 
 typedef struct store_account {
     char uuid[STORE_UUID_LEN];
     char id[STORE_ID_MAX];
     char owner_id[STORE_ID_MAX];  /* the account owner's caller id */
     char filer_id[STORE_ID_MAX];  /* the filer's caller id */
-    char name[STORE_ACCOUNT_NAME_MAX];                  /* "" = none */
-    char cost_basis_method[STORE_ACCOUNT_METHOD_LEN];   /* FIFO, HIFO or AUSTRIA */
+    char name[DOMAIN_NAME_SIZE];                  /* "" = none */
+    char cost_basis_method[DOMAIN_METHOD_SIZE]; /* a name of DOMAIN_METHOD_NAMES */
     int austria_tax_year;         /* 0 = none; set exactly when the method is AUSTRIA */
     int64_t created_at;
     int64_t updated_at;
@@ -88,6 +85,6 @@ store_status_t store_account_update(store_conn_t *conn, const char *tenant_id, c
  * STORE_NOT_FOUND. */
 store_status_t store_account_uuid(store_conn_t *conn, const char *tenant_id, const char *id,
                                   char uuid[STORE_UUID_LEN],
-                                  char method[STORE_ACCOUNT_METHOD_LEN]);
+                                  char method[DOMAIN_METHOD_SIZE]);
 
 #endif

@@ -19,8 +19,8 @@
  * simply "uuid first, then code". Every lookup is scoped by tenant: another
  * tenant's asset is not found.
  *
- * Deletes check, inside their transaction, that the asset is not USD (the
- * reporting currency every tenant has) and that no transaction_assets row
+ * Deletes check, inside their transaction, that the asset is not the
+ * reporting currency (every tenant has it, DOMAIN_REPORTING_CURRENCY) and that no transaction_assets row
  * references it; the foreign key would refuse the latter too, but as a
  * generic constraint error that could not be told from others. */
 #include "store/assets.h"
@@ -36,7 +36,6 @@
 #include "store/internal.h"
 
 #define ASSET_COLUMNS "uuid, code, name, type, decimals, created_at"
-#define ASSET_DECIMALS_MAX 36
 
 static const store_sql_t Q_ASSET_BY_UUID = {"asset_by_uuid", "SELECT " ASSET_COLUMNS
     " FROM assets WHERE tenant_id = ?1 AND uuid = ?2"};
@@ -62,40 +61,23 @@ static const store_sql_t Q_ASSET_DELETE = {"asset_delete",
 
 /* ---- rules */
 
-bool store_asset_code_valid(const char *code)
-{
-    if (code == NULL)
-        return false;
-    size_t len = 0;
-    for (; code[len] != '\0'; len++) {
-        unsigned char c = (unsigned char)code[len];
-        if (len == STORE_ASSET_CODE_MAX - 1)
-            return false;
-        /* isalnum is locale-dependent: spell the ASCII classes out. */
-        bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-                  c == '.' || c == '_' || c == '-';
-        if (!ok)
-            return false;
-    }
-    return len > 0;
-}
-
 /* What a caller's struct must hold before it may reach an INSERT, so every
  * row read back fits the struct again. */
 static bool asset_fits(const store_asset_t *a)
 {
-    return text_fits(a->uuid, sizeof a->uuid) && store_asset_code_valid(a->code) &&
+    return text_fits(a->uuid, sizeof a->uuid) && domain_asset_code_valid(a->code) &&
            text_fits(a->name, sizeof a->name) && a->name[0] != '\0' &&
            text_fits(a->type, sizeof a->type) && a->type[0] != '\0' &&
            (a->decimals == STORE_ASSET_NO_DECIMALS ||
-            (a->decimals >= 0 && a->decimals <= ASSET_DECIMALS_MAX));
+            (a->decimals >= 0 && a->decimals <= DOMAIN_ASSET_DECIMALS_MAX));
 }
 
 /* ---- rows */
 
-static store_status_t asset_from_row(const store_sql_t *q, sqlite3_stmt *stmt,
-                                     store_asset_t *out)
+/* A row_decode_fn: record is a store_asset_t. */
+static store_status_t asset_from_row(const store_sql_t *q, sqlite3_stmt *stmt, void *record)
 {
+    store_asset_t *out = record;
     if (!column_copy(stmt, 0, out->uuid, sizeof out->uuid) ||
         !column_copy(stmt, 1, out->code, sizeof out->code) ||
         !column_copy(stmt, 2, out->name, sizeof out->name) ||
@@ -105,7 +87,7 @@ static store_status_t asset_from_row(const store_sql_t *q, sqlite3_stmt *stmt,
         out->decimals = STORE_ASSET_NO_DECIMALS;
     } else {
         sqlite3_int64 decimals = sqlite3_column_int64(stmt, 4);
-        if (decimals < 0 || decimals > ASSET_DECIMALS_MAX)
+        if (decimals < 0 || decimals > DOMAIN_ASSET_DECIMALS_MAX)
             return store_bad_row(q);
         out->decimals = (int)decimals;
     }
@@ -124,15 +106,7 @@ static store_status_t asset_query(store_conn_t *conn, const store_sql_t *q,
         return status;
     if (!bind_text(stmt, 2, value))
         return conn_bind_failed(conn, q, stmt);
-    int rc = sqlite3_step(stmt);
-    if (rc == SQLITE_ROW)
-        status = out != NULL ? asset_from_row(q, stmt, out) : STORE_OK;
-    else if (rc == SQLITE_DONE)
-        status = STORE_NOT_FOUND;
-    else
-        status = conn_fail(conn, q, rc);
-    stmt_done(stmt);
-    return status;
+    return conn_read_row(conn, q, stmt, out != NULL ? asset_from_row : NULL, out);
 }
 
 /* uuid first (stored lowercase, so a key in capitals is lowered), then code. */
@@ -245,22 +219,6 @@ store_status_t store_asset_get(store_conn_t *conn, const char *tenant_id, const 
     return asset_find(conn, tenant_id, key, out);
 }
 
-/* Adapts one row of a page to the caller's typed callback. */
-struct asset_page {
-    int (*each)(const store_asset_t *asset, void *ctx);
-    void *ctx;
-    const store_sql_t *q;
-};
-
-static int asset_page_row(sqlite3_stmt *stmt, void *arg)
-{
-    const struct asset_page *page = arg;
-    store_asset_t asset;
-    if (asset_from_row(page->q, stmt, &asset) != STORE_OK)
-        return -1;
-    return page->each(&asset, page->ctx) != 0;
-}
-
 store_status_t store_asset_list(store_conn_t *conn, const char *tenant_id,
                                 const char *after_code, size_t limit,
                                 int (*each)(const store_asset_t *asset, void *ctx), void *ctx,
@@ -268,15 +226,13 @@ store_status_t store_asset_list(store_conn_t *conn, const char *tenant_id,
 {
     if (tenant_id == NULL || each == NULL)
         return store_bad_argument("asset_list");
-    const store_sql_t *q;
-    sqlite3_stmt *stmt;
-    store_status_t status = conn_enter(conn);
-    if (status == STORE_OK)
-        status = conn_prepare_page(conn, &Q_ASSET_LIST_FIRST, &Q_ASSET_LIST_AFTER, tenant_id, after_code, limit, &q, &stmt);
-    if (status != STORE_OK)
-        return status;
-    struct asset_page page = {each, ctx, q};
-    return conn_page(conn, q, stmt, limit, asset_page_row, &page, more);
+    store_page_t page;
+    page_open(&page, conn, &Q_ASSET_LIST_FIRST, &Q_ASSET_LIST_AFTER, tenant_id, after_code, limit);
+    store_asset_t asset;
+    while (page_next(&page, asset_from_row, &asset))
+        if (each(&asset, ctx) != 0)
+            break;
+    return page_close(&page, more);
 }
 
 /* ---- delete */
@@ -294,7 +250,7 @@ static store_status_t delete_tx(store_conn_t *conn, const void *arg)
     store_status_t status = asset_find(conn, d->tenant_id, d->key, d->found);
     if (status != STORE_OK)
         return status;
-    if (strcmp(d->found->code, STORE_ASSET_REPORTING_CODE) == 0) {
+    if (strcmp(d->found->code, DOMAIN_REPORTING_CURRENCY) == 0) {
         *d->refusal = STORE_ASSET_REFUSED_REPORTING;
         return STORE_CONFLICT;
     }
@@ -374,8 +330,8 @@ static store_status_t ensure_body(store_conn_t *conn, const ensure_args_t *e)
 
 static bool ensure_args_ok(const ensure_args_t *e)
 {
-    return e->tenant_id != NULL && e->uuid != NULL && store_asset_code_valid(e->code) &&
-           e->type != NULL && e->type[0] != '\0' && text_fits(e->type, STORE_ASSET_TYPE_MAX) &&
+    return e->tenant_id != NULL && e->uuid != NULL && domain_asset_code_valid(e->code) &&
+           e->type != NULL && e->type[0] != '\0' && text_fits(e->type, DOMAIN_ASSET_TYPE_SIZE) &&
            e->new_uuid != NULL && text_fits(e->new_uuid, STORE_UUID_LEN);
 }
 

@@ -1,7 +1,8 @@
 /* store/assets.h: a tenant's assets (currencies, tokens, securities), unique
  * per tenant by code and by name, and the rules that keep them consistent:
  * a batch is created in one transaction with an outcome per element, an
- * asset a transaction references cannot be deleted, and USD never can.
+ * asset a transaction references cannot be deleted, and the reporting
+ * currency (DOMAIN_REPORTING_CURRENCY) never can.
  * Every struct here is filled by value; nothing returned needs freeing. */
 #ifndef TAXD_STORE_ASSETS_H
 #define TAXD_STORE_ASSETS_H
@@ -12,25 +13,16 @@
 
 #include "store/store.h"
 
-#define STORE_ASSET_CODE_MAX 33  /* 32 characters (ASCII, see store_asset_code_valid) plus the NUL */
-#define STORE_ASSET_NAME_MAX 513 /* 128 code points of at most 4 UTF-8 bytes, plus the NUL */
-#define STORE_ASSET_TYPE_MAX 16  /* "crypto", "fiat", "nft", "security" */
 #define STORE_ASSET_NO_DECIMALS (-1)
-#define STORE_ASSET_REPORTING_CODE "USD" /* every tenant has it; it cannot be deleted */
 
 typedef struct store_asset {
     char uuid[STORE_UUID_LEN];
-    char code[STORE_ASSET_CODE_MAX]; /* stored as given: uniqueness is an exact match */
-    char name[STORE_ASSET_NAME_MAX];
-    char type[STORE_ASSET_TYPE_MAX];
-    int decimals;                    /* 0..36, or STORE_ASSET_NO_DECIMALS */
+    char code[DOMAIN_ASSET_CODE_SIZE]; /* domain_asset_code_valid; stored as given */
+    char name[DOMAIN_ASSET_NAME_SIZE];
+    char type[DOMAIN_ASSET_TYPE_SIZE];
+    int decimals;  /* 0..DOMAIN_ASSET_DECIMALS_MAX, or STORE_ASSET_NO_DECIMALS */
     int64_t created_at;
 } store_asset_t;
-
-/* The rule every stored code obeys: 1 to 32 characters of A-Z a-z 0-9 . _ -
- * (the API answers a `custom` issue for anything else; store_asset_ensure
- * refuses it). */
-bool store_asset_code_valid(const char *code);
 
 /* What happened to one element of a batch. */
 typedef enum store_asset_outcome {
@@ -44,7 +36,7 @@ typedef enum store_asset_outcome {
  * earlier asset or an earlier element of the same batch) is skipped with its
  * outcome set, and does not undo the others. The caller fills uuid, code,
  * name, type, decimals and created_at of every element (codes must pass
- * store_asset_code_valid). STORE_OK means every outcome is set and every
+ * domain_asset_code_valid). STORE_OK means every outcome is set and every
  * CREATED element is committed; any other status means nothing was written. */
 store_status_t store_assets_create_batch(store_conn_t *conn, const char *tenant_id,
                                          const store_asset_t *assets, size_t count,
@@ -67,7 +59,7 @@ store_status_t store_asset_list(store_conn_t *conn, const char *tenant_id,
 typedef enum store_asset_refusal {
     STORE_ASSET_REFUSED_NONE = 0,
     STORE_ASSET_REFUSED_REFERENCED, /* a transaction references it */
-    STORE_ASSET_REFUSED_REPORTING,  /* it is USD, the tenant's reporting currency */
+    STORE_ASSET_REFUSED_REPORTING,  /* it is the tenant's reporting currency */
 } store_asset_refusal_t;
 
 /* Deletes the tenant's asset addressed by `key` (as store_asset_get), in one
@@ -83,7 +75,7 @@ store_status_t store_asset_delete(store_conn_t *conn, const char *tenant_id, con
  * new one is named "<code> (<new_uuid>)" instead, so a transaction never
  * fails on a name. An existing asset is returned as it is, whatever its
  * type. STORE_CONFLICT only when new_uuid is taken; store_bad_argument
- * (STORE_ERROR) when the code is not valid (store_asset_code_valid).
+ * (STORE_ERROR) when the code is not valid (domain_asset_code_valid).
  * This one runs its own write transaction. */
 store_status_t store_asset_ensure(store_conn_t *conn, const char *tenant_id, const char *code,
                                   const char *type, char uuid[STORE_UUID_LEN], int64_t now,

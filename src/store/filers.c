@@ -28,9 +28,6 @@
 #include "core/tin.h"
 #include "store/internal.h"
 
-_Static_assert(STORE_FILER_TIN_SEALED_MAX >= TIN_SEALED_MAX,
-               "store_filer_t must hold any sealed TIN");
-
 #define FILER_COLUMNS "uuid, id, name, is_default, tin_sealed, created_at, updated_at"
 static const store_sql_t Q_FILER_GET = {"filer_get", "SELECT " FILER_COLUMNS
     " FROM filers WHERE tenant_id = ?1 AND id = ?2"};
@@ -56,40 +53,20 @@ static const store_sql_t Q_FILER_DELETE = {"filer_delete", "DELETE FROM filers W
 
 /* ---- rows */
 
-/* NULL is "no TIN"; an empty or oversized blob cannot come from tin_seal. */
-static bool tin_from_column(sqlite3_stmt *stmt, int col, store_filer_t *out)
+/* A row_decode_fn: record is a store_filer_t. */
+static store_status_t filer_from_row(const store_sql_t *id, sqlite3_stmt *stmt, void *record)
 {
-    out->tin_sealed_len = 0;
-    if (sqlite3_column_type(stmt, col) == SQLITE_NULL)
-        return true;
-    const void *blob = sqlite3_column_blob(stmt, col);
-    int len = sqlite3_column_bytes(stmt, col);
-    if (blob == NULL || len <= 0 || (size_t)len > sizeof out->tin_sealed)
-        return false;
-    memcpy(out->tin_sealed, blob, (size_t)len);
-    out->tin_sealed_len = (size_t)len;
-    return true;
-}
-
-static store_status_t filer_from_row(const store_sql_t *id, sqlite3_stmt *stmt,
-                                     store_filer_t *out)
-{
+    store_filer_t *out = record;
     if (!column_copy(stmt, 0, out->uuid, sizeof out->uuid) ||
         !column_copy(stmt, 1, out->id, sizeof out->id) ||
-        !column_copy(stmt, 2, out->name, sizeof out->name) || !tin_from_column(stmt, 4, out))
+        !column_copy(stmt, 2, out->name, sizeof out->name) ||
+        /* NULL is "no TIN"; an empty or oversized blob cannot come from tin_seal */
+        !column_blob_copy(stmt, 4, out->tin_sealed, sizeof out->tin_sealed, &out->tin_sealed_len))
         return store_bad_row(id);
     out->is_default = sqlite3_column_int64(stmt, 3) != 0;
     out->created_at = sqlite3_column_int64(stmt, 5);
     out->updated_at = sqlite3_column_int64(stmt, 6);
     return STORE_OK;
-}
-
-/* Binds a sealed TIN, or NULL when there is none. */
-static bool bind_tin(sqlite3_stmt *stmt, int index, const uint8_t *sealed, size_t len)
-{
-    if (sealed == NULL || len == 0)
-        return sqlite3_bind_null(stmt, index) == SQLITE_OK;
-    return sqlite3_bind_blob(stmt, index, sealed, (int)len, SQLITE_STATIC) == SQLITE_OK;
 }
 
 /* ---- reads */
@@ -105,46 +82,20 @@ store_status_t store_filer_get(store_conn_t *conn, const char *tenant_id, const 
         return status;
     if (!bind_text(stmt, 2, id))
         return conn_bind_failed(conn, &Q_FILER_GET, stmt);
-    int rc = sqlite3_step(stmt);
-    if (rc == SQLITE_ROW)
-        status = filer_from_row(&Q_FILER_GET, stmt, out);
-    else if (rc == SQLITE_DONE)
-        status = STORE_NOT_FOUND;
-    else
-        status = conn_fail(conn, &Q_FILER_GET, rc);
-    stmt_done(stmt);
-    return status;
-}
-
-/* Adapts one row of a page to the caller's typed callback. */
-struct filer_page {
-    int (*each)(const store_filer_t *filer, void *ctx);
-    void *ctx;
-    const store_sql_t *q;
-};
-
-static int filer_page_row(sqlite3_stmt *stmt, void *arg)
-{
-    const struct filer_page *page = arg;
-    store_filer_t filer;
-    if (filer_from_row(page->q, stmt, &filer) != STORE_OK)
-        return -1;
-    return page->each(&filer, page->ctx) != 0;
+    return conn_read_row(conn, &Q_FILER_GET, stmt, filer_from_row, out);
 }
 
 store_status_t store_filer_list(store_conn_t *conn, const char *tenant_id, const char *after_id,
                                 size_t limit, int (*each)(const store_filer_t *filer, void *ctx),
                                 void *ctx, bool *more)
 {
-    const store_sql_t *id;
-    sqlite3_stmt *stmt;
-    store_status_t status = conn_enter(conn);
-    if (status == STORE_OK)
-        status = conn_prepare_page(conn, &Q_FILER_LIST_FIRST, &Q_FILER_LIST_AFTER, tenant_id, after_id, limit, &id, &stmt);
-    if (status != STORE_OK)
-        return status;
-    struct filer_page page = {each, ctx, id};
-    return conn_page(conn, id, stmt, limit, filer_page_row, &page, more);
+    store_page_t page;
+    page_open(&page, conn, &Q_FILER_LIST_FIRST, &Q_FILER_LIST_AFTER, tenant_id, after_id, limit);
+    store_filer_t filer;
+    while (page_next(&page, filer_from_row, &filer))
+        if (each(&filer, ctx) != 0)
+            break;
+    return page_close(&page, more);
 }
 
 /* ---- create */
@@ -164,7 +115,7 @@ static store_status_t filer_create_tx(store_conn_t *conn, const void *arg)
         return status;
     bool bound = bind_text(stmt, 2, f->uuid) && bind_text(stmt, 3, f->id) &&
                  bind_text(stmt, 4, f->name) &&
-                 bind_tin(stmt, 5, f->tin_sealed, f->tin_sealed_len) &&
+                 bind_blob_or_null(stmt, 5, f->tin_sealed, f->tin_sealed_len) &&
                  bind_int(stmt, 6, f->created_at) && bind_int(stmt, 7, f->updated_at);
     if (!bound)
         return conn_bind_failed(conn, &Q_FILER_CREATE, stmt);
@@ -195,7 +146,7 @@ static bool bind_patch(sqlite3_stmt *stmt, const store_filer_patch_t *p)
 {
     const uint8_t *sealed = p->tin == STORE_FILER_TIN_SET ? p->tin_sealed : NULL;
     return bind_text(stmt, 3, p->name) && bind_int(stmt, 4, (int64_t)p->tin) &&
-           bind_tin(stmt, 5, sealed, p->tin_sealed_len) && bind_int(stmt, 6, p->updated_at);
+           bind_blob_or_null(stmt, 5, sealed, p->tin_sealed_len) && bind_int(stmt, 6, p->updated_at);
 }
 
 /* Steps the UPDATE ... RETURNING: the first row is the result; stepping on
@@ -225,14 +176,14 @@ static store_status_t filer_update_tx(store_conn_t *conn, const void *arg)
 
 static bool patch_fits(const store_filer_patch_t *p)
 {
-    if (p->name != NULL && !text_fits(p->name, STORE_FILER_NAME_MAX))
+    if (p->name != NULL && !text_fits(p->name, DOMAIN_NAME_SIZE))
         return false;
     switch (p->tin) {
     case STORE_FILER_TIN_KEEP:
     case STORE_FILER_TIN_CLEAR: return true;
     case STORE_FILER_TIN_SET:
         return p->tin_sealed != NULL && p->tin_sealed_len > 0 &&
-               p->tin_sealed_len <= STORE_FILER_TIN_SEALED_MAX;
+               p->tin_sealed_len <= STORE_TIN_SEALED_MAX;
     default: return false;
     }
 }

@@ -33,7 +33,7 @@ typedef struct store_filer_patch {
     const char *name;              /* NULL keeps the name */
     store_filer_tin_change_t tin;
     const uint8_t *tin_sealed;     /* STORE_FILER_TIN_SET only */
-    size_t tin_sealed_len;         /* 1..STORE_FILER_TIN_SEALED_MAX */
+    size_t tin_sealed_len;         /* 1..STORE_TIN_SEALED_MAX */
     int64_t updated_at;
 } store_filer_patch_t;
 

@@ -99,24 +99,59 @@ store_status_t store_bad_row(const store_sql_t *q);
 /* A caller passed something a struct cannot hold (unterminated string). */
 store_status_t store_bad_argument(const char *op);
 
-/* Prepares a keyset page of the tenant's rows: q_first (?1 key, ?2 window)
- * when after is NULL or "", else q_after (?1 key, ?2 after, ?3 window); the
- * window is limit + 1 so conn_page can tell whether more rows follow. *q
- * receives the statement chosen. */
-store_status_t conn_prepare_page(store_conn_t *conn, const store_sql_t *q_first,
-                                 const store_sql_t *q_after, const char *key, const char *after,
-                                 size_t limit, const store_sql_t **q, sqlite3_stmt **stmt);
+/* Keyset pagination, the one adapter of every list function: a page reads
+ * limit + 1 rows, so it can tell whether more follow the last one it hands
+ * over, and each row is decoded into the resource's own struct for the
+ * caller's typed callback:
+ *
+ *     store_page_t page;
+ *     page_open(&page, conn, &Q_LIST_FIRST, &Q_LIST_AFTER, tenant_id, after, limit);
+ *     store_thing_t thing;
+ *     while (page_next(&page, thing_from_row, &thing))
+ *         if (each(&thing, ctx) != 0)
+ *             break;
+ *     return page_close(&page, more);
+ *
+ * A row that does not decode ends the page with STORE_ERROR (the decoder
+ * logged it). */
+typedef struct store_page {
+    store_conn_t *conn;
+    const store_sql_t *q;
+    sqlite3_stmt *stmt; /* NULL when the page could not start */
+    size_t limit;
+    size_t delivered;
+    store_status_t status;
+    bool ended;         /* no row will be handed over any more */
+    bool more;          /* a row follows the last one handed over */
+} store_page_t;
 
-/* One row of a page: decode it and hand it to the caller's callback.
- * Returns 0 to go on, 1 when the callback asked to stop, -1 for a row that
- * does not decode (already logged). */
-typedef int (*page_row_fn)(sqlite3_stmt *stmt, void *ctx);
-/* Steps a bound list statement that asks for limit + 1 rows (keyset
- * pagination): hands at most `limit` rows to row() and sets *more (may be
- * NULL) when a row follows the last one handed over, also when the callback
- * stopped early. Finishes the statement. */
-store_status_t conn_page(store_conn_t *conn, const store_sql_t *q, sqlite3_stmt *stmt,
-                         size_t limit, page_row_fn row, void *ctx, bool *more);
+/* Decodes the statement's current row (of q) into record, the resource's struct. */
+typedef store_status_t (*row_decode_fn)(const store_sql_t *q, sqlite3_stmt *stmt, void *record);
+
+/* Steps a bound statement for the one row it selects: decode(q, stmt,
+ * record) on a row (decode NULL: only whether there is one),
+ * STORE_NOT_FOUND when there is none. Finishes the statement. */
+store_status_t conn_read_row(store_conn_t *conn, const store_sql_t *q, sqlite3_stmt *stmt,
+                             row_decode_fn decode, void *record);
+
+/* Starts a page of the rows keyed by key (a tenant): conn_enter, then
+ * q_first (?1 key, ?2 window) when after is NULL or "", else q_after (?1
+ * key, ?2 after, ?3 window), the window being limit + 1. A failure is kept
+ * for page_close. */
+void page_open(store_page_t *page, store_conn_t *conn, const store_sql_t *q_first,
+               const store_sql_t *q_after, const char *key, const char *after, size_t limit);
+/* Starts a page over a statement the caller entered, prepared and bound
+ * itself (its window limit + 1); status is how that went, kept for
+ * page_close when it is not STORE_OK (stmt is then ignored). */
+void page_start(store_page_t *page, store_conn_t *conn, const store_sql_t *q, sqlite3_stmt *stmt,
+                size_t limit, store_status_t status);
+/* Decodes the page's next row into record: false at the end of the page
+ * (limit rows handed over, no more rows, or a failure). */
+bool page_next(store_page_t *page, row_decode_fn decode, void *record);
+/* Finishes the statement and returns the page's status; *more (may be NULL)
+ * tells whether a row follows the last one handed over, also when the
+ * caller stopped early. */
+store_status_t page_close(store_page_t *page, bool *more);
 
 void stmt_done(sqlite3_stmt *stmt);
 bool bind_text(sqlite3_stmt *stmt, int index, const char *text);
@@ -126,8 +161,15 @@ bool bind_text_or_null(sqlite3_stmt *stmt, int index, const char *text);
 /* Runs a statement the caller bound (bound: every bind succeeded). */
 store_status_t run_bound(store_conn_t *conn, const store_sql_t *q, sqlite3_stmt *stmt,
                          bool bound);
+/* Binds a blob, or SQL NULL when blob is NULL or len is 0 (none). */
+bool bind_blob_or_null(sqlite3_stmt *stmt, int index, const uint8_t *blob, size_t len);
 /* Copies a TEXT column into a fixed buffer; false when it does not fit. */
 bool column_copy(sqlite3_stmt *stmt, int col, char *out, size_t cap);
+/* column_copy, with NULL read as "" (an absent optional value). */
+bool column_copy_or_empty(sqlite3_stmt *stmt, int col, char *out, size_t cap);
+/* Copies a BLOB column into out[cap] and *len; NULL reads as none (*len 0).
+ * False for an empty blob or one longer than cap: no writer stores those. */
+bool column_blob_copy(sqlite3_stmt *stmt, int col, uint8_t *out, size_t cap, size_t *len);
 /* True when a caller's fixed-size field holds a NUL-terminated string. */
 bool text_fits(const char *text, size_t cap);
 

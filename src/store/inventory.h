@@ -25,7 +25,7 @@
 typedef struct store_inv_account {
     char uuid[STORE_UUID_LEN];
     char id[STORE_ID_MAX];
-    char method[16];          /* FIFO, HIFO, AUSTRIA */
+    char method[DOMAIN_METHOD_SIZE]; /* a name of DOMAIN_METHOD_NAMES */
     int64_t austria_tax_year; /* 0 = none */
     bool dirty;
     int64_t dirty_from;       /* when dirty */
@@ -70,8 +70,8 @@ typedef struct store_inv_mark {
     bool dirty;
     int64_t dirty_from;       /* when dirty */
     int64_t version;
-    char method[16];          /* the account's method now */
-    char basis[16];           /* the method of the stored ledger; "" when it has none */
+    char method[DOMAIN_METHOD_SIZE]; /* the account's method now */
+    char basis[DOMAIN_METHOD_SIZE];  /* the method of the stored ledger; "" when it has none */
 } store_inv_mark_t;
 
 /* An asset the ledger touched before a datetime, with its totals after the

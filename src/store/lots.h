@@ -8,10 +8,9 @@
 
 #include "store/store.h"
 
-#define STORE_LOTS_TYPE_MAX 16 /* "deposit", "income", "trade", "withdraw", "expense" */
 
 typedef struct store_lots_tx {
-    char type[STORE_LOTS_TYPE_MAX];
+    char type[DOMAIN_TX_TYPE_SIZE];
     char account_id[STORE_ID_MAX]; /* the caller id of the account it belongs to */
 } store_lots_tx_t;
 

@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "core/errmsg.h"
 #include "core/ids.h"
 
 static const char *const MIGRATIONS[] = {
@@ -654,20 +655,6 @@ const char *store_migrations_script(int version)
     return version >= 1 && version <= MIGRATION_COUNT ? MIGRATIONS[version - 1] : NULL;
 }
 
-static void migrations_set_err(char **err, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void migrations_set_err(char **err, const char *fmt, ...)
-{
-    if (err == NULL)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    if (vasprintf(err, fmt, ap) < 0)
-        *err = NULL;
-    va_end(ap);
-}
-
 /* Runs sql; on failure sets *err naming the step. */
 static bool migrations_exec(sqlite3 *db, const char *sql, const char *step, char **err)
 {
@@ -675,7 +662,7 @@ static bool migrations_exec(sqlite3 *db, const char *sql, const char *step, char
     int rc = sqlite3_exec(db, sql, NULL, NULL, &msg);
     if (rc == SQLITE_OK)
         return true;
-    migrations_set_err(err, "schema migration (%s): %s", step,
+    errmsg_set(err, "schema migration (%s): %s", step,
                        msg != NULL ? msg : sqlite3_errstr(rc));
     sqlite3_free(msg);
     return false;
@@ -690,7 +677,7 @@ static bool migrations_read_version(sqlite3 *db, int *version, char **err)
     if (rc == SQLITE_ROW)
         *version = sqlite3_column_int(stmt, 0);
     else
-        migrations_set_err(err, "schema migration (read user_version): %s", sqlite3_errmsg(db));
+        errmsg_set(err, "schema migration (read user_version): %s", sqlite3_errmsg(db));
     sqlite3_finalize(stmt);
     return rc == SQLITE_ROW;
 }
@@ -702,7 +689,7 @@ static bool migrations_apply_locked(sqlite3 *db, char **err)
     if (!migrations_read_version(db, &current, err))
         return false;
     if (current > MIGRATION_COUNT) {
-        migrations_set_err(err, "database schema version %d is newer than this taxd (%d)",
+        errmsg_set(err, "database schema version %d is newer than this taxd (%d)",
                            current, MIGRATION_COUNT);
         return false;
     }
@@ -741,7 +728,7 @@ bool store_migrations_apply(sqlite3 *db, char **err)
                                      SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_DIRECTONLY,
                                      NULL, uuid_blob_fn, NULL, NULL);
     if (rc != SQLITE_OK) {
-        migrations_set_err(err, "schema migration (register functions): %s", sqlite3_errstr(rc));
+        errmsg_set(err, "schema migration (register functions): %s", sqlite3_errstr(rc));
         return false;
     }
     if (!migrations_exec(db, "BEGIN IMMEDIATE", "begin", err))

@@ -128,10 +128,8 @@ static bool owner_bind(sqlite3_stmt *stmt, const char *tenant_id, const store_ow
               bind_text(stmt, 5, o->account_owner_type) && bind_text(stmt, 6, o->tax_country_code);
     if (!ok)
         return false;
-    int rc = o->tin_sealed_len == 0
-                 ? sqlite3_bind_null(stmt, 7)
-                 : sqlite3_bind_blob(stmt, 7, o->tin_sealed, (int)o->tin_sealed_len, SQLITE_STATIC);
-    return rc == SQLITE_OK && bind_text(stmt, 8, o->tin_type) &&
+    return bind_blob_or_null(stmt, 7, o->tin_sealed, o->tin_sealed_len) &&
+           bind_text(stmt, 8, o->tin_type) &&
            bind_text(stmt, 9, o->birth_date) && bind_text(stmt, 10, o->email) &&
            bind_text(stmt, 11, o->address_line1) && bind_text(stmt, 12, o->address_line2) &&
            bind_text(stmt, 13, o->address_city) && bind_text(stmt, 14, o->address_state) &&
@@ -210,9 +208,10 @@ store_status_t store_owner_update(store_conn_t *conn, const char *tenant_id,
 
 /* ---- reads */
 
-static store_status_t owner_from_row(const store_sql_t *q, sqlite3_stmt *stmt,
-                                     store_owner_t *out)
+/* A row_decode_fn: record is a store_owner_t. */
+static store_status_t owner_from_row(const store_sql_t *q, sqlite3_stmt *stmt, void *record)
 {
+    store_owner_t *out = record;
     const void *sealed = sqlite3_column_blob(stmt, 5);
     size_t sealed_len = (size_t)sqlite3_column_bytes(stmt, 5);
     if (sealed_len > sizeof out->tin_sealed)
@@ -251,44 +250,18 @@ store_status_t store_owner_get(store_conn_t *conn, const char *tenant_id, const 
         return status;
     if (!bind_text(stmt, 2, id))
         return conn_bind_failed(conn, &Q_OWNER_GET, stmt);
-    int rc = sqlite3_step(stmt);
-    if (rc == SQLITE_ROW)
-        status = owner_from_row(&Q_OWNER_GET, stmt, out);
-    else if (rc == SQLITE_DONE)
-        status = STORE_NOT_FOUND;
-    else
-        status = conn_fail(conn, &Q_OWNER_GET, rc);
-    stmt_done(stmt);
-    return status;
-}
-
-/* Adapts one row of a page to the caller's typed callback. */
-struct owner_page {
-    int (*each)(const store_owner_t *owner, void *ctx);
-    void *ctx;
-    const store_sql_t *q;
-};
-
-static int owner_page_row(sqlite3_stmt *stmt, void *arg)
-{
-    const struct owner_page *page = arg;
-    store_owner_t owner;
-    if (owner_from_row(page->q, stmt, &owner) != STORE_OK)
-        return -1;
-    return page->each(&owner, page->ctx) != 0;
+    return conn_read_row(conn, &Q_OWNER_GET, stmt, owner_from_row, out);
 }
 
 store_status_t store_owner_list(store_conn_t *conn, const char *tenant_id, const char *after_id,
                                 size_t limit, int (*each)(const store_owner_t *owner, void *ctx),
                                 void *ctx, bool *more)
 {
-    const store_sql_t *q;
-    sqlite3_stmt *stmt;
-    store_status_t status = conn_enter(conn);
-    if (status == STORE_OK)
-        status = conn_prepare_page(conn, &Q_OWNER_LIST_FIRST, &Q_OWNER_LIST_AFTER, tenant_id, after_id, limit, &q, &stmt);
-    if (status != STORE_OK)
-        return status;
-    struct owner_page page = {each, ctx, q};
-    return conn_page(conn, q, stmt, limit, owner_page_row, &page, more);
+    store_page_t page;
+    page_open(&page, conn, &Q_OWNER_LIST_FIRST, &Q_OWNER_LIST_AFTER, tenant_id, after_id, limit);
+    store_owner_t owner;
+    while (page_next(&page, owner_from_row, &owner))
+        if (each(&owner, ctx) != 0)
+            break;
+    return page_close(&page, more);
 }

@@ -22,16 +22,13 @@
 #define STORE_DATE_LEN 11             /* YYYY-MM-DD plus the NUL */
 /* Text limits are in characters (UTF-8 code points, as the validator counts
  * them), so buffers hold four bytes per character plus the NUL. */
-#define STORE_OWNER_NAME_MAX (256 * 4 + 1)
 #define STORE_EMAIL_MAX (254 * 4 + 1)
-#define STORE_ADDRESS_TEXT_MAX (256 * 4 + 1) /* line1, line2, city, state */
-#define STORE_POSTAL_CODE_MAX (32 * 4 + 1)
-#define STORE_TIN_SEALED_MAX 128      /* >= core/tin.h TIN_SEALED_MAX (asserted there) */
+#define STORE_POSTAL_CODE_MAX (4 * DOMAIN_POSTAL_CODE_MAX + 1)
 
 typedef struct store_owner {
     char uuid[STORE_UUID_LEN];
     char id[STORE_ID_MAX];                     /* at most 256 bytes */
-    char name[STORE_OWNER_NAME_MAX];
+    char name[DOMAIN_NAME_SIZE];
     char account_owner_type[STORE_OWNER_TYPE_MAX];
     char tax_country_code[STORE_COUNTRY_LEN];   /* "" = none */
     uint8_t tin_sealed[STORE_TIN_SEALED_MAX];   /* tin_seal output */
@@ -39,10 +36,10 @@ typedef struct store_owner {
     char tin_type[STORE_TIN_TYPE_MAX];          /* "" = none */
     char birth_date[STORE_DATE_LEN];            /* "" = none */
     char email[STORE_EMAIL_MAX];                /* "" = none */
-    char address_line1[STORE_ADDRESS_TEXT_MAX]; /* "" = no address at all */
-    char address_line2[STORE_ADDRESS_TEXT_MAX];
-    char address_city[STORE_ADDRESS_TEXT_MAX];
-    char address_state[STORE_ADDRESS_TEXT_MAX];
+    char address_line1[DOMAIN_NAME_SIZE]; /* "" = no address at all */
+    char address_line2[DOMAIN_NAME_SIZE];
+    char address_city[DOMAIN_NAME_SIZE];
+    char address_state[DOMAIN_NAME_SIZE];
     char address_postal_code[STORE_POSTAL_CODE_MAX];
     char address_country_code[STORE_COUNTRY_LEN];
     int64_t created_at;

@@ -58,6 +58,7 @@
 #include <unistd.h>
 
 #include "core/clock.h"
+#include "core/errmsg.h"
 #include "core/log.h"
 #include "store/internal.h"
 #include "store/migrations.h"
@@ -99,19 +100,6 @@ const char *store_status_name(store_status_t status)
 }
 
 /* ---- errors and logs */
-
-static void store_set_err(char **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void store_set_err(char **err, const char *fmt, ...)
-{
-    if (err == NULL)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    if (vasprintf(err, fmt, ap) < 0)
-        *err = NULL;
-    va_end(ap);
-}
 
 static void conn_log(store_conn_t *conn, log_level_t level, const char *msg, const char *op, int rc)
 {
@@ -178,9 +166,7 @@ static int conn_busy_wait(void *arg, int attempts)
         pause = BUSY_SLEEP_MAX_MS;
     if (pause > limit - now)
         pause = limit - now;
-    struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)pause * 1000000L};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-    }
+    clock_sleep_ms(pause);
     return 1;
 }
 
@@ -270,6 +256,13 @@ bool bind_text_or_null(sqlite3_stmt *stmt, int index, const char *text)
     return bind_text(stmt, index, text);
 }
 
+bool bind_blob_or_null(sqlite3_stmt *stmt, int index, const uint8_t *blob, size_t len)
+{
+    if (blob == NULL || len == 0)
+        return sqlite3_bind_null(stmt, index) == SQLITE_OK;
+    return sqlite3_bind_blob(stmt, index, blob, (int)len, SQLITE_STATIC) == SQLITE_OK;
+}
+
 store_status_t run_bound(store_conn_t *conn, const store_sql_t *q, sqlite3_stmt *stmt,
                          bool bound)
 {
@@ -322,6 +315,21 @@ store_status_t conn_prepare_key(store_conn_t *conn, const store_sql_t *id, const
     return STORE_OK;
 }
 
+store_status_t conn_read_row(store_conn_t *conn, const store_sql_t *q, sqlite3_stmt *stmt,
+                             row_decode_fn decode, void *record)
+{
+    store_status_t status;
+    int rc = sqlite3_step(stmt);
+    if (rc == SQLITE_ROW)
+        status = decode != NULL ? decode(q, stmt, record) : STORE_OK;
+    else if (rc == SQLITE_DONE)
+        status = STORE_NOT_FOUND;
+    else
+        status = conn_fail(conn, q, rc);
+    stmt_done(stmt);
+    return status;
+}
+
 /* STORE_OK when a statement keyed by `key` returns a row, else STORE_NOT_FOUND. */
 store_status_t conn_exists(store_conn_t *conn, const store_sql_t *id, const char *key)
 {
@@ -329,15 +337,7 @@ store_status_t conn_exists(store_conn_t *conn, const store_sql_t *id, const char
     store_status_t status = conn_prepare_key(conn, id, key, &stmt);
     if (status != STORE_OK)
         return status;
-    int rc = sqlite3_step(stmt);
-    if (rc == SQLITE_ROW)
-        status = STORE_OK;
-    else if (rc == SQLITE_DONE)
-        status = STORE_NOT_FOUND;
-    else
-        status = conn_fail(conn, id, rc);
-    stmt_done(stmt);
-    return status;
+    return conn_read_row(conn, id, stmt, NULL, NULL);
 }
 
 /* Copies a TEXT column into a fixed buffer; false when it does not fit. */
@@ -352,59 +352,102 @@ bool column_copy(sqlite3_stmt *stmt, int col, char *out, size_t cap)
     return true;
 }
 
+bool column_copy_or_empty(sqlite3_stmt *stmt, int col, char *out, size_t cap)
+{
+    if (sqlite3_column_type(stmt, col) == SQLITE_NULL) {
+        out[0] = '\0';
+        return true;
+    }
+    return column_copy(stmt, col, out, cap);
+}
+
+bool column_blob_copy(sqlite3_stmt *stmt, int col, uint8_t *out, size_t cap, size_t *len)
+{
+    *len = 0;
+    if (sqlite3_column_type(stmt, col) == SQLITE_NULL)
+        return true;
+    const void *blob = sqlite3_column_blob(stmt, col);
+    int n = sqlite3_column_bytes(stmt, col);
+    if (blob == NULL || n <= 0 || (size_t)n > cap)
+        return false;
+    memcpy(out, blob, (size_t)n);
+    *len = (size_t)n;
+    return true;
+}
+
 /* True when a caller's fixed-size field holds a NUL-terminated string. */
 bool text_fits(const char *text, size_t cap)
 {
     return text != NULL && memchr(text, '\0', cap) != NULL;
 }
 
-store_status_t conn_prepare_page(store_conn_t *conn, const store_sql_t *q_first,
-                                 const store_sql_t *q_after, const char *key, const char *after,
-                                 size_t limit, const store_sql_t **q, sqlite3_stmt **stmt)
+void page_start(store_page_t *page, store_conn_t *conn, const store_sql_t *q, sqlite3_stmt *stmt,
+                size_t limit, store_status_t status)
 {
-    bool from_start = after == NULL || after[0] == '\0';
-    *q = from_start ? q_first : q_after;
-    store_status_t status = conn_prepare_key(conn, *q, key, stmt);
-    if (status != STORE_OK)
-        return status;
-    int64_t window = limit < (size_t)INT64_MAX ? (int64_t)limit + 1 : INT64_MAX;
-    bool bound = from_start ? bind_int(*stmt, 2, window)
-                            : bind_text(*stmt, 2, after) && bind_int(*stmt, 3, window);
-    if (!bound)
-        return conn_bind_failed(conn, *q, *stmt);
-    return STORE_OK;
+    *page = (store_page_t){.conn = conn, .q = q, .stmt = status == STORE_OK ? stmt : NULL,
+                           .limit = limit, .status = status, .ended = status != STORE_OK};
 }
 
-store_status_t conn_page(store_conn_t *conn, const store_sql_t *q, sqlite3_stmt *stmt,
-                         size_t limit, page_row_fn row, void *ctx, bool *more)
+void page_open(store_page_t *page, store_conn_t *conn, const store_sql_t *q_first,
+               const store_sql_t *q_after, const char *key, const char *after, size_t limit)
 {
-    store_status_t status = STORE_OK;
-    bool follows = false;
-    size_t delivered = 0;
-    int rc;
-    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-        if (delivered == limit) {
-            follows = true;
-            break;
-        }
-        int r = row(stmt, ctx);
-        if (r < 0) {
-            status = STORE_ERROR;
-            break;
-        }
-        delivered++;
-        if (r > 0) { /* stopped early: "more" still means rows after the last one */
-            rc = sqlite3_step(stmt);
-            follows = rc == SQLITE_ROW;
-            break;
-        }
+    bool from_start = after == NULL || after[0] == '\0';
+    const store_sql_t *q = from_start ? q_first : q_after;
+    sqlite3_stmt *stmt = NULL;
+    store_status_t status = conn_enter(conn);
+    if (status == STORE_OK)
+        status = conn_prepare_key(conn, q, key, &stmt);
+    if (status == STORE_OK) {
+        int64_t window = limit < (size_t)INT64_MAX ? (int64_t)limit + 1 : INT64_MAX;
+        bool bound = from_start ? bind_int(stmt, 2, window)
+                                : bind_text(stmt, 2, after) && bind_int(stmt, 3, window);
+        if (!bound)
+            status = conn_bind_failed(conn, q, stmt);
     }
-    if (status == STORE_OK && rc != SQLITE_ROW && rc != SQLITE_DONE)
-        status = conn_fail(conn, q, rc);
-    stmt_done(stmt);
+    page_start(page, conn, q, stmt, limit, status);
+}
+
+/* Steps the statement once more; false (the page ended) unless it is on a row. */
+static bool page_step(store_page_t *page)
+{
+    int rc = sqlite3_step(page->stmt);
+    if (rc == SQLITE_ROW)
+        return true;
+    page->ended = true;
+    if (rc != SQLITE_DONE)
+        page->status = conn_fail(page->conn, page->q, rc);
+    return false;
+}
+
+bool page_next(store_page_t *page, row_decode_fn decode, void *record)
+{
+    if (page->ended)
+        return false;
+    if (!page_step(page))
+        return false;
+    if (page->delivered == page->limit) { /* the row past the window's last */
+        page->more = true;
+        page->ended = true;
+        return false;
+    }
+    if (decode(page->q, page->stmt, record) != STORE_OK) {
+        page->status = STORE_ERROR;
+        page->ended = true;
+        return false;
+    }
+    page->delivered++;
+    return true;
+}
+
+store_status_t page_close(store_page_t *page, bool *more)
+{
+    if (!page->ended) /* the caller stopped early: does a row follow? */
+        page->more = page_step(page);
+    if (page->stmt != NULL)
+        stmt_done(page->stmt);
     if (more != NULL)
-        *more = follows;
-    return status;
+        *more = page->more;
+    return page->status;
 }
 
 /* ---- transactions */
@@ -489,7 +532,7 @@ static bool conn_pragma(store_conn_t *conn, const char *sql, char **err)
     char *msg = NULL;
     int rc = sqlite3_exec(conn->db, sql, NULL, NULL, &msg);
     if (rc != SQLITE_OK)
-        store_set_err(err, "%s: %s", sql, msg != NULL ? msg : sqlite3_errstr(rc));
+        errmsg_set(err, "%s: %s", sql, msg != NULL ? msg : sqlite3_errstr(rc));
     sqlite3_free(msg);
     return rc == SQLITE_OK;
 }
@@ -520,7 +563,7 @@ static bool conn_enable_wal(store_conn_t *conn, char **err)
     bool ok = rc == SQLITE_ROW &&
               sqlite3_stricmp((const char *)sqlite3_column_text(stmt, 0), "wal") == 0;
     if (!ok)
-        store_set_err(err, "cannot enable WAL mode: %s",
+        errmsg_set(err, "cannot enable WAL mode: %s",
                       rc == SQLITE_ROW ? "journal mode refused" : sqlite3_errmsg(conn->db));
     sqlite3_finalize(stmt);
     return ok;
@@ -545,13 +588,13 @@ static store_conn_t *conn_open(const char *path, char **err)
 {
     store_conn_t *conn = calloc(1, sizeof *conn);
     if (conn == NULL) {
-        store_set_err(err, "out of memory");
+        errmsg_set(err, "out of memory");
         return NULL;
     }
     int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
     int rc = sqlite3_open_v2(path, &conn->db, flags, NULL);
     if (rc != SQLITE_OK) {
-        store_set_err(err, "cannot open %s: %s", path,
+        errmsg_set(err, "cannot open %s: %s", path,
                       conn->db != NULL ? sqlite3_errmsg(conn->db) : sqlite3_errstr(rc));
         conn_close(conn);
         return NULL;
@@ -572,7 +615,7 @@ static bool store_make_parent(const char *path, char **err)
         return true;
     char *dir = strndup(path, (size_t)(slash - path));
     if (dir == NULL) {
-        store_set_err(err, "out of memory");
+        errmsg_set(err, "out of memory");
         return false;
     }
     bool ok = true;
@@ -582,7 +625,7 @@ static bool store_make_parent(const char *path, char **err)
         char saved = *p;
         *p = '\0';
         if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
-            store_set_err(err, "cannot create directory %s: %s", dir, strerror(errno));
+            errmsg_set(err, "cannot create directory %s: %s", dir, strerror(errno));
             ok = false;
         }
         *p = saved;
@@ -606,7 +649,7 @@ static bool store_create_private(const char *path, char **err)
     }
     if (errno == EEXIST)
         return true;
-    store_set_err(err, "cannot create %s: %s", path, strerror(errno));
+    errmsg_set(err, "cannot create %s: %s", path, strerror(errno));
     return false;
 }
 
@@ -616,20 +659,20 @@ static store_t *store_new(const char *path, char **err)
     store_t *store = calloc(1, sizeof *store);
     if (store == NULL || (store->path = strdup(path)) == NULL) {
         free(store);
-        store_set_err(err, "out of memory");
+        errmsg_set(err, "out of memory");
         return NULL;
     }
     if ((store->commits = commit_queue_new(store)) == NULL) {
         free(store->path);
         free(store);
-        store_set_err(err, "cannot create the commit queue");
+        errmsg_set(err, "cannot create the commit queue");
         return NULL;
     }
     if (pthread_mutex_init(&store->lock, NULL) != 0) {
         commit_queue_free(store->commits);
         free(store->path);
         free(store);
-        store_set_err(err, "cannot create the pool lock");
+        errmsg_set(err, "cannot create the pool lock");
         return NULL;
     }
     return store;
@@ -640,7 +683,7 @@ store_t *store_open(const char *path, char **err)
     if (err != NULL)
         *err = NULL;
     if (path == NULL || *path == '\0') {
-        store_set_err(err, "no database path");
+        errmsg_set(err, "no database path");
         return NULL;
     }
     if (!store_make_parent(path, err) || !store_create_private(path, err))

@@ -16,8 +16,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define STORE_ID_MAX 257     /* caller ids: at most 256 bytes, plus the NUL */
-#define STORE_UUID_LEN 37    /* canonical UUID text plus the NUL */
+#include "core/domain.h"
+#include "core/ids.h"
+#include "core/tin.h"
+
+#define STORE_ID_MAX DOMAIN_ID_SIZE /* a caller id, with its NUL */
+#define STORE_UUID_LEN IDS_UUID_LEN /* a uuid's canonical text, with its NUL */
+/* A sealed TIN (tin_seal's output) as filers, account owners and TIN checks
+ * store it; never a clear TIN. */
+#define STORE_TIN_SEALED_MAX 128
+_Static_assert(STORE_TIN_SEALED_MAX >= TIN_SEALED_MAX, "the store must hold any sealed TIN");
 #define STORE_NAME_MAX 257
 #define STORE_ROUTE_MAX 257
 
@@ -164,15 +172,12 @@ store_status_t store_rate_limit_each(store_conn_t *conn,
 
 /* ---- filers (the tenant's default filer exists from creation; creating,
  * changing and deleting filers are declared in store/filers.h) */
-#define STORE_FILER_NAME_MAX 1025      /* 256 characters of up to 4 UTF-8 bytes, plus the NUL */
-#define STORE_FILER_TIN_SEALED_MAX 128 /* >= core/tin.h TIN_SEALED_MAX (asserted in filers.c) */
-
 typedef struct store_filer {
     char uuid[STORE_UUID_LEN];
     char id[STORE_ID_MAX];
-    char name[STORE_FILER_NAME_MAX];
+    char name[DOMAIN_NAME_SIZE];
     bool is_default;
-    uint8_t tin_sealed[STORE_FILER_TIN_SEALED_MAX]; /* tin_seal output; never a clear TIN */
+    uint8_t tin_sealed[STORE_TIN_SEALED_MAX];
     size_t tin_sealed_len;                          /* 0 = no TIN */
     int64_t created_at;
     int64_t updated_at;

@@ -46,13 +46,6 @@ static const store_sql_t Q_TAXDOC_TIN_RESULT = {"taxdoc_tin_result",
 
 /* ---- writes */
 
-static bool bind_blob_or_null(sqlite3_stmt *stmt, int index, const uint8_t *data, size_t len)
-{
-    if (data == NULL || len == 0)
-        return sqlite3_bind_null(stmt, index) == SQLITE_OK;
-    return sqlite3_bind_blob(stmt, index, data, (int)len, SQLITE_STATIC) == SQLITE_OK;
-}
-
 static bool taxdoc_bind(sqlite3_stmt *stmt, const store_taxdoc_new_t *n)
 {
     const store_taxdoc_t *d = n->doc;

@@ -44,9 +44,10 @@ static const store_sql_t Q_FILER_INSERT = {"filer_insert",
 
 /* ---- tenants */
 
-static const store_sql_t Q_USD_INSERT = {
-    "usd_insert", "INSERT INTO assets (uuid, tenant_id, code, name, type, decimals, created_at)"
-                  " VALUES (?1, ?2, 'USD', 'US Dollar', 'fiat', 2, ?3)"};
+/* The reporting currency (?4, DOMAIN_REPORTING_CURRENCY), which every tenant holds. */
+static const store_sql_t Q_REPORTING_ASSET_INSERT = {"reporting_asset_insert",
+    "INSERT INTO assets (uuid, tenant_id, code, name, type, decimals, created_at)"
+    " VALUES (?1, ?2, ?4, 'US Dollar', 'fiat', 2, ?3)"};
 
 typedef struct tenant_create_args {
     const store_tenant_t *tenant;
@@ -74,20 +75,21 @@ static store_status_t tenant_create_tx(store_conn_t *conn, const void *arg)
     if (status != STORE_OK)
         return status;
     if (!(bind_text(stmt, 1, a->seed->default_filer_uuid) && bind_text(stmt, 2, a->tenant->id) &&
-          bind_text(stmt, 3, "default") && bind_text(stmt, 4, "Default filer") &&
+          bind_text(stmt, 3, DOMAIN_DEFAULT_FILER_ID) && bind_text(stmt, 4, "Default filer") &&
           bind_int(stmt, 5, 1) && bind_int(stmt, 6, a->tenant->created_at)))
         return conn_bind_failed(conn, &Q_FILER_INSERT, stmt);
     status = conn_run(conn, &Q_FILER_INSERT, stmt);
     if (status != STORE_OK)
         return status;
 
-    status = conn_prepare(conn, &Q_USD_INSERT, &stmt);
+    status = conn_prepare(conn, &Q_REPORTING_ASSET_INSERT, &stmt);
     if (status != STORE_OK)
         return status;
     if (!(bind_text(stmt, 1, a->seed->usd_asset_uuid) && bind_text(stmt, 2, a->tenant->id) &&
-          bind_int(stmt, 3, a->tenant->created_at)))
-        return conn_bind_failed(conn, &Q_USD_INSERT, stmt);
-    status = conn_run(conn, &Q_USD_INSERT, stmt);
+          bind_int(stmt, 3, a->tenant->created_at) &&
+          bind_text(stmt, 4, DOMAIN_REPORTING_CURRENCY)))
+        return conn_bind_failed(conn, &Q_REPORTING_ASSET_INSERT, stmt);
+    status = conn_run(conn, &Q_REPORTING_ASSET_INSERT, stmt);
     if (status != STORE_OK || a->first == NULL)
         return status;
     return credential_create_tx(conn, a->first);
@@ -108,9 +110,10 @@ store_status_t store_tenant_create(store_conn_t *conn, const store_tenant_t *ten
     return conn_write(conn, tenant_create_tx, &args);
 }
 
-static store_status_t tenant_from_row(const store_sql_t *id, sqlite3_stmt *stmt,
-                                      store_tenant_t *out)
+/* A row_decode_fn: record is a store_tenant_t. */
+static store_status_t tenant_from_row(const store_sql_t *id, sqlite3_stmt *stmt, void *record)
 {
+    store_tenant_t *out = record;
     if (!column_copy(stmt, 0, out->id, sizeof out->id) ||
         !column_copy(stmt, 1, out->name, sizeof out->name))
         return store_bad_row(id);
@@ -126,15 +129,7 @@ store_status_t store_tenant_get(store_conn_t *conn, const char *tenant_id, store
         status = conn_prepare_key(conn, &Q_TENANT_GET, tenant_id, &stmt);
     if (status != STORE_OK)
         return status;
-    int rc = sqlite3_step(stmt);
-    if (rc == SQLITE_ROW)
-        status = tenant_from_row(&Q_TENANT_GET, stmt, out);
-    else if (rc == SQLITE_DONE)
-        status = STORE_NOT_FOUND;
-    else
-        status = conn_fail(conn, &Q_TENANT_GET, rc);
-    stmt_done(stmt);
-    return status;
+    return conn_read_row(conn, &Q_TENANT_GET, stmt, tenant_from_row, out);
 }
 
 store_status_t store_tenant_each(store_conn_t *conn,

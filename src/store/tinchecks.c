@@ -67,7 +67,7 @@ store_status_t store_tin_check_supersede_in_tx(store_conn_t *conn, const char *t
 store_status_t store_tin_check_enqueue_in_tx(store_conn_t *conn, const store_tin_check_new_t *c)
 {
     if ((unsigned)c->kind > STORE_TIN_CHECK_TAX_DOCUMENTATION ||
-        c->tin_sealed_len > STORE_TIN_CHECK_SEALED_MAX)
+        c->tin_sealed_len > STORE_TIN_SEALED_MAX)
         return store_bad_argument("tin_check_enqueue");
     if (c->subject_id != NULL && c->subject_id[0] != '\0') {
         store_status_t st =

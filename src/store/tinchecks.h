@@ -55,8 +55,6 @@ store_status_t store_tin_check_supersede_in_tx(store_conn_t *conn, const char *t
 
 #define STORE_TIN_CHECK_STATUS_MAX 16
 #define STORE_TIN_CHECK_CLAIM_MAX 64
-#define STORE_TIN_CHECK_NAME_MAX (256 * 4 + 1) /* 256 characters of UTF-8 */
-#define STORE_TIN_CHECK_SEALED_MAX 128         /* >= core/tin.h TIN_SEALED_MAX */
 #define STORE_TIN_CHECK_STALE "STALE"          /* finished without a result */
 
 /* A check as stored. Strings are "" when the column is NULL. */
@@ -66,8 +64,8 @@ typedef struct store_tin_check {
     store_tin_check_kind_t kind;
     char subject_id[STORE_ID_MAX];
     char owner_uuid[STORE_UUID_LEN];
-    char name[STORE_TIN_CHECK_NAME_MAX];
-    uint8_t tin_sealed[STORE_TIN_CHECK_SEALED_MAX];
+    char name[DOMAIN_NAME_SIZE];
+    uint8_t tin_sealed[STORE_TIN_SEALED_MAX];
     size_t tin_sealed_len;
     char tin_type[16];
     char status[STORE_TIN_CHECK_STATUS_MAX]; /* PENDING until finished */

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/clock.h"
 #include "core/grow.h"
 #include "core/ids.h"
 #include "store/assets.h"
@@ -83,7 +84,7 @@ static const store_sql_t Q_TX_OF_ACCOUNT = {
  * 'r' received, 'f' fee), the asset code, a space, the amount and, when it
  * has one, '@' and the USD rate; lines are joined by ';', sent first, then
  * received, then fees, each kind in the order the caller gave. Codes are
- * A-Z a-z 0-9 . _ - (store_asset_code_valid) and decimals digits, '-' and
+ * A-Z a-z 0-9 . _ - (domain_asset_code_valid) and decimals digits, '-' and
  * '.', so no separator can occur inside a field. Example:
  * "sUSD 5308.70;rBTC 0.12345678@43000.12;fUSD 1.25". */
 
@@ -436,12 +437,6 @@ static store_status_t write_tx(store_conn_t *conn, const store_tx_write_t *w,
     return st;
 }
 
-static void pause_for(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
 /* The outcome of a write whose account and stored row are known, and its
  * writes. MOVED and UNCHANGED write nothing. */
 static store_status_t upsert_found(store_conn_t *conn, const store_tx_write_t *w,
@@ -521,7 +516,7 @@ static store_status_t upsert_tx(store_conn_t *conn, const void *arg)
     if (a->result->outcome == STORE_TX_MOVED)
         return STORE_CONFLICT;
     if (a->result->outcome != STORE_TX_UNCHANGED && a->pause_ms > 0)
-        pause_for(a->pause_ms);
+        clock_sleep_ms(a->pause_ms);
     return STORE_OK;
 }
 
@@ -638,7 +633,7 @@ store_status_t store_tx_each_of_account_from(store_conn_t *conn, const char *acc
         return conn_bind_failed(conn, &Q_TX_OF_ACCOUNT, stmt);
     store_tx_line_t *lines = NULL;
     size_t count = 0, cap = 0;
-    char id[STORE_ID_MAX], type[STORE_TX_TYPE_MAX];
+    char id[STORE_ID_MAX], type[DOMAIN_TX_TYPE_SIZE];
     int rc, stop = 0;
     while (!stop && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
         if (!column_copy(stmt, 0, id, sizeof id) || !column_copy(stmt, 2, type, sizeof type) ||

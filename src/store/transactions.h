@@ -12,16 +12,14 @@
 
 #include "store/store.h"
 
-#define STORE_CODE_MAX 33
 #define STORE_DEC_MAX 42  /* a canonical decimal string (core/decimal.h) */
-#define STORE_TX_TYPE_MAX 16
 
 typedef enum store_line_kind { STORE_LINE_SENT = 0, STORE_LINE_RECEIVED, STORE_LINE_FEE } store_line_kind_t;
 
 typedef struct store_tx_line {
     store_line_kind_t kind;
-    char asset[STORE_CODE_MAX];
-    char asset_type[16];           /* used when the asset is created on first use */
+    char asset[DOMAIN_ASSET_CODE_SIZE];
+    char asset_type[DOMAIN_ASSET_TYPE_SIZE]; /* used when the asset is created on first use */
     char new_asset_uuid[STORE_UUID_LEN]; /* the id it gets if it is created */
     char amount[STORE_DEC_MAX];    /* canonical decimal */
     bool has_rate;

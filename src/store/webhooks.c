@@ -207,13 +207,6 @@ static const store_sql_t Q_BACKLOG_ALL = {
 
 /* ---- small helpers */
 
-static bool bind_blob_or_null(sqlite3_stmt *stmt, int index, const uint8_t *blob, size_t len)
-{
-    if (blob == NULL || len == 0)
-        return sqlite3_bind_null(stmt, index) == SQLITE_OK;
-    return sqlite3_bind_blob(stmt, index, blob, (int)len, SQLITE_STATIC) == SQLITE_OK;
-}
-
 /* Like run_bound, and reports how many rows the statement changed. */
 static store_status_t run_counted(store_conn_t *conn, const store_sql_t *q, sqlite3_stmt *stmt,
                                   bool bound, int64_t *changes)
@@ -222,30 +215,6 @@ static store_status_t run_counted(store_conn_t *conn, const store_sql_t *q, sqli
     if (st == STORE_OK && changes != NULL)
         *changes = sqlite3_changes(conn->db);
     return st;
-}
-
-/* A text column that may be NULL ("" then). */
-static bool column_copy_opt(sqlite3_stmt *stmt, int col, char *out, size_t cap)
-{
-    if (sqlite3_column_type(stmt, col) == SQLITE_NULL) {
-        out[0] = '\0';
-        return true;
-    }
-    return column_copy(stmt, col, out, cap);
-}
-
-static bool column_blob_opt(sqlite3_stmt *stmt, int col, uint8_t *out, size_t cap, size_t *len)
-{
-    *len = 0;
-    if (sqlite3_column_type(stmt, col) == SQLITE_NULL)
-        return true;
-    const void *blob = sqlite3_column_blob(stmt, col);
-    int n = sqlite3_column_bytes(stmt, col);
-    if (blob == NULL || n <= 0 || (size_t)n > cap)
-        return false;
-    memcpy(out, blob, (size_t)n);
-    *len = (size_t)n;
-    return true;
 }
 
 static char *column_strdup(sqlite3_stmt *stmt, int col)
@@ -280,10 +249,10 @@ static store_status_t sub_from_row(const store_sql_t *q, sqlite3_stmt *stmt,
               column_copy(stmt, 1, out->tenant_id, sizeof out->tenant_id) &&
               column_copy(stmt, 2, out->url, sizeof out->url) &&
               column_copy(stmt, 3, out->events, sizeof out->events) &&
-              column_copy_opt(stmt, 8, out->egress_address, sizeof out->egress_address) &&
+              column_copy_or_empty(stmt, 8, out->egress_address, sizeof out->egress_address) &&
               column_copy(stmt, 9, mode, sizeof mode) &&
-              column_copy_opt(stmt, 10, out->basic_user, sizeof out->basic_user) &&
-              column_blob_opt(stmt, 11, out->basic_password_sealed,
+              column_copy_or_empty(stmt, 10, out->basic_user, sizeof out->basic_user) &&
+              column_blob_copy(stmt, 11, out->basic_password_sealed,
                               sizeof out->basic_password_sealed,
                               &out->basic_password_sealed_len) &&
               column_copy(stmt, 12, state, sizeof state);
@@ -480,7 +449,7 @@ static store_status_t secrets_read(store_conn_t *conn, const char *id, store_wh_
         store_wh_secret_t *s = &out[*count];
         s->seq = sqlite3_column_int64(stmt, 0);
         s->created_at = sqlite3_column_int64(stmt, 2);
-        if (!column_blob_opt(stmt, 1, s->sealed, sizeof s->sealed, &s->sealed_len) ||
+        if (!column_blob_copy(stmt, 1, s->sealed, sizeof s->sealed, &s->sealed_len) ||
             s->sealed_len == 0) {
             st = store_bad_row(&Q_SECRETS_OF);
             break;

@@ -22,7 +22,9 @@
 
 #include "core/clock.h"
 #include "core/decimal.h"
+#include "core/domain.h"
 #include "core/jsonval.h"
+#include "core/tin.h"
 #include "http/validate.h"
 
 static const char *const TYPE_NAMES[TAXDOCS_TYPE_COUNT] = {"W-9", "W-8BEN", "W-8BEN-E", "DPS",
@@ -79,15 +81,15 @@ static bool is_w8(taxdocs_type_t type)
 /* ---- schemas (fields as the IRS forms and the OECD / DAC7 questionnaires
  * ask for them; unknown fields are ignored, as everywhere in the API) */
 
-#define NAME_FIELD(key, req) {key, V_STRING, .required = req, .min_len = 1, .max_len = 256}
-#define TIN_INPUT_MAX 40
+#define NAME_FIELD(key, req)                                                                   \
+    {key, V_STRING, .required = req, .min_len = 1, .max_len = DOMAIN_NAME_MAX}
 
 static const v_field ADDRESS_FIELDS[] = {
     NAME_FIELD("line1", true),
-    {"line2", V_STRING, .nullable = true, .min_len = 1, .max_len = 256},
+    {"line2", V_STRING, .nullable = true, .min_len = 1, .max_len = DOMAIN_NAME_MAX},
     NAME_FIELD("city", true),
-    {"state", V_STRING, .nullable = true, .min_len = 1, .max_len = 256},
-    {"postal_code", V_STRING, .nullable = true, .min_len = 1, .max_len = 32},
+    {"state", V_STRING, .nullable = true, .min_len = 1, .max_len = DOMAIN_NAME_MAX},
+    {"postal_code", V_STRING, .nullable = true, .min_len = 1, .max_len = DOMAIN_POSTAL_CODE_MAX},
     {"country_code", V_STRING, .required = true, .min_len = 2, .max_len = 2},
     {.name = NULL}};
 static const v_schema ADDRESS = {ADDRESS_FIELDS};
@@ -96,14 +98,14 @@ static const v_field TREATY_FIELDS[] = {
     {"country_code", V_STRING, .required = true, .min_len = 2, .max_len = 2},
     {"article", V_STRING, .required = true, .min_len = 1, .max_len = 64},
     {"withholding_rate", V_DECIMAL, .required = true},
-    {"income_type", V_STRING, .nullable = true, .min_len = 1, .max_len = 256},
+    {"income_type", V_STRING, .nullable = true, .min_len = 1, .max_len = DOMAIN_NAME_MAX},
     {.name = NULL}};
 static const v_schema TREATY = {TREATY_FIELDS};
 
 static const v_field RESIDENCE_FIELDS[] = {
     {"country_code", V_STRING, .required = true, .min_len = 2, .max_len = 2},
     {"tin", V_STRING, .nullable = true, .min_len = 1, .max_len = TIN_INPUT_MAX},
-    {"tin_not_required_reason", V_STRING, .nullable = true, .min_len = 1, .max_len = 256},
+    {"tin_not_required_reason", V_STRING, .nullable = true, .min_len = 1, .max_len = DOMAIN_NAME_MAX},
     {.name = NULL}};
 static const v_schema RESIDENCE = {RESIDENCE_FIELDS};
 static const v_field RESIDENCE_ITEM = {"", V_OBJECT, .object = &RESIDENCE};
@@ -125,7 +127,7 @@ static const char *const HOLDER_TYPES[] = {"INDIVIDUAL", "ENTITY", NULL};
 #define FOREIGN_TIN_FIELDS                                                                     \
     {"foreign_tin", V_STRING, .nullable = true, .min_len = 1, .max_len = TIN_INPUT_MAX},       \
     {"foreign_tin_not_required_reason", V_STRING, .nullable = true, .min_len = 1,            \
-     .max_len = 256}
+     .max_len = DOMAIN_NAME_MAX}
 #define RESIDENCES_FIELD                                                                       \
     {"tax_residences", V_ARRAY, .required = true, .min_items = 1, .max_items = 10,            \
      .items = &RESIDENCE_ITEM}
@@ -133,7 +135,7 @@ static const char *const HOLDER_TYPES[] = {"INDIVIDUAL", "ENTITY", NULL};
 static const v_field W9_FIELDS[] = {
     COMMON_HEAD,
     NAME_FIELD("name", true),
-    {"business_name", V_STRING, .nullable = true, .min_len = 1, .max_len = 256},
+    {"business_name", V_STRING, .nullable = true, .min_len = 1, .max_len = DOMAIN_NAME_MAX},
     {"entity_classification", V_ENUM, .required = true, .values = W9_CLASSIFICATIONS},
     {"tin_type", V_ENUM, .required = true, .values = TIN_TYPES},
     {"tin", V_STRING, .required = true, .min_len = 1, .max_len = TIN_INPUT_MAX},

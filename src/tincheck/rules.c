@@ -4,16 +4,16 @@
 
 #include <string.h>
 
-static const char *const TYPE_NAMES[] = {"SSN", "EIN", "ITIN", "ATIN", "FOREIGN"};
+#include "core/domain.h"
+#include "core/tin.h"
 
 tincheck_type_t tincheck_type_parse(const char *tin_type)
 {
     if (tin_type == NULL)
         return TINCHECK_TYPE_UNKNOWN;
-    for (int i = 0; i < (int)(sizeof TYPE_NAMES / sizeof TYPE_NAMES[0]); i++)
-        if (strcmp(tin_type, TYPE_NAMES[i]) == 0)
-            return (tincheck_type_t)i;
-    return TINCHECK_TYPE_UNKNOWN;
+    /* TIN_TYPE_NAMES lists the types in tincheck_type_t's order. */
+    int i = domain_name_index(TIN_TYPE_NAMES, tin_type);
+    return i >= 0 ? (tincheck_type_t)i : TINCHECK_TYPE_UNKNOWN;
 }
 
 const char *tincheck_rule_name(tincheck_rule_t rule)

@@ -205,12 +205,6 @@ static void record(service_t *svc, store_conn_t *conn, const store_tin_check_t *
 
 /* ---- the step ----------------------------------------------------------- */
 
-static void sleep_ms(int64_t ms)
-{
-    struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
 /* The test hook: holds the claimed check; false when the process stops. */
 static bool test_pause(service_t *svc)
 {
@@ -220,7 +214,7 @@ static bool test_pause(service_t *svc)
     while (clock_monotonic_ms() < until) {
         if (atomic_load(&svc->stopping))
             return false;
-        sleep_ms(PAUSE_SLICE_MS);
+        clock_sleep_ms(PAUSE_SLICE_MS);
     }
     return true;
 }

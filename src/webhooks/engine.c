@@ -219,14 +219,6 @@ static uint64_t rng_next(dispatcher_t *d)
     return x * 0x2545F4914F6CDD1DULL;
 }
 
-/* src into dst[cap], cut to fit (ids and errors are bounded at the source). */
-static void copy_text(char *dst, size_t cap, const char *src)
-{
-    size_t n = src != NULL ? strnlen(src, cap - 1) : 0;
-    memcpy(dst, src != NULL ? src : "", n);
-    dst[n] = '\0';
-}
-
 static int64_t min_i64(int64_t a, int64_t b)
 {
     return a < b ? a : b;
@@ -459,10 +451,10 @@ static void outcome_record(dispatcher_t *d, const transfer_t *t, store_wh_outcom
         log_msg(LOG_ERROR, "webhook outcome dropped: out of memory");
         return;
     }
-    copy_text(p->sub_id, sizeof p->sub_id, t->sub->id);
-    copy_text(p->delivery_id, sizeof p->delivery_id, t->delivery_id);
-    copy_text(p->trace_id, sizeof p->trace_id, t->trace_id);
-    copy_text(p->error, sizeof p->error, error);
+    buf_copy(p->sub_id, sizeof p->sub_id, t->sub->id);
+    buf_copy(p->delivery_id, sizeof p->delivery_id, t->delivery_id);
+    buf_copy(p->trace_id, sizeof p->trace_id, t->trace_id);
+    buf_copy(p->error, sizeof p->error, error);
     p->o = o;
     o.error = p->error[0] ? p->error : NULL;
     log_attempt(d, t, &o, latency_us);
@@ -552,9 +544,9 @@ static void start_transfer(dispatcher_t *d, const ready_t *r)
     if (t == NULL)
         return; /* no longer ready here: the next batch begins it again */
     t->sub = s;
-    copy_text(t->delivery_id, sizeof t->delivery_id, a->delivery_id);
-    copy_text(t->event_id, sizeof t->event_id, a->event_id);
-    copy_text(t->trace_id, sizeof t->trace_id, a->trace_id);
+    buf_copy(t->delivery_id, sizeof t->delivery_id, a->delivery_id);
+    buf_copy(t->event_id, sizeof t->event_id, a->event_id);
+    buf_copy(t->trace_id, sizeof t->trace_id, a->trace_id);
     t->rowid = a->rowid;
     t->attempts = a->attempts;
     t->sent_at = now_ms(d);
@@ -1200,7 +1192,7 @@ static int dispatcher_init(webhook_engine_t *e, dispatcher_t *d, const char *ins
 static int instance_name(const char *given, char *out, size_t cap)
 {
     if (given != NULL && given[0] != '\0') {
-        copy_text(out, cap, given);
+        buf_copy(out, cap, given);
         return 0;
     }
     uint8_t bytes[6];
@@ -1208,7 +1200,7 @@ static int instance_name(const char *given, char *out, size_t cap)
     if (crypto_random_bytes(bytes, sizeof bytes) != 0)
         return -1;
     crypto_hex_encode(bytes, sizeof bytes, hex);
-    copy_text(out, cap, hex);
+    buf_copy(out, cap, hex);
     return 0;
 }
 
@@ -1224,9 +1216,9 @@ webhook_engine_t *webhook_engine_new(const webhook_engine_config_t *cfg, char **
     e->store = cfg->store;
     e->clock = cfg->clock;
     e->threads = threads;
-    copy_text(e->ca_file, sizeof e->ca_file, cfg->ca_file);
-    copy_text(e->egress, sizeof e->egress, cfg->egress_address);
-    copy_text(e->proxy, sizeof e->proxy, cfg->proxy);
+    buf_copy(e->ca_file, sizeof e->ca_file, cfg->ca_file);
+    buf_copy(e->egress, sizeof e->egress, cfg->egress_address);
+    buf_copy(e->proxy, sizeof e->proxy, cfg->proxy);
     if (webhook_vault_key_load(cfg->db_path, e->key, err) != 0) {
         webhook_engine_free(e);
         return NULL;

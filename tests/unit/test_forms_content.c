@@ -71,7 +71,7 @@ typedef struct txb {
 static txb_t txs[16];
 static size_t tx_count;
 
-static txb_t *T(const char *id, const char *at, inv_tx_type_t type)
+static txb_t *T(const char *id, const char *at, domain_tx_type_t type)
 {
     txb_t *b = &txs[tx_count++];
     memset(b, 0, sizeof *b);
@@ -91,7 +91,7 @@ static void fee(txb_t *b, inv_line_t l) { b->fees[b->tx.fee_count++] = l; }
 static void trade(const char *id, const char *at, inv_line_t give, inv_line_t take,
                   const char *usd_fee)
 {
-    txb_t *b = T(id, at, INV_TRADE);
+    txb_t *b = T(id, at, DOMAIN_TX_TRADE);
     sent(b, give);
     got(b, take);
     if (usd_fee != NULL)
@@ -107,11 +107,11 @@ static void the_year(void)
     trade("s2", "2024-06-01T00:00:00Z", L("BTC", "1.5", NULL), L("USD", "30000", NULL), NULL);
     trade("e1", "2024-03-01T00:00:00Z", L("USD", "5000", NULL), L("ETH", "10", NULL), NULL);
     trade("e2", "2024-04-01T00:00:00Z", L("ETH", "10", NULL), L("USD", "4000", NULL), NULL);
-    got(T("d1", "2024-01-10T00:00:00Z", INV_DEPOSIT), L("SOL", "1", NULL));
+    got(T("d1", "2024-01-10T00:00:00Z", DOMAIN_TX_DEPOSIT), L("SOL", "1", NULL));
     trade("d2", "2024-05-01T00:00:00Z", L("SOL", "1", NULL), L("USD", "100", NULL), NULL);
-    got(T("i1", "2024-07-01T00:00:00Z", INV_INCOME), L("ETH", "0.1", "3000"));
-    sent(T("w1", "2024-08-01T00:00:00Z", INV_WITHDRAW), L("BTC", "0.2", "60000"));
-    sent(T("x1", "2024-12-31T23:59:59.999Z", INV_EXPENSE), L("BTC", "0.1", "50000"));
+    got(T("i1", "2024-07-01T00:00:00Z", DOMAIN_TX_INCOME), L("ETH", "0.1", "3000"));
+    sent(T("w1", "2024-08-01T00:00:00Z", DOMAIN_TX_WITHDRAW), L("BTC", "0.2", "60000"));
+    sent(T("x1", "2024-12-31T23:59:59.999Z", DOMAIN_TX_EXPENSE), L("BTC", "0.1", "50000"));
     trade("y1", "2025-01-01T00:00:00Z", L("BTC", "0.1", NULL), L("USD", "7000", NULL), NULL);
 }
 
@@ -119,7 +119,7 @@ static void the_year(void)
 static json_t *render(forms_type_t type)
 {
     the_year();
-    inv_engine_t *e = inv_engine_new(INV_FIFO);
+    inv_engine_t *e = inv_engine_new(DOMAIN_METHOD_FIFO);
     assert_non_null(e);
     forms_content_t *c = forms_content_new(type, 2024);
     assert_non_null(c);

@@ -49,7 +49,7 @@ typedef struct txb {
     inv_line_t sent[3], received[3], fees[3];
 } txb_t;
 
-static txb_t TX(const char *id, int64_t at, inv_tx_type_t type)
+static txb_t TX(const char *id, int64_t at, domain_tx_type_t type)
 {
     txb_t b;
     memset(&b, 0, sizeof b);
@@ -71,7 +71,7 @@ static void add_tx(inv_engine_t *e, txb_t *b)
 static void buy(inv_engine_t *e, const char *id, int64_t at, const char *asset, const char *qty,
                 const char *usd, const char *fee)
 {
-    txb_t b = TX(id, at, INV_TRADE);
+    txb_t b = TX(id, at, DOMAIN_TX_TRADE);
     b.sent[b.tx.sent_count++] = L("USD", usd, NULL);
     b.received[b.tx.received_count++] = L(asset, qty, NULL);
     if (fee != NULL)
@@ -82,7 +82,7 @@ static void buy(inv_engine_t *e, const char *id, int64_t at, const char *asset, 
 static void sell(inv_engine_t *e, const char *id, int64_t at, const char *asset, const char *qty,
                  const char *usd)
 {
-    txb_t b = TX(id, at, INV_TRADE);
+    txb_t b = TX(id, at, DOMAIN_TX_TRADE);
     b.sent[b.tx.sent_count++] = L(asset, qty, NULL);
     b.received[b.tx.received_count++] = L("USD", usd, NULL);
     add_tx(e, &b);
@@ -114,7 +114,7 @@ static void expect_summary(inv_engine_t *e, const char *asset, const char *qty, 
 static void test_fiat_fee_adds_to_cost(void **state)
 {
     (void)state;
-    inv_engine_t *e = inv_engine_new(INV_FIFO);
+    inv_engine_t *e = inv_engine_new(DOMAIN_METHOD_FIFO);
     buy(e, "t1", T0, "BTC", "1", "20000", "5");
     run_ok(e);
     expect_summary(e, "BTC", "1", "20005", "1", "20005");
@@ -129,7 +129,7 @@ static void test_fiat_fee_adds_to_cost(void **state)
 static void test_fifo_partial_disposal(void **state)
 {
     (void)state;
-    inv_engine_t *e = inv_engine_new(INV_FIFO);
+    inv_engine_t *e = inv_engine_new(DOMAIN_METHOD_FIFO);
     sell(e, "t3", T0 + 2 * DAY_MS, "BTC", "1.5", "45000"); /* added first: order is by time */
     buy(e, "t1", T0, "BTC", "1", "20000", "5");
     buy(e, "t2", T0 + DAY_MS, "BTC", "1", "30000", NULL);
@@ -154,7 +154,7 @@ static void test_fifo_partial_disposal(void **state)
 static void test_hifo_order_and_ties(void **state)
 {
     (void)state;
-    inv_engine_t *e = inv_engine_new(INV_HIFO);
+    inv_engine_t *e = inv_engine_new(DOMAIN_METHOD_HIFO);
     buy(e, "a", T0, "ETH", "1", "100", NULL);
     buy(e, "b", T0 + 1, "ETH", "1", "300", NULL);
     buy(e, "c", T0 + 2, "ETH", "1", "200", NULL);
@@ -174,8 +174,8 @@ static void test_hifo_order_and_ties(void **state)
 static void test_hifo_lots_without_basis_last(void **state)
 {
     (void)state;
-    inv_engine_t *e = inv_engine_new(INV_HIFO);
-    txb_t dep = TX("dep", T0, INV_DEPOSIT);
+    inv_engine_t *e = inv_engine_new(DOMAIN_METHOD_HIFO);
+    txb_t dep = TX("dep", T0, DOMAIN_TX_DEPOSIT);
     dep.received[dep.tx.received_count++] = L("SOL", "5", NULL);
     add_tx(e, &dep);
     buy(e, "b", T0 + 1, "SOL", "1", "10", NULL);
@@ -192,7 +192,7 @@ static void test_hifo_lots_without_basis_last(void **state)
 static void test_austria_moving_average(void **state)
 {
     (void)state;
-    inv_engine_t *e = inv_engine_new(INV_AUSTRIA);
+    inv_engine_t *e = inv_engine_new(DOMAIN_METHOD_AUSTRIA);
     buy(e, "b1", T0, "BTC", "1", "100", NULL);
     buy(e, "b2", T0 + DAY_MS, "BTC", "1", "300", NULL);
     sell(e, "s1", T0 + 2 * DAY_MS, "BTC", "0.5", "150");
@@ -210,9 +210,9 @@ static void test_austria_moving_average(void **state)
 static void test_austria_crypto_to_crypto_carries_cost(void **state)
 {
     (void)state;
-    inv_engine_t *e = inv_engine_new(INV_AUSTRIA);
+    inv_engine_t *e = inv_engine_new(DOMAIN_METHOD_AUSTRIA);
     buy(e, "b1", T0, "BTC", "2", "500", NULL);
-    txb_t t = TX("swap", T0 + DAY_MS, INV_TRADE);
+    txb_t t = TX("swap", T0 + DAY_MS, DOMAIN_TX_TRADE);
     t.sent[t.tx.sent_count++] = L("BTC", "1", "40000");
     t.received[t.tx.received_count++] = L("ETH", "10", "4000");
     add_tx(e, &t);
@@ -225,7 +225,7 @@ static void test_austria_crypto_to_crypto_carries_cost(void **state)
     inv_engine_free(e);
 
     /* The same swap under FIFO realises a gain at the value received. */
-    e = inv_engine_new(INV_FIFO);
+    e = inv_engine_new(DOMAIN_METHOD_FIFO);
     buy(e, "b1", T0, "BTC", "2", "500", NULL);
     add_tx(e, &t);
     run_ok(e);
@@ -239,9 +239,9 @@ static void test_austria_crypto_to_crypto_carries_cost(void **state)
 static void test_withdrawal_larger_than_holding(void **state)
 {
     (void)state;
-    inv_engine_t *e = inv_engine_new(INV_FIFO);
+    inv_engine_t *e = inv_engine_new(DOMAIN_METHOD_FIFO);
     buy(e, "b1", T0, "BTC", "1", "100", NULL);
-    txb_t w = TX("w1", T0 + DAY_MS, INV_WITHDRAW);
+    txb_t w = TX("w1", T0 + DAY_MS, DOMAIN_TX_WITHDRAW);
     w.sent[w.tx.sent_count++] = L("BTC", "1.5", NULL);
     add_tx(e, &w);
     run_ok(e);
@@ -262,11 +262,11 @@ static void test_withdrawal_larger_than_holding(void **state)
 static void test_deposit_and_income(void **state)
 {
     (void)state;
-    inv_engine_t *e = inv_engine_new(INV_FIFO);
-    txb_t d = TX("d", T0, INV_DEPOSIT);
+    inv_engine_t *e = inv_engine_new(DOMAIN_METHOD_FIFO);
+    txb_t d = TX("d", T0, DOMAIN_TX_DEPOSIT);
     d.received[d.tx.received_count++] = L("BTC", "1", "30000"); /* a rate is not a cost */
     add_tx(e, &d);
-    txb_t i = TX("i", T0 + 1, INV_INCOME);
+    txb_t i = TX("i", T0 + 1, DOMAIN_TX_INCOME);
     i.received[i.tx.received_count++] = L("BTC", "0.1", "31000");
     add_tx(e, &i);
     run_ok(e);
@@ -277,7 +277,7 @@ static void test_deposit_and_income(void **state)
 static void test_holding_term(void **state)
 {
     (void)state;
-    inv_engine_t *e = inv_engine_new(INV_FIFO);
+    inv_engine_t *e = inv_engine_new(DOMAIN_METHOD_FIFO);
     buy(e, "b1", T0, "BTC", "1", "100", NULL);
     buy(e, "b2", T0 + 1, "BTC", "1", "100", NULL);
     sell(e, "s1", T0 + 366 * DAY_MS, "BTC", "1", "200");          /* 2024 is a leap year */
@@ -286,7 +286,7 @@ static void test_holding_term(void **state)
     assert_int_equal(inv_relief(e, 0)->term, INV_SHORT_TERM); /* exactly one year: short */
     assert_int_equal(inv_relief(e, 1)->term, INV_SHORT_TERM);
     inv_engine_free(e);
-    e = inv_engine_new(INV_FIFO);
+    e = inv_engine_new(DOMAIN_METHOD_FIFO);
     buy(e, "b1", T0, "BTC", "1", "100", NULL);
     sell(e, "s1", T0 + 366 * DAY_MS + 1, "BTC", "1", "200");
     run_ok(e);
@@ -297,7 +297,7 @@ static void test_holding_term(void **state)
 static void test_overflow_reported(void **state)
 {
     (void)state;
-    inv_engine_t *e = inv_engine_new(INV_FIFO);
+    inv_engine_t *e = inv_engine_new(DOMAIN_METHOD_FIFO);
     buy(e, "b1", T0, "X", "90000000000000000000", "1", NULL);
     buy(e, "b2", T0 + 1, "X", "90000000000000000000", "1", NULL);
     const char *failed = NULL;
@@ -305,12 +305,12 @@ static void test_overflow_reported(void **state)
     assert_non_null(failed);
     inv_engine_free(e);
 
-    e = inv_engine_new(INV_FIFO);
-    txb_t big = TX("big", T0, INV_TRADE);
+    e = inv_engine_new(DOMAIN_METHOD_FIFO);
+    txb_t big = TX("big", T0, DOMAIN_TX_TRADE);
     big.sent[big.tx.sent_count++] = L("USD", "1", NULL);
     big.received[big.tx.received_count++] = L("Y", "10000000000", NULL);
     add_tx(e, &big);
-    txb_t sold = TX("sold", T0 + 1, INV_TRADE);
+    txb_t sold = TX("sold", T0 + 1, DOMAIN_TX_TRADE);
     sold.sent[sold.tx.sent_count++] = L("Y", "10000000000", "100000000000"); /* value 1e21 */
     sold.received[sold.tx.received_count++] = L("Z", "1", NULL);
     add_tx(e, &sold);
@@ -318,8 +318,8 @@ static void test_overflow_reported(void **state)
     assert_string_equal(failed, "sold");
     inv_engine_free(e);
 
-    e = inv_engine_new(INV_FIFO);
-    txb_t zero = TX("z", T0, INV_DEPOSIT);
+    e = inv_engine_new(DOMAIN_METHOD_FIFO);
+    txb_t zero = TX("z", T0, DOMAIN_TX_DEPOSIT);
     zero.received[zero.tx.received_count++] = L("BTC", "0", NULL);
     zero.tx.received = zero.received;
     assert_int_equal(inv_engine_add(e, &zero.tx), -1); /* amounts must be positive */
@@ -362,7 +362,7 @@ static void make_random(txb_t *txs, size_t n, unsigned *seed)
         int kind = rand_r(seed) % 5;
         const char *asset = assets[rand_r(seed) % 3];
         const char *q = qty[rand_r(seed) % 6], *p = price[rand_r(seed) % 5];
-        inv_tx_type_t types[] = {INV_DEPOSIT, INV_INCOME, INV_TRADE, INV_WITHDRAW, INV_EXPENSE};
+        domain_tx_type_t types[] = {DOMAIN_TX_DEPOSIT, DOMAIN_TX_INCOME, DOMAIN_TX_TRADE, DOMAIN_TX_WITHDRAW, DOMAIN_TX_EXPENSE};
         txs[i] = TX(id, at, types[kind]);
         txb_t *b = &txs[i];
         if (kind == 0 || kind == 1) {
@@ -389,7 +389,7 @@ static void test_permutations_give_identical_inventory(void **state)
     for (int c = 0; c < CASES; c++) {
         txb_t txs[N];
         make_random(txs, N, &seed);
-        for (inv_method_t m = INV_FIFO; m <= INV_AUSTRIA; m++) {
+        for (domain_method_t m = DOMAIN_METHOD_FIFO; m <= DOMAIN_METHOD_AUSTRIA; m++) {
             for (int p = 0; p < PERMUTATIONS; p++) {
                 txb_t shuffled[N];
                 memcpy(shuffled, txs, sizeof shuffled);

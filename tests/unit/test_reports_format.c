@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/domain.h"
 #include "reports/format.h"
 
 static report_row_t row_of(const char *account, const char *asset, const char *avg)
@@ -18,7 +19,7 @@ static report_row_t row_of(const char *account, const char *asset, const char *a
     return (report_row_t){.account_id = account, .asset_code = asset, .asset_type = "crypto",
                           .total_quantity = "1.5", .total_cost = "30000",
                           .average_unit_cost = avg, .total_quantity_with_cost_basis = "1.5",
-                          .fiat_currency = REPORT_FIAT_CURRENCY};
+                          .fiat_currency = DOMAIN_REPORTING_CURRENCY};
 }
 
 /* The row as the format writes it (into a static buffer). */

@@ -220,7 +220,7 @@ static void test_tenants_are_separate(void **state)
 
     store_account_t got;
     assert_int_equal(store_account_get(fx->conn, TENANT_B, "shared", &got), STORE_NOT_FOUND);
-    char uuid[STORE_UUID_LEN], method[STORE_ACCOUNT_METHOD_LEN];
+    char uuid[STORE_UUID_LEN], method[DOMAIN_METHOD_SIZE];
     assert_int_equal(store_account_uuid(fx->conn, TENANT_B, "shared", uuid, method),
                      STORE_NOT_FOUND);
 
@@ -254,7 +254,7 @@ static void test_account_uuid(void **state)
     snprintf(a.cost_basis_method, sizeof a.cost_basis_method, "AUSTRIA");
     a.austria_tax_year = 2030;
     create_ok(fx, TENANT_A, &a);
-    char uuid[STORE_UUID_LEN], method[STORE_ACCOUNT_METHOD_LEN];
+    char uuid[STORE_UUID_LEN], method[DOMAIN_METHOD_SIZE];
     assert_int_equal(store_account_uuid(fx->conn, TENANT_A, "at", uuid, method), STORE_OK);
     assert_string_equal(uuid, a.uuid);
     assert_string_equal(method, "AUSTRIA");

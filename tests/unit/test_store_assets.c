@@ -185,10 +185,10 @@ static void test_code_rule(void **state)
     const char *bad[] = {"", "B TC", "BTC/USD", "\xc3\xa9", "a+b", "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456",
                          "x\ty"};
     for (size_t i = 0; i < sizeof good / sizeof *good; i++)
-        assert_true(store_asset_code_valid(good[i]));
+        assert_true(domain_asset_code_valid(good[i]));
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
-        assert_false(store_asset_code_valid(bad[i]));
-    assert_false(store_asset_code_valid(NULL));
+        assert_false(domain_asset_code_valid(bad[i]));
+    assert_false(domain_asset_code_valid(NULL));
 }
 
 static void test_batch_outcomes_element_by_element(void **state)

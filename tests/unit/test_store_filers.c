@@ -179,7 +179,7 @@ static void test_create_then_get(void **state)
 static void test_create_longest_values(void **state)
 {
     fixture_t *fx = *state;
-    store_filer_t f = make_filer(FILER_1, "", "", STORE_FILER_TIN_SEALED_MAX);
+    store_filer_t f = make_filer(FILER_1, "", "", STORE_TIN_SEALED_MAX);
     memset(f.id, 'i', STORE_ID_MAX - 1);
     f.id[STORE_ID_MAX - 1] = '\0';
     for (size_t i = 0; i + 4 < sizeof f.name; i += 4)
@@ -223,7 +223,7 @@ static void test_create_refuses_bad_arguments(void **state)
     memset(f.id, 'x', sizeof f.id); /* unterminated */
     assert_int_equal(store_filer_create(fx->conn, TENANT_A, &f), STORE_ERROR);
     f = make_filer(FILER_1, "f1", "One", 0);
-    f.tin_sealed_len = STORE_FILER_TIN_SEALED_MAX + 1;
+    f.tin_sealed_len = STORE_TIN_SEALED_MAX + 1;
     assert_int_equal(store_filer_create(fx->conn, TENANT_A, &f), STORE_ERROR);
     assert_int_equal(raw_int(fx->path, "SELECT count(*) FROM filers"), 2);
 }
@@ -340,7 +340,7 @@ static void test_update_refuses_bad_patches(void **state)
     store_filer_patch_t no_bytes = {.tin = STORE_FILER_TIN_SET, .updated_at = 1};
     assert_int_equal(store_filer_update(fx->conn, TENANT_A, DEFAULT_A, &no_bytes, &out),
                      STORE_ERROR);
-    uint8_t big[STORE_FILER_TIN_SEALED_MAX + 1] = {0};
+    uint8_t big[STORE_TIN_SEALED_MAX + 1] = {0};
     store_filer_patch_t too_big = {.tin = STORE_FILER_TIN_SET, .tin_sealed = big,
                                    .tin_sealed_len = sizeof big, .updated_at = 1};
     assert_int_equal(store_filer_update(fx->conn, TENANT_A, DEFAULT_A, &too_big, &out),
