@@ -67,6 +67,32 @@ out:
     return rc;
 }
 
+/* Labels are "METHOD /template", one per route index: the keys of rate
+ * limits and metrics and the route of the access log. Every route must have
+ * one (the server and the gateway index them without a check), so a label
+ * that cannot be made stops the start. service_close frees what was made. */
+static int build_route_labels(service_t *svc, const route_t *routes, size_t count, char **err)
+{
+    const char **labels = calloc(count, sizeof *labels);
+    if (labels == NULL) {
+        *err = dup_message("route table", "out of memory for the route labels");
+        return -1;
+    }
+    svc->route_labels = labels;
+    svc->route_count = count;
+    for (size_t i = 0; i < count; i++) {
+        size_t n = strlen(routes[i].method) + strlen(routes[i].path) + 2;
+        char *label = malloc(n);
+        if (label == NULL) {
+            *err = dup_message("route table", "out of memory for a route label");
+            return -1;
+        }
+        snprintf(label, n, "%s %s", routes[i].method, routes[i].path);
+        labels[i] = label;
+    }
+    return 0;
+}
+
 static int build_http_parts(service_t *svc, char **err)
 {
     size_t count = 0;
@@ -76,23 +102,9 @@ static int build_http_parts(service_t *svc, char **err)
         *err = dup_message("router", "invalid route table");
         return -1;
     }
-    const char **labels = calloc(count, sizeof *labels);
-    if (labels == NULL) {
-        *err = dup_message("metrics", "out of memory");
+    if (build_route_labels(svc, routes, count, err) != 0)
         return -1;
-    }
-    /* Labels are "METHOD /template"; they live as long as the metrics. */
-    for (size_t i = 0; i < count; i++) {
-        size_t n = strlen(routes[i].method) + strlen(routes[i].path) + 2;
-        char *label = malloc(n);
-        if (label == NULL)
-            break;
-        snprintf(label, n, "%s %s", routes[i].method, routes[i].path);
-        labels[i] = label;
-    }
-    svc->route_labels = labels;
-    svc->route_count = count;
-    svc->metrics = metrics_new(labels, count);
+    svc->metrics = metrics_new(svc->route_labels, count);
     svc->limiter = ratelimit_new(LIMITER_CAPACITY);
     svc->tokens = tokencache_new(TOKEN_CACHE_SLOTS);
     ratelimit_rule_t global = {svc->cfg.default_rate, svc->cfg.default_burst};
