@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "admin/admin.h"
+#include "api/gateway.h"
 #include "app/engines.h"
 #include "app/service.h"
 #include "core/log.h"
@@ -95,6 +96,34 @@ static int worker(int argc, char **argv)
     return 0;
 }
 
+/* The server's own configuration: the listen address and limits from the
+ * service's configuration, the route table's parts, and the API's gateway as
+ * the dispatch callback over api (which must outlive the server). */
+static http_server_config_t server_config(service_t *svc, api_context_t *api)
+{
+    const taxd_config_t *cfg = &svc->cfg;
+    return (http_server_config_t){
+        .listen_host = cfg->listen_host,
+        .listen_port = cfg->listen_port,
+        .threads = cfg->threads,
+        .connection_limit = cfg->connection_limit,
+        .per_ip_connection_limit = cfg->per_ip_connection_limit,
+        .connection_timeout_s = cfg->connection_timeout_s,
+        .max_in_flight = cfg->max_in_flight,
+        .request_timeout_ms = cfg->request_timeout_ms,
+        .max_body = cfg->max_body,
+        .drain_ms = DRAIN_MS,
+        .instance_id = svc->instance_id,
+        .router = svc->router,
+        .route_labels = svc->route_labels,
+        .metrics = svc->metrics,
+        .base_url = svc->cfg.base_url,
+        .base_url_cap = sizeof svc->cfg.base_url,
+        .dispatch = api_gateway_dispatch,
+        .user = api,
+    };
+}
+
 static int serve(int argc, char **argv)
 {
     taxd_config_t cfg;
@@ -112,7 +141,10 @@ static int serve(int argc, char **argv)
         return serve_fail(&svc, err);
     if (!cfg.no_workers && engines_start(&svc, &err) == NULL)
         return serve_fail(&svc, err);
-    http_server_t *server = http_server_start(&svc, &err);
+    api_context_t api;
+    service_api_context(&svc, &api);
+    http_server_config_t server_cfg = server_config(&svc, &api);
+    http_server_t *server = http_server_start(&server_cfg, &err);
     if (server == NULL) {
         workers_stop(svc.workers);
         return serve_fail(&svc, err);
@@ -124,7 +156,7 @@ static int serve(int argc, char **argv)
                         "test_hooks", svc.cfg.test_hooks));
 
     wait_for_stop(&stop);
-    http_server_stop(server, DRAIN_MS);
+    http_server_stop(server);
     workers_stop(svc.workers);
     service_close(&svc);
     log_event(LOG_INFO, "stopped", NULL);

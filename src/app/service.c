@@ -1,5 +1,5 @@
-/* service: building and tearing down the service context, and the settings
- * refresher thread. See service.h. */
+/* service: building and tearing down the service context, the settings
+ * refresher thread, and the API's view of the service. See service.h. */
 #include "app/service.h"
 
 #include <stdio.h>
@@ -211,7 +211,48 @@ void service_wake_workers(service_t *svc)
     webhook_engine_wake(svc->webhooks);
 }
 
-int64_t service_now_s(const service_t *svc)
+/* ---- the API's view (api/context.h) ------------------------------------ */
+
+static bool settings_revoked_cb(void *settings, const char *client_id)
 {
-    return clock_now_ms(&svc->clock) / 1000;
+    return settings_is_revoked(settings, client_id);
+}
+
+static ratelimit_rule_t settings_tenant_rule_cb(void *settings, const char *tenant_id)
+{
+    return settings_tenant_rule(settings, tenant_id);
+}
+
+static bool settings_route_rule_cb(void *settings, const char *tenant_id, const char *route_key,
+                                   ratelimit_rule_t *rule)
+{
+    return settings_route_rule(settings, tenant_id, route_key, rule);
+}
+
+static void wake_cb(void *svc)
+{
+    service_wake_workers(svc);
+}
+
+void service_api_context(service_t *svc, api_context_t *api)
+{
+    *api = (api_context_t){
+        .store = svc->store,
+        .clock = &svc->clock,
+        .test_hooks = svc->cfg.test_hooks,
+        .base_url = svc->cfg.base_url,
+        .signer = svc->signer,
+        .secret_hasher = svc->secret_hasher,
+        .tin_key = svc->tin_key,
+        .links_key = svc->links_key,
+        .tokens = svc->tokens,
+        .limiter = svc->limiter,
+        .settings = {svc->settings, settings_revoked_cb, settings_tenant_rule_cb,
+                     settings_route_rule_cb},
+        .route_labels = svc->route_labels,
+        .metrics = svc->metrics,
+        .wake = wake_cb,
+        .wake_cls = svc,
+        .webhooks = svc->webhooks,
+    };
 }
