@@ -40,7 +40,6 @@
 
 #include "api/api.h"
 #include "api/owner_tin.h"
-#include "app/service.h"
 #include "core/buf.h"
 #include "core/clock.h"
 #include "core/domain.h"
@@ -263,7 +262,7 @@ static bool merge_owner(const json_t *body, store_owner_t *o)
 
 /* Applies the body's tin: a string is sealed for (tenant, o->uuid), null
  * removes the TIN, absent keeps it. Returns 0 or -1. */
-static int seal_tin(const service_t *svc, const char *tenant_id, const json_t *body,
+static int seal_tin(const api_context_t *api, const char *tenant_id, const json_t *body,
                     store_owner_t *o)
 {
     const json_t *v = json_object_get(body, "tin");
@@ -273,7 +272,7 @@ static int seal_tin(const service_t *svc, const char *tenant_id, const json_t *b
         o->tin_sealed_len = 0;
         return 0;
     }
-    return tin_seal(svc->tin_key, tenant_id, o->uuid, json_string_value(v), o->tin_sealed,
+    return tin_seal(api->tin_key, tenant_id, o->uuid, json_string_value(v), o->tin_sealed,
                     &o->tin_sealed_len);
 }
 
@@ -306,7 +305,7 @@ static json_t *address_json(const store_owner_t *o)
 
 /* The masked TIN, or null; -1 when the sealed bytes do not open (another
  * key, or altered data), which the caller answers as a 500. */
-static int masked_tin(const service_t *svc, const char *tenant_id, const store_owner_t *o,
+static int masked_tin(const api_context_t *api, const char *tenant_id, const store_owner_t *o,
                       json_t **out)
 {
     *out = NULL;
@@ -315,7 +314,7 @@ static int masked_tin(const service_t *svc, const char *tenant_id, const store_o
         return 0;
     }
     char clear[TIN_MAX], masked[TIN_MAX];
-    int rc = tin_open(svc->tin_key, tenant_id, o->uuid, o->tin_sealed, o->tin_sealed_len, clear);
+    int rc = tin_open(api->tin_key, tenant_id, o->uuid, o->tin_sealed, o->tin_sealed_len, clear);
     if (rc == 0)
         tin_mask(clear, masked);
     explicit_bzero(clear, sizeof clear);
@@ -326,10 +325,10 @@ static int masked_tin(const service_t *svc, const char *tenant_id, const store_o
 }
 
 /* The record's JSON, or NULL when its TIN cannot be opened or memory ran out. */
-static json_t *owner_json(const service_t *svc, const char *tenant_id, const store_owner_t *o)
+static json_t *owner_json(const api_context_t *api, const char *tenant_id, const store_owner_t *o)
 {
     json_t *tin;
-    if (masked_tin(svc, tenant_id, o, &tin) != 0) {
+    if (masked_tin(api, tenant_id, o, &tin) != 0) {
         log_event(LOG_ERROR, "account owner: sealed TIN does not open",
                   json_pack("{s:s}", "uuid", o->uuid));
         return NULL;
@@ -346,7 +345,7 @@ static json_t *owner_json(const service_t *svc, const char *tenant_id, const sto
 
 static void reply_owner(request_t *req, int status, const store_owner_t *o)
 {
-    json_t *data = owner_json(req->svc, req->claims.tenant_id, o);
+    json_t *data = owner_json(api_ctx(req), req->claims.tenant_id, o);
     if (data == NULL) {
         api_internal_error(req, "account owner: its TIN does not open, or memory ran out");
         return;
@@ -388,11 +387,11 @@ void api_owners_create(request_t *req)
         return;
 
     const char *tenant_id = req->claims.tenant_id;
-    if (ids_uuid_v4(owner.uuid) != 0 || seal_tin(req->svc, tenant_id, body, &owner) != 0) {
+    if (ids_uuid_v4(owner.uuid) != 0 || seal_tin(api_ctx(req), tenant_id, body, &owner) != 0) {
         api_internal_error(req, "account owner: uuid generation or sealing the TIN");
         return;
     }
-    owner.created_at = owner.updated_at = clock_now_ms(&req->svc->clock);
+    owner.created_at = owner.updated_at = api_now_ms(req);
     store_conn_t *db = api_db(req);
     if (db == NULL)
         return;
@@ -429,7 +428,7 @@ void api_owners_get(request_t *req)
 static int append_owner(const store_owner_t *owner, void *arg)
 {
     api_page_t *page = arg;
-    return api_page_add(page, owner_json(page->req->svc, page->req->claims.tenant_id, owner));
+    return api_page_add(page, owner_json(api_ctx(page->req), page->req->claims.tenant_id, owner));
 }
 
 static store_status_t fetch_owners(store_conn_t *db, api_page_t *page, const void *arg)
@@ -461,12 +460,12 @@ static void check_identity(json_t *issues, const json_t *body, const char *key,
 /* The patch's TIN into owner. A TIN sent with the value the stored record
  * has keeps the stored sealed bytes: sealing it again (a fresh nonce) would
  * make an unchanged record look changed. */
-static int patch_tin(const service_t *svc, const char *tenant_id, const json_t *body,
+static int patch_tin(const api_context_t *api, const char *tenant_id, const json_t *body,
                      const store_owner_t *stored, const owner_tin_t *before, store_owner_t *owner)
 {
     const char *tin = json_string_value(json_object_get(body, "tin"));
     if (tin == NULL || !before->has_tin || strcmp(tin, before->tin) != 0)
-        return seal_tin(svc, tenant_id, body, owner);
+        return seal_tin(api, tenant_id, body, owner);
     memcpy(owner->tin_sealed, stored->tin_sealed, stored->tin_sealed_len);
     owner->tin_sealed_len = stored->tin_sealed_len;
     return 0;
@@ -502,12 +501,12 @@ static store_status_t update_with_check(request_t *req, const json_t *body, stor
     store_status_t rc = store_owner_get(api_db(req), tenant_id, owner->id, &stored);
     if (rc == STORE_OK && owner_tin_snapshot(req, &stored, &before) != 0)
         *failed = "account owner: the stored TIN does not open";
-    else if (rc == STORE_OK && patch_tin(req->svc, tenant_id, body, &stored, &before, owner) != 0)
+    else if (rc == STORE_OK && patch_tin(api_ctx(req), tenant_id, body, &stored, &before, owner) != 0)
         *failed = "account owner: sealing the TIN";
     else if (rc == STORE_OK && !owner_changed(&stored, owner))
         *owner = stored;
     else if (rc == STORE_OK) {
-        owner->updated_at = clock_now_ms(&req->svc->clock);
+        owner->updated_at = api_now_ms(req);
         rc = owner_tin_write(req, owner, &before, failed);
     }
     owner_tin_wipe(&before);

@@ -31,7 +31,6 @@
 #include <strings.h>
 
 #include "api/api.h"
-#include "app/service.h"
 #include "core/buf.h"
 #include "core/clock.h"
 #include "core/domain.h"
@@ -172,7 +171,7 @@ void api_accounts_create(request_t *req)
         api_internal_error(req, "uuid generation");
         return;
     }
-    account.created_at = account.updated_at = clock_now_ms(&req->svc->clock);
+    account.created_at = account.updated_at = api_now_ms(req);
     store_conn_t *db = api_db(req);
     if (db == NULL)
         return;
@@ -307,7 +306,7 @@ void api_accounts_update(request_t *req)
     store_account_missing_t missing;
     store_status_t rc =
         store_account_update(db, req->claims.tenant_id, id, merge_patch, &ctx,
-                             clock_now_ms(&req->svc->clock), &account, &missing);
+                             api_now_ms(req), &account, &missing);
     if (rc == STORE_CONFLICT) {
         reply_invalid(req, "Invalid account", ctx.issues);
         return;

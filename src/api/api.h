@@ -1,13 +1,16 @@
 /* api: the resource handlers, one file per resource group, and the route
  * table that maps each "METHOD /template" to its handler and token scopes.
- * Handlers speak HTTP and JSON through src/http/request.h and reach the
- * database only through src/store/. */
+ * A handler runs after the gateway's phases (api/gateway.h), speaks HTTP and
+ * JSON through src/http/request.h, reaches what the service shares through
+ * its api_context_t (api_ctx(req)) and the database only through src/store/. */
 #ifndef TAXD_API_API_H
 #define TAXD_API_API_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "api/context.h"
+#include "api/gateway.h"
 #include "core/domain.h"
 #include "http/request.h"
 #include "http/router.h"
@@ -109,16 +112,15 @@ void api_list(request_t *req, const char *key_field, api_page_fetch_fn fetch, co
 json_t *api_read_body(request_t *req, const v_schema *schema, const char *what);
 /* A string, or null for NULL or "" (absent optional values answer null). */
 json_t *api_string_or_null(const char *s);
+/* Maps a failed store call: STORE_TIMEOUT -> 504, anything else ->
+ * reply_internal_error (the store logged the detail). */
+void reply_store_failure(request_t *req, store_status_t status);
 /* A failure that is not the store's (memory ran out, no uuid could be made,
- * a stored value that does not parse): logs at error level, with the
- * request id, that `what` failed, then answers 500 with the body a store
- * failure answers, {"error":"Internal Server Error","message":"The request
- * could not be completed"}. `what` is a fixed phrase ("uuid generation"),
- * never client data, a TIN or a secret. */
+ * a stored value that does not parse): request_log_failure(req, what), then
+ * the 500 a store failure answers (reply_internal_error). A route whose 500
+ * has a shape of its own (POST /v1/transactions) logs the same line and
+ * answers its own body. */
 void api_internal_error(request_t *req, const char *what);
-/* api_internal_error's log line alone, for a route whose 500 has a shape of
- * its own (POST /v1/transactions). */
-void api_log_internal_error(const request_t *req, const char *what);
 /* A step that failed in the store (st is not STORE_OK: reply_store_failure)
  * or, with st STORE_OK, outside it (api_internal_error(req, what)). */
 void api_fail(request_t *req, store_status_t st, const char *what);

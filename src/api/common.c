@@ -1,9 +1,9 @@
 /* common: what every resource handler shares. Cursor pagination (?limit=
  * 1..100, default 25; ?cursor= an opaque token from meta.next_cursor: the
  * base64url of the last key of the previous page, so pages stay stable under
- * inserts), request bodies validated against a schema, and the small output
- * conventions (times as RFC 3339 with milliseconds, absent optional values
- * as null). */
+ * inserts), request bodies validated against a schema, the answer to a
+ * failed store call, and the small output conventions (times as RFC 3339 with
+ * milliseconds, absent optional values as null). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +12,7 @@
 #include "api/api.h"
 #include "core/clock.h"
 #include "core/crypto.h"
-#include "core/log.h"
+#include "http/errors.h"
 #include "http/validate.h"
 
 #define PAGE_DEFAULT 25
@@ -155,15 +155,17 @@ json_t *api_string_or_null(const char *s)
     return s != NULL && s[0] != '\0' ? json_string(s) : json_null();
 }
 
-void api_log_internal_error(const request_t *req, const char *what)
+void reply_store_failure(request_t *req, store_status_t status)
 {
-    log_event(LOG_ERROR, "request failed outside the store",
-              json_pack("{s:s, s:s}", "request_id", req->id, "failed", what));
+    if (status == STORE_TIMEOUT)
+        reply_json(req, 504, error_body(504, NULL));
+    else
+        reply_internal_error(req);
 }
 
 void api_internal_error(request_t *req, const char *what)
 {
-    api_log_internal_error(req, what);
+    request_log_failure(req, what);
     reply_internal_error(req);
 }
 
@@ -177,7 +179,7 @@ void api_fail(request_t *req, store_status_t st, const char *what)
 
 store_conn_t *api_db(request_t *req)
 {
-    store_conn_t *db = request_db(req);
+    store_conn_t *db = api_request_db(req);
     if (db == NULL)
         reply_store_failure(req, STORE_ERROR);
     return db;

@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "api/api.h"
-#include "app/service.h"
 #include "core/buf.h"
 #include "core/clock.h"
 #include "http/errors.h"
@@ -31,7 +30,8 @@ static const v_schema TOKEN_REQUEST = {TOKEN_FIELDS};
 static bool secret_matches(request_t *req, const char *secret, const uint8_t stored[32])
 {
     uint8_t presented[32];
-    if (service_hash_secret(req->svc, secret, presented) != 0)
+    const crypto_hmac_key_t *hasher = api_ctx(req)->secret_hasher;
+    if (crypto_hmac_key_sign(hasher, secret, strlen(secret), presented) != 0)
         return false;
     return crypto_equal(presented, sizeof presented, stored, 32);
 }
@@ -41,16 +41,16 @@ static void answer_token(request_t *req, const store_credential_t *cred)
     token_claims_t claims = {0};
     if (!buf_copy(claims.tenant_id, sizeof claims.tenant_id, cred->tenant_id) ||
         !buf_copy(claims.client_id, sizeof claims.client_id, cred->client_id)) {
-        api_log_internal_error(req, "token: a stored id does not fit the claims");
+        request_log_failure(req, "token: a stored id does not fit the claims");
         reply_error(req, 500, "The token could not be issued");
         return;
     }
     claims.scopes = cred->scopes;
-    claims.issued_at = service_now_s(req->svc);
+    claims.issued_at = api_now_s(req);
     claims.expires_at = claims.issued_at + TOKEN_LIFETIME_S;
-    char *token = token_sign(req->svc->signer, &claims);
+    char *token = token_sign(api_ctx(req)->signer, &claims);
     if (token == NULL) {
-        api_log_internal_error(req, "token: signing");
+        request_log_failure(req, "token: signing");
         reply_error(req, 500, "The token could not be issued");
         return;
     }
@@ -89,7 +89,7 @@ void api_oauth_token(request_t *req)
         reply_error_body(req, 403, error_body_forbidden());
         return;
     }
-    rc = store_credential_touch(db, client_id, clock_now_ms(&req->svc->clock));
+    rc = store_credential_touch(db, client_id, api_now_ms(req));
     if (rc != STORE_OK) {
         reply_store_failure(req, rc);
         return;

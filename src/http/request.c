@@ -12,7 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "app/service.h"
+#include "core/buf.h"
+#include "core/log.h"
 #include "core/utf8.h"
 #include "http/errors.h"
 #include "http/url.h"
@@ -46,16 +47,6 @@ const char *request_query(request_t *req, const char *name, bool *malformed)
         return NULL;
     }
     return value;
-}
-
-store_conn_t *request_db(request_t *req)
-{
-    if (req->db == NULL) {
-        req->db = store_acquire(req->svc->store);
-        if (req->db != NULL)
-            store_set_deadline(req->db, req->deadline_ms);
-    }
-    return req->db;
 }
 
 static void decref_json(void *value)
@@ -144,12 +135,10 @@ void reply_internal_error(request_t *req)
     reply_json(req, 500, error_body(500, "The request could not be completed"));
 }
 
-void reply_store_failure(request_t *req, store_status_t status)
+void request_log_failure(const request_t *req, const char *what)
 {
-    if (status == STORE_TIMEOUT)
-        reply_json(req, 504, error_body(504, NULL));
-    else
-        reply_internal_error(req);
+    log_event(LOG_ERROR, "request failed", json_pack("{s:s, s:s}", "request_id", req->id,
+                                                     "failed", what));
 }
 
 void reply_text(request_t *req, int status, const char *content_type, char *text, size_t len)
@@ -182,4 +171,14 @@ void reply_header(request_t *req, const char *name, const char *value)
     req->header_names[req->header_count] = name;
     req->header_values[req->header_count] = value;
     req->header_count++;
+}
+
+void reply_header_u64(request_t *req, const char *name, uint64_t value)
+{
+    if (req->header_count >= REQUEST_MAX_HEADERS)
+        return;
+    char *text = req->header_numbers[req->header_count];
+    buf_t b = buf_over(text, sizeof req->header_numbers[0]);
+    buf_put_u64(&b, value);
+    reply_header(req, name, text);
 }
