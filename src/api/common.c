@@ -12,7 +12,7 @@
 #include "api/api.h"
 #include "core/clock.h"
 #include "core/crypto.h"
-#include "http/validate.h"
+#include "core/validate.h"
 
 #define PAGE_DEFAULT 25
 #define PAGE_MAX 100

@@ -11,7 +11,7 @@
  *    that is not the residence). It is recorded with `issues`, so the owner's
  *    state says what to fix, and needs_resubmission is true.
  *
- * The schemas are http/validate.h data (a pure JSON checker), so a 400 has
+ * The schemas are core/validate.h data (a pure JSON checker), so a 400 has
  * the same issue shape as every other endpoint. */
 #include "taxdocs/model.h"
 
@@ -23,7 +23,7 @@
 #include "core/clock.h"
 #include "core/decimal.h"
 #include "core/jsonval.h"
-#include "http/validate.h"
+#include "core/validate.h"
 
 static const char *const TYPE_NAMES[TAXDOCS_TYPE_COUNT] = {"W-9", "W-8BEN", "W-8BEN-E", "DPS",
                                                           "SELF_CERTIFICATION"};

@@ -38,7 +38,7 @@
  *   (RFC 8259 JSON is UTF-8 regardless) and only objects or arrays at the top
  *   level (jansson's default), since no endpoint takes a bare scalar.
  */
-#include "http/validate.h"
+#include "core/validate.h"
 
 #include <stdarg.h>
 #include <stdio.h>
