@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "admin/admin.h"
+#include "app/admin.h"
 #include "app/engines.h"
 #include "app/service.h"
 #include "core/log.h"
@@ -148,7 +148,7 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "worker") == 0)
         return worker(argc - 2, argv + 2);
     if (strcmp(cmd, "admin") == 0)
-        return admin_main(argc - 2, argv + 2);
+        return app_admin_main(argc - 2, argv + 2);
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
         printf("taxd %s\n", TAXD_VERSION);
         return 0;
