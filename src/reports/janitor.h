@@ -22,9 +22,10 @@ typedef struct report_janitor_config {
     const _Atomic bool *stopping; /* the process is stopping: end between batches */
 } report_janitor_config_t;
 
-/* Deletes every expired report, a batch per transaction (a step of
- * app/workers.h); returns the ms until the next run (60 s, or 200 ms with
- * --test-hooks so tests see the deletion soon after moving the clock). */
+/* Deletes every expired report, a batch per transaction (one step of the
+ * engine's worker thread); returns the ms until the next run (60 s, or
+ * 200 ms with --test-hooks so tests see the deletion soon after moving the
+ * clock). */
 int64_t report_janitor_step(const report_janitor_config_t *cfg, unsigned thread_index);
 
 #endif

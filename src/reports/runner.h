@@ -23,8 +23,8 @@ typedef struct report_runner_config {
     const _Atomic bool *stopping; /* the process is stopping: give the report back */
 } report_runner_config_t;
 
-/* One claim-and-produce (a step of app/workers.h); returns the ms to wait
- * before the next step (0 when more work may be waiting). */
+/* One claim-and-produce (one step of the engine's worker threads); returns
+ * the ms to wait before the next step (0 when more work may be waiting). */
 int64_t report_runner_step(const report_runner_config_t *cfg, unsigned thread_index);
 
 #endif

@@ -70,7 +70,8 @@ void tincheck_runner_free(tincheck_runner_t *runner);
 const char *tincheck_evaluate(const tincheck_matcher_t *matcher, const char *tin_type,
                               const char *tin, const char *name);
 
-/* The engine's step (app/workers.h). */
+/* One step of the engine's worker thread: claims, checks and records one
+ * check; returns the ms to wait before the next step (0: go on at once). */
 int64_t tincheck_runner_step(tincheck_runner_t *runner, unsigned thread_index);
 
 #endif
