@@ -5,7 +5,7 @@
  * admin/ never builds the service: the composition root parses the command
  * line with admin_parse, opens what the commands need (the database, the
  * keys) into an admin_context_t (admin/cli.h) and runs the command with
- * admin_run (app/admin.h). Nothing is opened for --help or a usage error. */
+ * admin_run (app/admin.c). Nothing is opened for --help or a usage error. */
 #ifndef TAXD_ADMIN_ADMIN_H
 #define TAXD_ADMIN_ADMIN_H
 

@@ -40,7 +40,6 @@
 
 #include "api/api.h"
 #include "api/owner_tin.h"
-#include "app/service.h"
 #include "core/clock.h"
 #include "core/ids.h"
 #include "core/jsonval.h"
@@ -283,7 +282,7 @@ static bool merge_owner(const json_t *body, store_owner_t *o)
 
 /* Applies the body's tin: a string is sealed for (tenant, o->uuid), null
  * removes the TIN, absent keeps it. Returns 0 or -1. */
-static int seal_tin(const service_t *svc, const char *tenant_id, const json_t *body,
+static int seal_tin(const api_context_t *api, const char *tenant_id, const json_t *body,
                     store_owner_t *o)
 {
     const json_t *v = json_object_get(body, "tin");
@@ -293,7 +292,7 @@ static int seal_tin(const service_t *svc, const char *tenant_id, const json_t *b
         o->tin_sealed_len = 0;
         return 0;
     }
-    return tin_seal(svc->tin_key, tenant_id, o->uuid, json_string_value(v), o->tin_sealed,
+    return tin_seal(api->tin_key, tenant_id, o->uuid, json_string_value(v), o->tin_sealed,
                     &o->tin_sealed_len);
 }
 
@@ -326,7 +325,7 @@ static json_t *address_json(const store_owner_t *o)
 
 /* The masked TIN, or null; -1 when the sealed bytes do not open (another
  * key, or altered data), which the caller answers as a 500. */
-static int masked_tin(const service_t *svc, const char *tenant_id, const store_owner_t *o,
+static int masked_tin(const api_context_t *api, const char *tenant_id, const store_owner_t *o,
                       json_t **out)
 {
     *out = NULL;
@@ -335,7 +334,7 @@ static int masked_tin(const service_t *svc, const char *tenant_id, const store_o
         return 0;
     }
     char clear[TIN_MAX], masked[TIN_MAX];
-    int rc = tin_open(svc->tin_key, tenant_id, o->uuid, o->tin_sealed, o->tin_sealed_len, clear);
+    int rc = tin_open(api->tin_key, tenant_id, o->uuid, o->tin_sealed, o->tin_sealed_len, clear);
     if (rc == 0)
         tin_mask(clear, masked);
     explicit_bzero(clear, sizeof clear);
@@ -346,10 +345,10 @@ static int masked_tin(const service_t *svc, const char *tenant_id, const store_o
 }
 
 /* The record's JSON, or NULL when its TIN cannot be opened or memory ran out. */
-static json_t *owner_json(const service_t *svc, const char *tenant_id, const store_owner_t *o)
+static json_t *owner_json(const api_context_t *api, const char *tenant_id, const store_owner_t *o)
 {
     json_t *tin;
-    if (masked_tin(svc, tenant_id, o, &tin) != 0) {
+    if (masked_tin(api, tenant_id, o, &tin) != 0) {
         log_event(LOG_ERROR, "account owner: sealed TIN does not open",
                   json_pack("{s:s}", "uuid", o->uuid));
         return NULL;
@@ -366,7 +365,7 @@ static json_t *owner_json(const service_t *svc, const char *tenant_id, const sto
 
 static void reply_owner(request_t *req, int status, const store_owner_t *o)
 {
-    json_t *data = owner_json(req->svc, req->claims.tenant_id, o);
+    json_t *data = owner_json(api_ctx(req), req->claims.tenant_id, o);
     if (data == NULL) {
         reply_store_failure(req, STORE_ERROR);
         return;
@@ -399,11 +398,11 @@ void api_owners_create(request_t *req)
         return;
 
     const char *tenant_id = req->claims.tenant_id;
-    if (ids_uuid_v4(owner.uuid) != 0 || seal_tin(req->svc, tenant_id, body, &owner) != 0) {
+    if (ids_uuid_v4(owner.uuid) != 0 || seal_tin(api_ctx(req), tenant_id, body, &owner) != 0) {
         reply_store_failure(req, STORE_ERROR);
         return;
     }
-    owner.created_at = owner.updated_at = clock_now_ms(&req->svc->clock);
+    owner.created_at = owner.updated_at = api_now_ms(req);
     store_conn_t *db = api_db(req);
     if (db == NULL)
         return;
@@ -433,7 +432,7 @@ void api_owners_get(request_t *req)
 }
 
 typedef struct list_ctx {
-    const service_t *svc;
+    const api_context_t *api;
     const char *tenant_id;
     json_t *items;
     bool failed;
@@ -442,7 +441,7 @@ typedef struct list_ctx {
 static int append_owner(const store_owner_t *owner, void *arg)
 {
     list_ctx_t *ctx = arg;
-    json_t *item = owner_json(ctx->svc, ctx->tenant_id, owner);
+    json_t *item = owner_json(ctx->api, ctx->tenant_id, owner);
     if (item == NULL || json_array_append_new(ctx->items, item) != 0) {
         ctx->failed = true;
         return 1;
@@ -459,7 +458,7 @@ void api_owners_list(request_t *req)
     store_conn_t *db = api_db(req);
     if (db == NULL)
         return;
-    list_ctx_t ctx = {req->svc, req->claims.tenant_id, json_array(), false};
+    list_ctx_t ctx = {api_ctx(req), req->claims.tenant_id, json_array(), false};
     bool more = false;
     store_status_t rc =
         store_owner_list(db, ctx.tenant_id, after, limit, append_owner, &ctx, &more);
@@ -493,12 +492,12 @@ static void check_identity(json_t *issues, const json_t *body, const char *key,
 /* The patch's TIN into owner. A TIN sent with the value the stored record
  * has keeps the stored sealed bytes: sealing it again (a fresh nonce) would
  * make an unchanged record look changed. */
-static int patch_tin(const service_t *svc, const char *tenant_id, const json_t *body,
+static int patch_tin(const api_context_t *api, const char *tenant_id, const json_t *body,
                      const store_owner_t *stored, const owner_tin_t *before, store_owner_t *owner)
 {
     const char *tin = json_string_value(json_object_get(body, "tin"));
     if (tin == NULL || !before->has_tin || strcmp(tin, before->tin) != 0)
-        return seal_tin(svc, tenant_id, body, owner);
+        return seal_tin(api, tenant_id, body, owner);
     memcpy(owner->tin_sealed, stored->tin_sealed, stored->tin_sealed_len);
     owner->tin_sealed_len = stored->tin_sealed_len;
     return 0;
@@ -532,12 +531,12 @@ static store_status_t update_with_check(request_t *req, const json_t *body, stor
     store_status_t rc = store_owner_get(api_db(req), tenant_id, owner->id, &stored);
     if (rc == STORE_OK && owner_tin_snapshot(req, &stored, &before) != 0)
         rc = STORE_ERROR;
-    if (rc == STORE_OK && patch_tin(req->svc, tenant_id, body, &stored, &before, owner) != 0)
+    if (rc == STORE_OK && patch_tin(api_ctx(req), tenant_id, body, &stored, &before, owner) != 0)
         rc = STORE_ERROR;
     if (rc == STORE_OK && !owner_changed(&stored, owner)) {
         *owner = stored;
     } else if (rc == STORE_OK) {
-        owner->updated_at = clock_now_ms(&req->svc->clock);
+        owner->updated_at = api_now_ms(req);
         rc = owner_tin_write(req, owner, &before);
     }
     owner_tin_wipe(&before);

@@ -31,7 +31,6 @@
 #include <strings.h>
 
 #include "api/api.h"
-#include "app/service.h"
 #include "core/clock.h"
 #include "core/ids.h"
 #include "core/jsonval.h"
@@ -185,7 +184,7 @@ void api_accounts_create(request_t *req)
         reply_error(req, 500, "The request could not be completed");
         return;
     }
-    account.created_at = account.updated_at = clock_now_ms(&req->svc->clock);
+    account.created_at = account.updated_at = api_now_ms(req);
     store_conn_t *db = api_db(req);
     if (db == NULL)
         return;
@@ -333,7 +332,7 @@ void api_accounts_update(request_t *req)
     store_account_missing_t missing;
     store_status_t rc =
         store_account_update(db, req->claims.tenant_id, id, merge_patch, &ctx,
-                             clock_now_ms(&req->svc->clock), &account, &missing);
+                             api_now_ms(req), &account, &missing);
     if (rc == STORE_CONFLICT) {
         reply_invalid(req, "Invalid account", ctx.issues);
         return;

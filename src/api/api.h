@@ -1,13 +1,16 @@
 /* api: the resource handlers, one file per resource group, and the route
  * table that maps each "METHOD /template" to its handler and token scopes.
- * Handlers speak HTTP and JSON through src/http/request.h and reach the
- * database only through src/store/. */
+ * A handler runs after the gateway's phases (api/gateway.h), speaks HTTP and
+ * JSON through src/http/request.h, reaches what the service shares through
+ * its api_context_t (api_ctx(req)) and the database only through src/store/. */
 #ifndef TAXD_API_API_H
 #define TAXD_API_API_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "api/context.h"
+#include "api/gateway.h"
 #include "http/request.h"
 #include "http/router.h"
 #include "core/validate.h"
@@ -84,6 +87,8 @@ void api_reply_page(request_t *req, json_t *items, const char *last_key, bool mo
 json_t *api_read_body(request_t *req, const v_schema *schema, const char *what);
 /* A string, or null for NULL or "" (absent optional values answer null). */
 json_t *api_string_or_null(const char *s);
+/* Maps a failed store call: STORE_TIMEOUT -> 504, anything else -> 500. */
+void reply_store_failure(request_t *req, store_status_t status);
 /* The request's database connection, or NULL after answering 500. */
 store_conn_t *api_db(request_t *req);
 /* The outcome of reading the record `what` ("Filer") with caller id `id`:

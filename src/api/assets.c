@@ -21,7 +21,6 @@
 #include <string.h>
 
 #include "api/api.h"
-#include "app/service.h"
 #include "core/clock.h"
 #include "core/ids.h"
 #include "core/jsonval.h"
@@ -156,7 +155,7 @@ static void create_one(request_t *req, const json_t *body)
     }
     json_decref(issues);
     store_asset_t asset;
-    if (!asset_from_json(body, clock_now_ms(&req->svc->clock), &asset)) {
+    if (!asset_from_json(body, api_now_ms(req), &asset)) {
         reply_store_failure(req, STORE_ERROR);
         return;
     }
@@ -228,7 +227,7 @@ static bool batch_alloc(request_t *req, batch_t *b, size_t size)
 /* Answers every invalid element now; queues the valid ones for the store. */
 static bool batch_sort(request_t *req, const json_t *body, batch_t *b)
 {
-    int64_t now = clock_now_ms(&req->svc->clock);
+    int64_t now = api_now_ms(req);
     for (size_t i = 0; i < b->size; i++) {
         const json_t *value = json_array_get(body, i);
         json_t *issues = asset_issues(value);

@@ -1,9 +1,9 @@
 /* common: what every resource handler shares. Cursor pagination (?limit=
  * 1..100, default 25; ?cursor= an opaque token from meta.next_cursor: the
  * base64url of the last key of the previous page, so pages stay stable under
- * inserts), request bodies validated against a schema, and the small output
- * conventions (times as RFC 3339 with milliseconds, absent optional values
- * as null). */
+ * inserts), request bodies validated against a schema, the answer to a
+ * failed store call, and the small output conventions (times as RFC 3339 with
+ * milliseconds, absent optional values as null). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +13,7 @@
 #include "core/clock.h"
 #include "core/crypto.h"
 #include "core/validate.h"
+#include "http/errors.h"
 
 #define PAGE_DEFAULT 25
 #define PAGE_MAX 100
@@ -117,9 +118,17 @@ json_t *api_string_or_null(const char *s)
     return s != NULL && s[0] != '\0' ? json_string(s) : json_null();
 }
 
+void reply_store_failure(request_t *req, store_status_t status)
+{
+    if (status == STORE_TIMEOUT)
+        reply_json(req, 504, error_body(504, NULL));
+    else
+        reply_error(req, 500, "The request could not be completed");
+}
+
 store_conn_t *api_db(request_t *req)
 {
-    store_conn_t *db = request_db(req);
+    store_conn_t *db = api_request_db(req);
     if (db == NULL)
         reply_store_failure(req, STORE_ERROR);
     return db;

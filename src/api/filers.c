@@ -29,7 +29,6 @@
 #include <strings.h>
 
 #include "api/api.h"
-#include "app/service.h"
 #include "core/clock.h"
 #include "core/ids.h"
 #include "core/jsonval.h"
@@ -64,12 +63,12 @@ static const v_schema PATCH_SCHEMA = {PATCH_FIELDS};
 
 /* The masked TIN, null when there is none; NULL when the sealed bytes do
  * not open for this tenant and filer. */
-static json_t *tin_json(const service_t *svc, const char *tenant_id, const store_filer_t *f)
+static json_t *tin_json(const api_context_t *api, const char *tenant_id, const store_filer_t *f)
 {
     if (f->tin_sealed_len == 0)
         return json_null();
     char clear[TIN_MAX], masked[TIN_MAX];
-    if (tin_open(svc->tin_key, tenant_id, f->uuid, f->tin_sealed, f->tin_sealed_len, clear) != 0) {
+    if (tin_open(api->tin_key, tenant_id, f->uuid, f->tin_sealed, f->tin_sealed_len, clear) != 0) {
         log_event(LOG_ERROR, "filers: stored TIN does not open",
                   json_pack("{s:s}", "filer_uuid", f->uuid));
         return NULL;
@@ -82,7 +81,7 @@ static json_t *tin_json(const service_t *svc, const char *tenant_id, const store
 /* The record as answered, or NULL (TIN does not open, or out of memory). */
 static json_t *filer_json(const request_t *req, const store_filer_t *f)
 {
-    json_t *tin = tin_json(req->svc, req->claims.tenant_id, f);
+    json_t *tin = tin_json(api_ctx(req), req->claims.tenant_id, f);
     if (tin == NULL)
         return NULL;
     return json_pack("{s:s, s:s, s:s, s:o, s:b, s:o, s:o}", "id", f->id, "uuid", f->uuid, "name",
@@ -193,7 +192,8 @@ static void check_unchangeable(issues_t *issues, const json_t *body, const char 
 static bool seal_tin(const request_t *req, const char *uuid, const char *tin, uint8_t *sealed,
                      size_t *sealed_len)
 {
-    return tin_seal(req->svc->tin_key, req->claims.tenant_id, uuid, tin, sealed, sealed_len) == 0;
+    const uint8_t *key = api_ctx(req)->tin_key;
+    return tin_seal(key, req->claims.tenant_id, uuid, tin, sealed, sealed_len) == 0;
 }
 
 /* ---- handlers */
@@ -260,7 +260,7 @@ static bool new_filer(request_t *req, const json_t *body, store_filer_t *f)
         return false;
     snprintf(f->id, sizeof f->id, "%s", member_string(body, "id"));
     snprintf(f->name, sizeof f->name, "%s", member_string(body, "name"));
-    f->created_at = f->updated_at = clock_now_ms(&req->svc->clock);
+    f->created_at = f->updated_at = api_now_ms(req);
     const char *tin = member_string(body, "tin");
     return tin == NULL || seal_tin(req, f->uuid, tin, f->tin_sealed, &f->tin_sealed_len);
 }
@@ -303,7 +303,7 @@ static bool is_stored_tin(const request_t *req, const store_filer_t *stored, con
     if (stored->tin_sealed_len == 0)
         return false;
     char clear[TIN_MAX];
-    bool same = tin_open(req->svc->tin_key, req->claims.tenant_id, stored->uuid,
+    bool same = tin_open(api_ctx(req)->tin_key, req->claims.tenant_id, stored->uuid,
                          stored->tin_sealed, stored->tin_sealed_len, clear) == 0 &&
                 strcmp(clear, tin) == 0;
     explicit_bzero(clear, sizeof clear);
@@ -321,7 +321,7 @@ static bool make_patch(request_t *req, const json_t *body, const store_filer_t *
     patch->name = member_string(body, "name");
     if (patch->name != NULL && strcmp(patch->name, stored->name) == 0)
         patch->name = NULL;
-    patch->updated_at = clock_now_ms(&req->svc->clock);
+    patch->updated_at = api_now_ms(req);
     const json_t *tin = json_object_get(body, "tin");
     if (tin == NULL || (json_is_null(tin) && stored->tin_sealed_len == 0) ||
         (json_is_string(tin) && is_stored_tin(req, stored, json_string_value(tin))))

@@ -4,12 +4,11 @@
 #include <string.h>
 
 #include "api/api.h"
-#include "app/service.h"
 #include "webhooks/engine.h"
 
 void api_healthz(request_t *req)
 {
-    store_conn_t *db = request_db(req);
+    store_conn_t *db = api_request_db(req);
     store_status_t rc = db ? store_ping(db) : STORE_ERROR;
     if (rc != STORE_OK) {
         reply_error(req, 503, "The database does not answer");
@@ -20,8 +19,8 @@ void api_healthz(request_t *req)
 
 void api_metrics(request_t *req)
 {
-    char *text = metrics_render(req->svc->metrics);
-    char *hooks = webhook_engine_metrics(req->svc->webhooks); /* NULL without the engines */
+    char *text = metrics_render(api_ctx(req)->metrics);
+    char *hooks = webhook_engine_metrics(api_ctx(req)->webhooks); /* NULL without the engines */
     size_t len = text ? strlen(text) : 0, more = hooks ? strlen(hooks) : 0;
     char *both = text && hooks ? realloc(text, len + more + 1) : NULL;
     if (both != NULL) {

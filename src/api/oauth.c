@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "api/api.h"
-#include "app/service.h"
 #include "core/clock.h"
 #include "http/errors.h"
 #include "core/validate.h"
@@ -30,7 +29,8 @@ static const v_schema TOKEN_REQUEST = {TOKEN_FIELDS};
 static bool secret_matches(request_t *req, const char *secret, const uint8_t stored[32])
 {
     uint8_t presented[32];
-    if (service_hash_secret(req->svc, secret, presented) != 0)
+    const crypto_hmac_key_t *hasher = api_ctx(req)->secret_hasher;
+    if (crypto_hmac_key_sign(hasher, secret, strlen(secret), presented) != 0)
         return false;
     return crypto_equal(presented, sizeof presented, stored, 32);
 }
@@ -46,9 +46,9 @@ static void answer_token(request_t *req, const store_credential_t *cred)
     memcpy(claims.tenant_id, cred->tenant_id, tenant_len + 1);
     memcpy(claims.client_id, cred->client_id, client_len + 1);
     claims.scopes = cred->scopes;
-    claims.issued_at = service_now_s(req->svc);
+    claims.issued_at = api_now_s(req);
     claims.expires_at = claims.issued_at + TOKEN_LIFETIME_S;
-    char *token = token_sign(req->svc->signer, &claims);
+    char *token = token_sign(api_ctx(req)->signer, &claims);
     if (token == NULL) {
         reply_error(req, 500, "The token could not be issued");
         return;
@@ -68,7 +68,7 @@ void api_oauth_token(request_t *req)
     const char *client_id = json_string_value(json_object_get(body, "client_id"));
     const char *secret = json_string_value(json_object_get(body, "client_secret"));
     const char *tenant_id = json_string_value(json_object_get(body, "tenant_id"));
-    store_conn_t *db = request_db(req);
+    store_conn_t *db = api_request_db(req);
     if (db == NULL) {
         reply_store_failure(req, STORE_ERROR);
         return;
@@ -90,7 +90,7 @@ void api_oauth_token(request_t *req)
         reply_error_body(req, 403, error_body_forbidden());
         return;
     }
-    rc = store_credential_touch(db, client_id, clock_now_ms(&req->svc->clock));
+    rc = store_credential_touch(db, client_id, api_now_ms(req));
     if (rc != STORE_OK) {
         reply_store_failure(req, rc);
         return;

@@ -5,7 +5,7 @@
 
 #include <string.h>
 
-#include "app/service.h"
+#include "api/gateway.h"
 #include "core/ids.h"
 #include "store/tinchecks.h"
 
@@ -17,7 +17,7 @@ int owner_tin_snapshot(request_t *req, const store_owner_t *owner, owner_tin_t *
     if (owner->tin_sealed_len == 0)
         return 0;
     out->has_tin = true;
-    return tin_open(req->svc->tin_key, req->claims.tenant_id, owner->uuid, owner->tin_sealed,
+    return tin_open(api_ctx(req)->tin_key, req->claims.tenant_id, owner->uuid, owner->tin_sealed,
                     owner->tin_sealed_len, out->tin);
 }
 
@@ -68,7 +68,7 @@ static store_status_t write_with_check(request_t *req, store_conn_t *db, owner_w
     size_t sealed_len = 0;
     const char *tenant_id = req->claims.tenant_id;
     if (ids_uuid_v4(id) != 0 ||
-        tin_seal(req->svc->tin_key, tenant_id, id, after->tin, sealed, &sealed_len) != 0)
+        tin_seal(api_ctx(req)->tin_key, tenant_id, id, after->tin, sealed, &sealed_len) != 0)
         return STORE_ERROR;
     store_tin_check_new_t check = {
         .id = id, .tenant_id = tenant_id, .kind = STORE_TIN_CHECK_ACCOUNT_OWNER,
@@ -79,14 +79,14 @@ static store_status_t write_with_check(request_t *req, store_conn_t *db, owner_w
     store_status_t st = store_write(db, owner_write_tx, w);
     explicit_bzero(sealed, sizeof sealed);
     if (st == STORE_OK)
-        service_wake_workers(req->svc);
+        api_wake_engines(req);
     return st;
 }
 
 store_status_t owner_tin_write(request_t *req, const store_owner_t *owner,
                                const owner_tin_t *before)
 {
-    store_conn_t *db = request_db(req);
+    store_conn_t *db = api_request_db(req);
     if (db == NULL)
         return STORE_ERROR;
     owner_tin_t after;

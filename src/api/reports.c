@@ -29,7 +29,6 @@
 #include <string.h>
 
 #include "api/api.h"
-#include "app/service.h"
 #include "core/clock.h"
 #include "core/ids.h"
 #include "core/jsonval.h"
@@ -90,7 +89,7 @@ static void check_id_bytes(const json_t *ids, json_t *issues)
 static bool read_directive(request_t *req, char out[STORE_REPORT_DIRECTIVE_MAX])
 {
     out[0] = '\0';
-    const char *value = req->svc->cfg.test_hooks ? request_header(req, TEST_HEADER) : NULL;
+    const char *value = api_ctx(req)->test_hooks ? request_header(req, TEST_HEADER) : NULL;
     if (value == NULL)
         return true;
     char *end = NULL;
@@ -161,7 +160,7 @@ void api_reports_trigger(request_t *req)
     snprintf(r.format, sizeof r.format, "%s", format != NULL ? json_string_value(format) : "csv");
     snprintf(r.tenant_id, sizeof r.tenant_id, "%.36s", req->claims.tenant_id);
     snprintf(r.status, sizeof r.status, "pending");
-    r.created_at = clock_now_ms(&req->svc->clock);
+    r.created_at = api_now_ms(req);
     r.expires_at = r.created_at + RETENTION_MS;
     store_conn_t *db = api_db(req);
     if (db == NULL)
@@ -175,7 +174,7 @@ void api_reports_trigger(request_t *req)
         reply_store_failure(req, st);
         return;
     }
-    service_wake_workers(req->svc);
+    api_wake_engines(req);
     reply_json(req, 202, report_head(&r));
 }
 
@@ -198,7 +197,7 @@ static bool find_report(request_t *req, unsigned texts, store_report_t *r)
     if (db == NULL)
         return false;
     store_status_t st = store_report_get(db, id, texts, r);
-    if (st == STORE_OK && r->expires_at <= clock_now_ms(&req->svc->clock)) {
+    if (st == STORE_OK && r->expires_at <= api_now_ms(req)) {
         store_report_clear(r);
         st = STORE_NOT_FOUND;
     }
@@ -218,9 +217,10 @@ static bool add_completed(request_t *req, const store_report_t *r, json_t *out)
     int64_t expires_s = 0;
     json_error_t error;
     json_t *metadata = r->metadata != NULL ? json_loads(r->metadata, 0, &error) : NULL;
+    const api_context_t *ctx = api_ctx(req);
     if (metadata == NULL ||
-        report_link_make(req->svc->links_key, req->svc->cfg.base_url, r->id,
-                         service_now_s(req->svc), url, sizeof url, &expires_s) != 0) {
+        report_link_make(ctx->links_key, ctx->base_url, r->id, api_now_s(req), url, sizeof url,
+                         &expires_s) != 0) {
         json_decref(metadata);
         return false;
     }
@@ -313,8 +313,8 @@ static bool link_ok(request_t *req)
     const char *signature = malformed ? NULL : request_query(req, "signature", &malformed);
     report_link_status_t status =
         malformed ? REPORT_LINK_INVALID
-                  : report_link_verify(req->svc->links_key, request_param(req, "reportId"),
-                                       expires, nonce, signature, service_now_s(req->svc));
+                  : report_link_verify(api_ctx(req)->links_key, request_param(req, "reportId"),
+                                       expires, nonce, signature, api_now_s(req));
     if (status != REPORT_LINK_OK)
         reply_link_refused(req, status);
     return status == REPORT_LINK_OK;
@@ -324,13 +324,14 @@ static void stream_report(request_t *req, const store_report_t *r)
 {
     report_format_t format = REPORT_FORMAT_CSV;
     report_format_parse(r->format, &format);
+    store_t *store = api_ctx(req)->store;
     download_t *d = malloc(sizeof *d);
-    if (d == NULL || (d->conn = store_acquire(req->svc->store)) == NULL) {
+    if (d == NULL || (d->conn = store_acquire(store)) == NULL) {
         free(d);
         reply_store_failure(req, STORE_ERROR);
         return;
     }
-    d->store = req->svc->store;
+    d->store = store;
     memcpy(d->id, r->id, sizeof d->id);
     d->size = (uint64_t)r->size_bytes;
     d->loaded_seq = -1;

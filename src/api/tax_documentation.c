@@ -10,7 +10,6 @@
  * whatever the owner. The W-9's TIN is never answered, logged or quoted in
  * an error: the model's messages name fields, never values. */
 #include "api/api.h"
-#include "app/service.h"
 #include "core/clock.h"
 #include "core/jsonval.h"
 #include "store/owners.h"
@@ -32,7 +31,7 @@ void api_tax_documentation_submit(request_t *req)
     json_t *body = request_json(req, false);
     if (body == NULL)
         return;
-    int64_t now = clock_now_ms(&req->svc->clock);
+    int64_t now = api_now_ms(req);
     json_t *issues = json_array();
     taxdocs_type_t type = TAXDOCS_W9;
     if (taxdocs_check(body, now, issues, &type) > 0) {
@@ -44,12 +43,12 @@ void api_tax_documentation_submit(request_t *req)
     char owner_uuid[STORE_UUID_LEN];
     if (db == NULL || !owner_uuid_of(req, db, id, owner_uuid))
         return;
-    taxdocs_submission_t s = {req->svc->tin_key, req->claims.tenant_id, owner_uuid, type, body,
+    taxdocs_submission_t s = {api_ctx(req)->tin_key, req->claims.tenant_id, owner_uuid, type, body,
                               now};
     char doc_id[STORE_UUID_LEN];
     if (!api_found(req, taxdocs_submit(db, &s, doc_id), OWNER, id))
         return;
-    service_wake_workers(req->svc); /* the status event, and a W-9's TIN check */
+    api_wake_engines(req); /* the status event, and a W-9's TIN check */
     json_t *data = json_pack("{s:s, s:s, s:s, s:o}", "tax_documentation_id", doc_id,
                              "account_owner_id", id, "document_type", taxdocs_type_name(type),
                              "created_at", jsonval_time(now));

@@ -7,7 +7,6 @@
 #include <time.h>
 
 #include "api/api.h"
-#include "app/service.h"
 #include "core/validate.h"
 
 static const v_field CLOCK_FIELDS[] = {
@@ -23,7 +22,7 @@ void api_test_clock(request_t *req)
     if (body == NULL)
         return;
     json_int_t offset = json_integer_value(json_object_get(body, "offset_ms"));
-    clock_set_offset_ms(&req->svc->clock, (int64_t)offset);
+    clock_set_offset_ms(api_ctx(req)->clock, (int64_t)offset);
     reply_json(req, 200, json_pack("{s:I}", "offset_ms", offset));
 }
 
@@ -39,7 +38,7 @@ void api_test_store_fault(request_t *req)
     if (body == NULL)
         return;
     bool failing = json_is_true(json_object_get(body, "failing"));
-    store_set_fault(req->svc->store, failing);
+    store_set_fault(api_ctx(req)->store, failing);
     reply_json(req, 200, json_pack("{s:b}", "failing", failing));
 }
 

@@ -22,7 +22,6 @@
 #include <string.h>
 
 #include "api/api.h"
-#include "app/service.h"
 #include "core/clock.h"
 #include "core/ids.h"
 #include "core/jsonval.h"
@@ -107,7 +106,7 @@ static const char *text_at(const json_t *body, const char *key)
 static json_t *validation_json(request_t *req, const store_tin_check_t *c, const char *owner_id)
 {
     char clear[TIN_MAX], masked[TIN_MAX];
-    if (tin_open(req->svc->tin_key, c->tenant_id, c->id, c->tin_sealed, c->tin_sealed_len,
+    if (tin_open(api_ctx(req)->tin_key, c->tenant_id, c->id, c->tin_sealed, c->tin_sealed_len,
                  clear) != 0) {
         log_event(LOG_ERROR, "tin validation: sealed TIN does not open",
                   json_pack("{s:s}", "validation_id", c->id));
@@ -169,8 +168,8 @@ static int build_check(request_t *req, const json_t *body, const char *owner_uui
     snprintf(c->name, sizeof c->name, "%s", text_at(body, "name"));
     snprintf(c->tin_type, sizeof c->tin_type, "%s", text_at(body, "tin_type"));
     snprintf(c->status, sizeof c->status, "%s", TINCHECK_PENDING);
-    c->created_at = clock_now_ms(&req->svc->clock);
-    return tin_seal(req->svc->tin_key, c->tenant_id, c->id, text_at(body, "tin"), c->tin_sealed,
+    c->created_at = api_now_ms(req);
+    return tin_seal(api_ctx(req)->tin_key, c->tenant_id, c->id, text_at(body, "tin"), c->tin_sealed,
                     &c->tin_sealed_len);
 }
 
@@ -197,7 +196,7 @@ static void create_with(request_t *req, const json_t *body, store_tin_check_t *c
         reply_store_failure(req, st);
         return;
     }
-    service_wake_workers(req->svc);
+    api_wake_engines(req);
     reply_validation(req, 202, c, owner_id);
 }
 

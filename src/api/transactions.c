@@ -25,7 +25,6 @@
 #include <string.h>
 
 #include "api/api.h"
-#include "app/service.h"
 #include "core/clock.h"
 #include "core/dbuf.h"
 #include "core/decimal.h"
@@ -368,7 +367,7 @@ static bool valid_tx_body(request_t *req, const json_t *body, int64_t *datetime_
 static int test_pause_ms(request_t *req)
 {
     const char *value = request_header(req, PAUSE_HEADER);
-    if (!req->svc->cfg.test_hooks || value == NULL)
+    if (!api_ctx(req)->test_hooks || value == NULL)
         return 0;
     int ms = atoi(value);
     return ms > 0 && ms <= 60000 ? ms : 0;
@@ -623,7 +622,7 @@ static void upsert_batch(request_t *req, json_t *body)
     refuse_duplicates(req, elems, n);
 
     bool ok = true;
-    int64_t now = clock_now_ms(&req->svc->clock);
+    int64_t now = api_now_ms(req);
     for (size_t i = 0; i < n && ok; i++) {
         batch_elem_t *el = &elems[i];
         if (el->canon == NULL)
@@ -632,7 +631,7 @@ static void upsert_batch(request_t *req, json_t *body)
         el->write = valid;
         ok = el->text != NULL && batch_write(req, el, now, &writes[valid++]);
     }
-    store_conn_t *db = ok ? request_db(req) : NULL;
+    store_conn_t *db = ok ? api_request_db(req) : NULL;
     store_status_t st = db != NULL ? store_tx_upsert_batch(db, writes, valid, results)
                                    : STORE_ERROR;
     if (st != STORE_OK) {
@@ -642,7 +641,7 @@ static void upsert_batch(request_t *req, json_t *body)
         for (size_t i = 0; i < valid; i++)
             wake = wake || results[i].new_deliveries;
         if (wake) /* new deliveries: the webhook dispatcher starts at once */
-            service_wake_workers(req->svc);
+            api_wake_engines(req);
         size_t len = 0;
         char *answer = batch_answer(elems, n, writes, results, &len);
         if (answer == NULL) /* out of memory after the commit: a resend answers "unchanged" */
@@ -670,7 +669,7 @@ static void upsert_single(request_t *req, json_t *body)
     char tx_uuid[IDS_UUID_LEN], event_uuid[IDS_UUID_LEN];
     store_conn_t *db = NULL;
     if (lines == NULL || ids_uuid_v4(tx_uuid) != 0 || ids_uuid_v4(event_uuid) != 0 ||
-        (db = request_db(req)) == NULL) {
+        (db = api_request_db(req)) == NULL) {
         reply_tx_store_failure(req, STORE_ERROR);
     } else {
         const json_t *subtype = json_object_get(canon, "subtype");
@@ -682,11 +681,11 @@ static void upsert_single(request_t *req, json_t *body)
             .type = json_string_value(json_object_get(canon, "type")),
             .subtype = json_string_value(subtype), .body = text, .lines = lines,
             .line_count = line_count, .new_uuid = tx_uuid, .event_uuid = event_uuid,
-            .now = clock_now_ms(&req->svc->clock)};
+            .now = api_now_ms(req)};
         store_tx_result_t result;
         store_status_t st = store_tx_upsert(db, &w, test_pause_ms(req), &result);
         if (st == STORE_OK && result.new_deliveries)
-            service_wake_workers(req->svc); /* the webhook dispatcher starts at once */
+            api_wake_engines(req); /* the webhook dispatcher starts at once */
         answer_write(req, &w, st, &result);
     }
     free(text);
@@ -749,13 +748,13 @@ void api_transactions_delete(request_t *req)
         return;
     }
     store_status_t st = store_tx_delete(db, req->claims.tenant_id, id, event_uuid,
-                                        clock_now_ms(&req->svc->clock));
+                                        api_now_ms(req));
     if (st == STORE_NOT_FOUND)
         reply_unknown(req, id);
     else if (st != STORE_OK)
         reply_store_failure(req, st);
     else {
-        service_wake_workers(req->svc); /* the webhook dispatcher starts at once */
+        api_wake_engines(req); /* the webhook dispatcher starts at once */
         reply_empty(req, 204);
     }
 }

@@ -1,14 +1,15 @@
-/* app/admin: see admin.h. The command line is parsed first, so that --help
- * and a usage error open nothing; then the service is opened (database,
- * migrations, key files, route table) and admin sees only the parts it uses. */
-#include "app/admin.h"
-
+/* app/admin: `taxd admin ...` (app_admin, app.h). The command line is
+ * parsed first, so that --help and a usage error open nothing; then the
+ * service is opened the way `taxd serve` opens it (database, migrations, key
+ * files, route table), so both agree on every key file and route, and admin
+ * sees only the parts it uses (admin_context_t). */
 #include <stdlib.h>
 
 #include "admin/admin.h"
+#include "app/app.h"
 #include "app/service.h"
 
-int app_admin_main(int argc, char **argv)
+int app_admin(int argc, char **argv)
 {
     admin_invocation_t inv;
     int code = admin_parse(argc, argv, &inv);

@@ -1,5 +1,5 @@
-/* service: building and tearing down the service context, and the settings
- * refresher thread. See service.h. */
+/* service: building and tearing down the service context, the settings
+ * refresher thread, and the API's view of the service. See service.h. */
 #include "app/service.h"
 
 #include <stdio.h>
@@ -66,6 +66,32 @@ out:
     return rc;
 }
 
+/* Labels are "METHOD /template", one per route index: the keys of rate
+ * limits and metrics and the route of the access log. Every route must have
+ * one (the server and the gateway index them without a check), so a label
+ * that cannot be made stops the start. service_close frees what was made. */
+static int build_route_labels(service_t *svc, const route_t *routes, size_t count, char **err)
+{
+    const char **labels = calloc(count, sizeof *labels);
+    if (labels == NULL) {
+        *err = dup_message("route table", "out of memory for the route labels");
+        return -1;
+    }
+    svc->route_labels = labels;
+    svc->route_count = count;
+    for (size_t i = 0; i < count; i++) {
+        size_t n = strlen(routes[i].method) + strlen(routes[i].path) + 2;
+        char *label = malloc(n);
+        if (label == NULL) {
+            *err = dup_message("route table", "out of memory for a route label");
+            return -1;
+        }
+        snprintf(label, n, "%s %s", routes[i].method, routes[i].path);
+        labels[i] = label;
+    }
+    return 0;
+}
+
 static int build_http_parts(service_t *svc, char **err)
 {
     size_t count = 0;
@@ -75,23 +101,9 @@ static int build_http_parts(service_t *svc, char **err)
         *err = dup_message("router", "invalid route table");
         return -1;
     }
-    const char **labels = calloc(count, sizeof *labels);
-    if (labels == NULL) {
-        *err = dup_message("metrics", "out of memory");
+    if (build_route_labels(svc, routes, count, err) != 0)
         return -1;
-    }
-    /* Labels are "METHOD /template"; they live as long as the metrics. */
-    for (size_t i = 0; i < count; i++) {
-        size_t n = strlen(routes[i].method) + strlen(routes[i].path) + 2;
-        char *label = malloc(n);
-        if (label == NULL)
-            break;
-        snprintf(label, n, "%s %s", routes[i].method, routes[i].path);
-        labels[i] = label;
-    }
-    svc->route_labels = labels;
-    svc->route_count = count;
-    svc->metrics = metrics_new(labels, count);
+    svc->metrics = metrics_new(svc->route_labels, count);
     svc->limiter = ratelimit_new(LIMITER_CAPACITY);
     svc->tokens = tokencache_new(TOKEN_CACHE_SLOTS);
     ratelimit_rule_t global = {svc->cfg.default_rate, svc->cfg.default_burst};
@@ -197,7 +209,48 @@ void service_wake_workers(service_t *svc)
     webhook_engine_wake(svc->webhooks);
 }
 
-int64_t service_now_s(const service_t *svc)
+/* ---- the API's view (api/context.h) ------------------------------------ */
+
+static bool settings_revoked_cb(void *settings, const char *client_id)
 {
-    return clock_now_ms(&svc->clock) / 1000;
+    return settings_is_revoked(settings, client_id);
+}
+
+static ratelimit_rule_t settings_tenant_rule_cb(void *settings, const char *tenant_id)
+{
+    return settings_tenant_rule(settings, tenant_id);
+}
+
+static bool settings_route_rule_cb(void *settings, const char *tenant_id, const char *route_key,
+                                   ratelimit_rule_t *rule)
+{
+    return settings_route_rule(settings, tenant_id, route_key, rule);
+}
+
+static void wake_cb(void *svc)
+{
+    service_wake_workers(svc);
+}
+
+void service_api_context(service_t *svc, api_context_t *api)
+{
+    *api = (api_context_t){
+        .store = svc->store,
+        .clock = &svc->clock,
+        .test_hooks = svc->cfg.test_hooks,
+        .base_url = svc->cfg.base_url,
+        .signer = svc->signer,
+        .secret_hasher = svc->secret_hasher,
+        .tin_key = svc->tin_key,
+        .links_key = svc->links_key,
+        .tokens = svc->tokens,
+        .limiter = svc->limiter,
+        .settings = {svc->settings, settings_revoked_cb, settings_tenant_rule_cb,
+                     settings_route_rule_cb},
+        .route_labels = svc->route_labels,
+        .metrics = svc->metrics,
+        .wake = wake_cb,
+        .wake_cls = svc,
+        .webhooks = svc->webhooks,
+    };
 }

@@ -1,8 +1,10 @@
-/* service: the configured service context, the one object passed down to
- * everything that needs shared state (no globals). It owns the store, the
- * keys, the router, the rate limiter, the metrics and the operator-settings
+/* service: the configured service context of app/, the composition root
+ * (no globals). It owns the store, the keys, the router and its route labels,
+ * the rate limiter, the token cache, the metrics and the operator-settings
  * snapshot, and runs the background refresher that keeps that snapshot
- * current. `taxd serve` and `taxd admin` both build one. */
+ * current. The HTTP server, the API and the engines never see it: each is
+ * handed a narrow view of it (service_api_context, ...). `taxd serve`,
+ * `taxd worker` and `taxd admin` each build one. */
 #ifndef TAXD_APP_SERVICE_H
 #define TAXD_APP_SERVICE_H
 
@@ -11,6 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "api/context.h"
 #include "app/settings.h"
 #include "core/clock.h"
 #include "core/config.h"
@@ -35,13 +38,10 @@ typedef struct service {
     ratelimit_t *limiter;
     metrics_t *metrics;
     settings_t *settings;
-    const char **route_labels;   /* "METHOD /template" per route index */
+    const char **route_labels;   /* "METHOD /template" per route index, owned */
     size_t route_count;
 
-    char instance_id[16];        /* random per process: prefix of request ids */
-    _Atomic uint64_t request_seq;
-    _Atomic unsigned in_flight;  /* requests between first byte and completion */
-    _Atomic bool draining;       /* shutting down: answer with Connection: close */
+    char instance_id[16];        /* random per process: prefix of request ids, lease owners */
     _Atomic bool stopping;       /* background threads exit */
     pthread_t refresher;
     bool refresher_running;
@@ -50,7 +50,9 @@ typedef struct service {
 } service_t;
 
 /* Opens the database (migrations), loads or creates the key files beside it
- * and builds the router and limiter. Returns 0, or -1 with *err malloc'd. */
+ * and builds the router, its route labels, the limiter and the metrics.
+ * Returns 0, or -1 with *err malloc'd (the caller frees it) saying what
+ * failed; svc is then closed already. */
 int service_open(service_t *svc, const taxd_config_t *cfg, char **err);
 /* Starts the settings refresher (call after service_open, before serving). */
 int service_start(service_t *svc, char **err);
@@ -63,7 +65,9 @@ int service_hash_secret(const service_t *svc, const char *secret, uint8_t out[32
 /* Wakes this process's engines (new work was committed); no-op without them. */
 void service_wake_workers(service_t *svc);
 
-/* Seconds since the epoch on the service clock. */
-int64_t service_now_s(const service_t *svc);
+/* Fills *api with the API's view of the service: pointers into svc (valid
+ * until service_close) and the settings and wake functions over it. Call it
+ * once the engines run (or will not run), since it takes svc->webhooks. */
+void service_api_context(service_t *svc, api_context_t *api);
 
 #endif

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "app/service.h"
+#include "core/buf.h"
 #include "core/utf8.h"
 #include "http/errors.h"
 #include "http/url.h"
@@ -46,16 +46,6 @@ const char *request_query(request_t *req, const char *name, bool *malformed)
         return NULL;
     }
     return value;
-}
-
-store_conn_t *request_db(request_t *req)
-{
-    if (req->db == NULL) {
-        req->db = store_acquire(req->svc->store);
-        if (req->db != NULL)
-            store_set_deadline(req->db, req->deadline_ms);
-    }
-    return req->db;
 }
 
 static void decref_json(void *value)
@@ -139,14 +129,6 @@ void reply_invalid(request_t *req, const char *message, json_t *issues)
     reply_json(req, 400, error_body_validation(message, issues));
 }
 
-void reply_store_failure(request_t *req, store_status_t status)
-{
-    if (status == STORE_TIMEOUT)
-        reply_json(req, 504, error_body(504, NULL));
-    else
-        reply_error(req, 500, "The request could not be completed");
-}
-
 void reply_text(request_t *req, int status, const char *content_type, char *text, size_t len)
 {
     set_output(req, status, content_type, text, len);
@@ -177,4 +159,14 @@ void reply_header(request_t *req, const char *name, const char *value)
     req->header_names[req->header_count] = name;
     req->header_values[req->header_count] = value;
     req->header_count++;
+}
+
+void reply_header_u64(request_t *req, const char *name, uint64_t value)
+{
+    if (req->header_count >= REQUEST_MAX_HEADERS)
+        return;
+    char *text = req->header_numbers[req->header_count];
+    buf_t b = buf_over(text, sizeof req->header_numbers[0]);
+    buf_put_u64(&b, value);
+    reply_header(req, name, text);
 }

@@ -1,8 +1,10 @@
-/* request: one HTTP exchange as handlers see it. The server fills the request
- * side (method, raw target, decoded route parameters, body, the verified
- * token's claims) and the handler answers through the reply_* functions,
- * which are the only way a response is made. All memory hangs off the
- * request's arena and is released when the response has been sent. */
+/* request: one HTTP exchange as the application sees it. The server fills
+ * the request side (method, raw target, decoded route parameters, body) and
+ * hands the request to the application's dispatch callback (http/server.h);
+ * the application may record a verified token's claims on it, and answers
+ * through the reply_* functions, which are the only way a response is made.
+ * All memory hangs off the request's arena and is released when the response
+ * has been sent; nothing here knows the database or the handlers. */
 #ifndef TAXD_HTTP_REQUEST_H
 #define TAXD_HTTP_REQUEST_H
 
@@ -17,9 +19,8 @@
 #include "core/ids.h"
 #include "http/router.h"
 #include "http/token.h"
-#include "store/store.h"
 
-struct service;
+struct http_server;
 struct MHD_Connection;
 
 #define REQUEST_MAX_HEADERS 8
@@ -48,7 +49,7 @@ typedef struct reply_stream {
 } reply_stream_t;
 
 typedef struct request {
-    struct service *svc;
+    struct http_server *server;      /* the server that received it */
     arena_t *arena;
     struct MHD_Connection *connection;
     char id[40];                     /* x-request-id: "<instance>-<sequence>" */
@@ -72,11 +73,13 @@ typedef struct request {
     bool started;                    /* the first access-handler call happened */
     bool counted_in_flight;
 
-    bool authenticated;              /* a token verified: rate-limit headers follow */
+    /* Set by the application when a token verified; the access log names
+     * the tenant of an authenticated request. */
+    bool authenticated;
     token_claims_t claims;
-    uint32_t limit_header, remaining_header;
-
-    store_conn_t *db;                /* acquired on first use, released with the arena */
+    /* The application's own state for the time of its dispatch callback;
+     * the transport never reads it. */
+    void *app;
 
     /* the response */
     int status;
@@ -86,12 +89,10 @@ typedef struct request {
     size_t header_count;
     const char *header_names[REQUEST_MAX_HEADERS];
     const char *header_values[REQUEST_MAX_HEADERS];
+    char header_numbers[REQUEST_MAX_HEADERS][24]; /* the values of reply_header_u64 */
     const char *logged_body;         /* an error's body, kept for the access log */
     reply_stream_t stream;           /* a streamed body (reply_stream); read == NULL otherwise */
 } request_t;
-
-/* The handler of a route: reads req, answers with exactly one reply_*. */
-typedef void (*handler_fn)(request_t *req);
 
 /* A request header by name (case-insensitive), or NULL. */
 const char *request_header(const request_t *req, const char *name);
@@ -100,9 +101,6 @@ const char *request_param(const request_t *req, const char *name);
 /* A decoded query parameter (arena-owned) or NULL when absent; *malformed is
  * set when the query string cannot be decoded. */
 const char *request_query(request_t *req, const char *name, bool *malformed);
-/* The thread's database connection for this request (deadline applied), or
- * NULL when none could be opened. */
-store_conn_t *request_db(request_t *req);
 /* Parses the JSON body (see v_parse_body); on failure answers 400 itself and
  * returns NULL. The value is released with the arena. */
 json_t *request_json(request_t *req, bool allow_empty);
@@ -118,8 +116,6 @@ void reply_error(request_t *req, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* 400 with validation issues (stolen). */
 void reply_invalid(request_t *req, const char *message, json_t *issues);
-/* Maps a failed store call: STORE_TIMEOUT -> 504, anything else -> 500. */
-void reply_store_failure(request_t *req, store_status_t status);
 /* Answers a non-JSON body (text stolen, malloc'd). */
 void reply_text(request_t *req, int status, const char *content_type, char *text, size_t len);
 /* Answers status with a streamed body (see reply_stream_t); the request
@@ -128,7 +124,11 @@ void reply_stream(request_t *req, int status, const char *content_type, uint64_t
                   reply_stream_read_fn read, void *cls, void (*free_cls)(void *cls));
 /* 204 without body. */
 void reply_empty(request_t *req, int status);
-/* Adds a response header; both strings must live as long as the request. */
+/* Adds a response header; both strings must live as long as the request.
+ * Past REQUEST_MAX_HEADERS headers the rest are dropped. */
 void reply_header(request_t *req, const char *name, const char *value);
+/* Adds a response header whose value is value in decimal, kept in the
+ * request itself (no allocation); name must live as long as the request. */
+void reply_header_u64(request_t *req, const char *name, uint64_t value);
 
 #endif

@@ -16,7 +16,7 @@ typedef struct route {
     const char *path;     /* template, e.g. "/v1/filers/{filerId}" */
     unsigned scopes;      /* token scopes that may call it; 0 = no token needed */
     size_t max_body;      /* raises the server's body limit for this route; 0 = the default */
-    void *handler;        /* opaque to the router; the server casts it */
+    void *handler;        /* opaque to http/: the dispatch callback casts it */
     size_t index;         /* position in the table, set by router_new */
 } route_t;
 

@@ -1,19 +1,20 @@
-/* server: libmicrohttpd glue and the request phases. See server.h.
+/* server: libmicrohttpd glue and the transport's phases. See server.h.
  *
  * libmicrohttpd calls the access handler several times per request: once with
  * the headers, then once per body chunk, then once more with no data. taxd
  * creates its request (arena, id, raw target) in the URI-log callback, which
  * sees the target before libmicrohttpd percent-decodes it, decides the body
  * limit and load shedding on the first call (a response queued then is what
- * the client receives), swallows body chunks, and runs the phases on the last
- * call. The completion callback writes the access log and metrics and frees
- * the arena, so nothing a request allocated can outlive it. A streamed body
+ * the client receives), swallows body chunks, and on the last call answers
+ * an unrouted request itself or hands a routed one to the dispatch callback.
+ * The completion callback writes the access log and metrics and frees the
+ * arena, so nothing a request allocated can outlive it. A streamed body
  * (reply_stream, report downloads) is the one exception by design: its
  * reader owns its state and libmicrohttpd frees it when the body is done.
  *
- * Handlers may block on the database; the pool is sized well above the core
- * count for that reason, and every database wait is bounded by the request's
- * deadline (504). */
+ * The dispatch callback may block (on the database); the pool is sized well
+ * above the core count for that reason, and the application bounds its waits
+ * by the request's deadline (504). */
 #include "http/server.h"
 
 #include <arpa/inet.h>
@@ -31,10 +32,7 @@
 #include "core/buf.h"
 #include "core/clock.h"
 #include "core/log.h"
-#include "http/auth.h"
 #include "http/errors.h"
-#include "http/limits.h"
-#include "http/request.h"
 #include "http/url.h"
 
 /* Past this many bytes of an oversized chunked body, stop reading and answer
@@ -50,8 +48,11 @@ _Static_assert(REPLY_STREAM_END == MHD_CONTENT_READER_END_OF_STREAM &&
                "reply_stream_t speaks libmicrohttpd's reader protocol");
 
 struct http_server {
-    service_t *svc;
+    http_server_config_t cfg;
     struct MHD_Daemon *daemon;
+    _Atomic uint64_t request_seq;
+    _Atomic unsigned in_flight;  /* requests between first byte and completion */
+    _Atomic bool draining;       /* stopping: answer with Connection: close */
     unsigned port;
     /* the way back from the one panic MHD_quiesce_daemon may raise */
     _Atomic bool quiescing;
@@ -60,17 +61,6 @@ struct http_server {
 };
 
 /* ---- response emission ------------------------------------------------ */
-
-static void add_rate_headers(struct MHD_Response *r, request_t *req)
-{
-    char limit[16], remaining[16];
-    buf_t b = buf_over(limit, sizeof limit);
-    buf_put_u64(&b, req->limit_header);
-    b = buf_over(remaining, sizeof remaining);
-    buf_put_u64(&b, req->remaining_header);
-    MHD_add_response_header(r, "x-ratelimit-limit", limit);
-    MHD_add_response_header(r, "x-ratelimit-remaining", remaining);
-}
 
 static enum MHD_Result emit(struct MHD_Connection *connection, request_t *req)
 {
@@ -81,10 +71,6 @@ static enum MHD_Result emit(struct MHD_Connection *connection, request_t *req)
         memchr(req->out, '\n', req->out_len) == NULL) /* compact JSON: one log line */
         req->logged_body = arena_strndup(req->arena, req->out, req->out_len);
     if (req->stream.read != NULL) {
-        /* The handler is done with the database: a long download must not
-         * hold a pooled connection (its reader has its own). */
-        store_release(req->svc->store, req->db);
-        req->db = NULL;
         r = MHD_create_response_from_callback(req->stream.size, STREAM_BLOCK, req->stream.read,
                                               req->stream.cls, req->stream.free_cls);
         if (r != NULL)
@@ -103,9 +89,7 @@ static enum MHD_Result emit(struct MHD_Connection *connection, request_t *req)
         MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, req->content_type);
     for (size_t i = 0; i < req->header_count; i++)
         MHD_add_response_header(r, req->header_names[i], req->header_values[i]);
-    if (req->authenticated)
-        add_rate_headers(r, req);
-    if (atomic_load(&req->svc->draining))
+    if (atomic_load(&req->server->draining))
         MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
     enum MHD_Result rc = MHD_queue_response(connection, (unsigned)req->status, r);
     MHD_destroy_response(r);
@@ -113,22 +97,22 @@ static enum MHD_Result emit(struct MHD_Connection *connection, request_t *req)
      * client that sends its next request as soon as it reads this one must
      * never find it still counted as in flight. */
     if (req->counted_in_flight) {
-        atomic_fetch_sub(&req->svc->in_flight, 1);
+        atomic_fetch_sub(&req->server->in_flight, 1);
         req->counted_in_flight = false;
     }
     return rc;
 }
 
-/* ---- the phases ------------------------------------------------------- */
+/* ---- the transport's phases -------------------------------------------- */
 
 /* Matches the route once, on the first callback: the body limit needs it
  * before the body arrives, and the phases reuse it. */
 static void route_request(request_t *req)
 {
     char allowed[128];
-    req->route_status =
-        router_match(req->svc->router, req->method, req->target, req->path_len, arena_alloc_cb,
-                     req->arena, &req->match, allowed, sizeof allowed);
+    req->route_status = router_match(req->server->cfg.router, req->method, req->target,
+                                     req->path_len, arena_alloc_cb, req->arena, &req->match,
+                                     allowed, sizeof allowed);
     if (req->route_status == ROUTER_METHOD_NOT_ALLOWED)
         req->allowed = arena_strndup(req->arena, allowed, strlen(allowed));
 }
@@ -155,21 +139,13 @@ static bool route_phase(request_t *req)
     }
 }
 
+/* The router's answer, or the application's through the dispatch callback. */
 static void run_phases(request_t *req)
 {
-    if (!route_phase(req) || !auth_authenticate(req))
+    if (!route_phase(req))
         return;
-    if (req->authenticated && !auth_scope_allows(req)) {
-        /* Counted against its bucket so the headers that follow a verified
-         * token stay truthful; the 403 wins over a 429. */
-        limits_account(req);
-        reply_error_body(req, 403, error_body_gateway_deny());
-        return;
-    }
-    if (req->authenticated && !limits_admit(req))
-        return;
-    handler_fn handler = (handler_fn)req->match.route->handler;
-    handler(req);
+    const http_server_config_t *cfg = &req->server->cfg;
+    cfg->dispatch(cfg->user, req);
     if (req->status == 0)
         reply_error(req, 500, "The request could not be completed");
 }
@@ -178,7 +154,7 @@ static void run_phases(request_t *req)
 
 static void *on_uri(void *cls, const char *uri, struct MHD_Connection *connection)
 {
-    service_t *svc = cls;
+    http_server_t *server = cls;
     arena_t *arena = arena_new(REQUEST_ARENA_BLOCK);
     if (arena == NULL)
         return NULL;
@@ -188,18 +164,18 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *connectio
         return NULL;
     }
     memset(req, 0, sizeof *req);
-    req->svc = svc;
+    req->server = server;
     req->arena = arena;
     req->connection = connection;
     req->start_us = clock_monotonic_us();
-    req->deadline_ms = req->start_us / 1000 + svc->cfg.request_timeout_ms;
+    req->deadline_ms = req->start_us / 1000 + server->cfg.request_timeout_ms;
     req->target = arena_strndup(arena, uri, strlen(uri));
     /* Unique without a random draw per request: a random per-process prefix
      * and a counter. */
     buf_t id = buf_over(req->id, sizeof req->id);
-    buf_puts(&id, svc->instance_id);
+    buf_puts(&id, server->cfg.instance_id);
     buf_putc(&id, '-');
-    buf_put_hex(&id, atomic_fetch_add(&svc->request_seq, 1), 16);
+    buf_put_hex(&id, atomic_fetch_add(&server->request_seq, 1), 16);
     if (req->target == NULL) {
         arena_free(arena);
         return NULL;
@@ -210,7 +186,7 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *connectio
 
 static size_t route_body_limit(const request_t *req)
 {
-    size_t limit = req->svc->cfg.max_body;
+    size_t limit = req->server->cfg.max_body;
     if (req->route_status == ROUTER_OK && req->match.route->max_body > limit)
         limit = req->match.route->max_body;
     return limit;
@@ -228,13 +204,13 @@ static bool declared_too_large(request_t *req)
 
 static enum MHD_Result first_call(struct MHD_Connection *connection, request_t *req)
 {
-    service_t *svc = req->svc;
-    unsigned in_flight = atomic_fetch_add(&svc->in_flight, 1) + 1;
+    http_server_t *server = req->server;
+    unsigned in_flight = atomic_fetch_add(&server->in_flight, 1) + 1;
     req->counted_in_flight = true;
     route_request(req);
     req->body_limit = route_body_limit(req);
-    if (in_flight > svc->cfg.max_in_flight) {
-        metrics_count_limit_reject(svc->metrics, METRICS_LIMIT_NODE);
+    if (in_flight > server->cfg.max_in_flight) {
+        metrics_count_limit_reject(server->cfg.metrics, METRICS_LIMIT_NODE);
         reply_header(req, "Retry-After", "1");
         reply_error_body(req, 429, error_body_rate_limited(ERROR_LIMIT_NODE, 1));
         return emit(connection, req);
@@ -362,7 +338,7 @@ static void on_completed(void *cls, struct MHD_Connection *connection, void **co
 {
     (void)connection;
     (void)toe;
-    service_t *svc = cls;
+    http_server_t *server = cls;
     request_t *req = *con_cls;
     if (req == NULL)
         return;
@@ -372,17 +348,15 @@ static void on_completed(void *cls, struct MHD_Connection *connection, void **co
         size_t route_index = req->route_status == ROUTER_OK && req->match.route != NULL
                                  ? req->match.route->index
                                  : SIZE_MAX;
-        metrics_observe_request(svc->metrics, route_index, req->status, latency_us);
-        log_access(req, route_index == SIZE_MAX ? NULL : svc->route_labels[route_index],
+        metrics_observe_request(server->cfg.metrics, route_index, req->status, latency_us);
+        log_access(req, route_index == SIZE_MAX ? NULL : server->cfg.route_labels[route_index],
                    latency_us);
     }
-    if (req->db != NULL)
-        store_release(svc->store, req->db);
     if (req->stream.free_cls != NULL) /* answered with a stream that never got queued */
         req->stream.free_cls(req->stream.cls);
     free(req->out);
     if (req->counted_in_flight)
-        atomic_fetch_sub(&svc->in_flight, 1);
+        atomic_fetch_sub(&server->in_flight, 1);
     arena_free(req->arena);
 }
 
@@ -441,7 +415,7 @@ static MHD_socket quiesce_listener(http_server_t *server)
 
 /* ---- start and stop --------------------------------------------------- */
 
-static int resolve_listen(const taxd_config_t *cfg, struct sockaddr_storage *addr,
+static int resolve_listen(const http_server_config_t *cfg, struct sockaddr_storage *addr,
                           bool *ipv6, char **err)
 {
     struct addrinfo hints = {0}, *res = NULL;
@@ -463,33 +437,32 @@ static int resolve_listen(const taxd_config_t *cfg, struct sockaddr_storage *add
     return 0;
 }
 
-http_server_t *http_server_start(service_t *svc, char **err)
+http_server_t *http_server_start(const http_server_config_t *cfg, char **err)
 {
     struct sockaddr_storage addr;
     bool ipv6 = false;
-    if (resolve_listen(&svc->cfg, &addr, &ipv6, err) != 0)
+    if (resolve_listen(cfg, &addr, &ipv6, err) != 0)
         return NULL;
     http_server_t *server = calloc(1, sizeof *server);
     if (server == NULL)
         return NULL;
-    server->svc = svc;
+    server->cfg = *cfg;
     MHD_set_panic_func(on_mhd_panic, server);
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC |
                      MHD_USE_ERROR_LOG | (ipv6 ? MHD_USE_IPv6 : 0);
     server->daemon = MHD_start_daemon(
-        flags, (uint16_t)svc->cfg.listen_port, NULL, NULL, on_access, svc,
+        flags, (uint16_t)cfg->listen_port, NULL, NULL, on_access, server,
         MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, NULL, /* first, or early messages bypass it */
         MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
-        MHD_OPTION_THREAD_POOL_SIZE, (unsigned)svc->cfg.threads,
-        MHD_OPTION_CONNECTION_LIMIT, (unsigned)svc->cfg.connection_limit,
-        MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)svc->cfg.per_ip_connection_limit,
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)svc->cfg.connection_timeout_s,
-        MHD_OPTION_URI_LOG_CALLBACK, on_uri, svc,
-        MHD_OPTION_NOTIFY_COMPLETED, on_completed, svc,
+        MHD_OPTION_THREAD_POOL_SIZE, cfg->threads,
+        MHD_OPTION_CONNECTION_LIMIT, cfg->connection_limit,
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->per_ip_connection_limit,
+        MHD_OPTION_CONNECTION_TIMEOUT, cfg->connection_timeout_s,
+        MHD_OPTION_URI_LOG_CALLBACK, on_uri, server,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, server,
         MHD_OPTION_END);
     if (server->daemon == NULL) {
-        if (asprintf(err, "cannot listen on %s:%u", svc->cfg.listen_host,
-                     svc->cfg.listen_port) < 0)
+        if (asprintf(err, "cannot listen on %s:%u", cfg->listen_host, cfg->listen_port) < 0)
             *err = NULL;
         MHD_set_panic_func(on_mhd_panic, NULL);
         free(server);
@@ -497,11 +470,10 @@ http_server_t *http_server_start(service_t *svc, char **err)
     }
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(server->daemon,
                                                            MHD_DAEMON_INFO_BIND_PORT);
-    server->port = info ? info->port : svc->cfg.listen_port;
-    if (svc->cfg.base_url[0] == '\0') {
+    server->port = info ? info->port : cfg->listen_port;
+    if (cfg->base_url != NULL && cfg->base_url[0] == '\0') {
         const char *fmt = ipv6 ? "http://[%s]:%u" : "http://%s:%u";
-        snprintf(svc->cfg.base_url, sizeof svc->cfg.base_url, fmt, svc->cfg.listen_host,
-                 server->port);
+        snprintf(cfg->base_url, cfg->base_url_cap, fmt, cfg->listen_host, server->port);
     }
     return server;
 }
@@ -511,15 +483,14 @@ unsigned http_server_port(const http_server_t *server)
     return server->port;
 }
 
-void http_server_stop(http_server_t *server, int64_t drain_ms)
+void http_server_stop(http_server_t *server)
 {
-    service_t *svc = server->svc;
-    atomic_store(&svc->draining, true);
+    atomic_store(&server->draining, true);
     MHD_socket listener = quiesce_listener(server);
     if (listener != MHD_INVALID_SOCKET)
         close(listener);
-    int64_t until = clock_monotonic_ms() + drain_ms;
-    while (atomic_load(&svc->in_flight) > 0 && clock_monotonic_ms() < until) {
+    int64_t until = clock_monotonic_ms() + server->cfg.drain_ms;
+    while (atomic_load(&server->in_flight) > 0 && clock_monotonic_ms() < until) {
         struct timespec ts = {0, 5 * 1000000L};
         nanosleep(&ts, NULL);
     }

@@ -1,25 +1,64 @@
-/* server: the HTTP front of taxd on libmicrohttpd. A request passes through
- * fixed phases, as in nginx: body limit and load shedding while it arrives,
- * then router (404/405), authentication (401), scopes (403), rate limits
- * (429), the handler, and finally the access log and metrics. */
+/* server: the HTTP transport of taxd on libmicrohttpd. It knows no handler
+ * and no service: it receives a request, gives it an id, a deadline and an
+ * arena, and runs the phases that need nothing but HTTP, in a fixed order as
+ * nginx does: body limit and load shedding while the request arrives, then
+ * the router (404/405). A routed request is handed to the application's
+ * dispatch callback, which answers it; the server then sends the answer and
+ * writes the access log and the metrics. */
 #ifndef TAXD_HTTP_SERVER_H
 #define TAXD_HTTP_SERVER_H
 
-#include "app/service.h"
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "http/metrics.h"
+#include "http/request.h"
+#include "http/router.h"
+
+/* Runs on a server thread for each request the router matched
+ * (req->route_status == ROUTER_OK). It answers with exactly one reply_*;
+ * a request left unanswered is answered 500. user is the config's. */
+typedef void (*http_dispatch_fn)(void *user, request_t *req);
+
+/* What the server must know. Everything pointed to belongs to the caller and
+ * must outlive the server. */
+typedef struct http_server_config {
+    const char *listen_host;          /* name or numeric address */
+    unsigned listen_port;             /* 0: the kernel picks one */
+    unsigned threads;                 /* the pool: well above the core count */
+    unsigned connection_limit;
+    unsigned per_ip_connection_limit;
+    unsigned connection_timeout_s;    /* an idle connection is closed after this */
+    unsigned max_in_flight;           /* beyond this many requests: 429 (load shedding) */
+    int64_t request_timeout_ms;       /* each request's deadline (req->deadline_ms) */
+    size_t max_body;                  /* body limit; a route's max_body may raise it */
+    int64_t drain_ms;                 /* how long a stop waits for requests in progress */
+    const char *instance_id;          /* prefix of every x-request-id */
+    const router_t *router;
+    const char *const *route_labels;  /* "METHOD /template" by route index: the access log */
+    metrics_t *metrics;               /* requests by route and status, load-shedding rejects */
+    /* When base_url is "" it is filled (base_url_cap bytes) with
+     * "http://HOST:PORT" and the bound port before the first request. */
+    char *base_url;
+    size_t base_url_cap;
+    http_dispatch_fn dispatch;
+    void *user;                       /* handed to every dispatch call */
+} http_server_config_t;
 
 typedef struct http_server http_server_t;
 
-/* Binds the listen address and starts the thread pool. When svc->cfg.base_url
- * is empty it becomes "http://HOST:PORT" with the bound port. Returns NULL
- * with *err malloc'd on failure. */
-http_server_t *http_server_start(service_t *svc, char **err);
+/* Binds the listen address and starts the thread pool (cfg is copied).
+ * Returns the server, which http_server_stop frees, or NULL with *err
+ * malloc'd (the caller frees it; it may stay NULL when memory ran out). */
+http_server_t *http_server_start(const http_server_config_t *cfg, char **err);
 
 /* The bound port (useful with port 0). */
 unsigned http_server_port(const http_server_t *server);
 
 /* Graceful stop: stop accepting, let requests in progress finish (at most
- * drain_ms), answer them with Connection: close, then stop every thread and
- * free the server. */
-void http_server_stop(http_server_t *server, int64_t drain_ms);
+ * the config's drain_ms), answer them with Connection: close, then stop every
+ * thread and free the server. */
+void http_server_stop(http_server_t *server);
 
 #endif

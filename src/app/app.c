@@ -1,0 +1,168 @@
+/* app: the process modes, wired from their parts. See app.h.
+ *
+ * `serve` builds the service, starts the engines unless --no-workers, then
+ * hands the HTTP server its own configuration and the API's context as the
+ * dispatch callback's user pointer; the server and the API never see the
+ * service. A stop signal drains the server first (requests in progress
+ * finish), then stops the engines, then closes the service. */
+#include "app/app.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "api/gateway.h"
+#include "app/engines.h"
+#include "app/service.h"
+#include "core/log.h"
+#include "http/server.h"
+#include "webhooks/engine.h"
+
+#define DRAIN_MS 10000
+
+int app_global_init(void)
+{
+    if (webhook_global_init() != 0) {
+        fprintf(stderr, "taxd: cannot initialise libcurl\n");
+        return -1;
+    }
+    return 0;
+}
+
+void app_global_cleanup(void)
+{
+    webhook_global_cleanup();
+}
+
+/* Blocks the stop signals in every thread (threads inherit the mask), so
+ * only sigwait in the main thread sees them. */
+static void block_stop_signals(sigset_t *set)
+{
+    sigemptyset(set);
+    sigaddset(set, SIGTERM);
+    sigaddset(set, SIGINT);
+    pthread_sigmask(SIG_BLOCK, set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+}
+
+static int start_failed(service_t *svc, char *err)
+{
+    log_event(LOG_ERROR, "cannot start", json_pack("{s:s}", "detail", err ? err : "unknown"));
+    free(err);
+    if (svc != NULL)
+        service_close(svc);
+    return 1;
+}
+
+/* Loads the configuration of `serve` or `worker`; returns -1 on a usage
+ * error (reported), 1 after --help, 0 to go on. */
+static int load_config(const char *command, int argc, char **argv, taxd_config_t *cfg)
+{
+    char msg[256];
+    if (config_load_env(cfg, msg, sizeof msg) != 0) {
+        fprintf(stderr, "taxd %s: %s\n", command, msg);
+        return -1;
+    }
+    int rc = config_parse_serve_args(cfg, argc, argv, msg, sizeof msg);
+    if (rc < 0)
+        fprintf(stderr, "taxd %s: %s\n", command, msg);
+    return rc;
+}
+
+static int wait_for_stop(sigset_t *stop)
+{
+    int sig = 0;
+    sigwait(stop, &sig);
+    log_event(LOG_INFO, "stopping",
+              json_pack("{s:s}", "signal", sig == SIGINT ? "SIGINT" : "SIGTERM"));
+    return sig;
+}
+
+int app_worker(int argc, char **argv)
+{
+    taxd_config_t cfg;
+    int rc = load_config("worker", argc, argv, &cfg);
+    if (rc != 0)
+        return rc < 0 ? 2 : 0;
+    sigset_t stop;
+    block_stop_signals(&stop);
+    service_t svc;
+    char *err = NULL;
+    if (service_open(&svc, &cfg, &err) != 0)
+        return start_failed(NULL, err);
+    if (service_start(&svc, &err) != 0 || engines_start(&svc, &err) == NULL)
+        return start_failed(&svc, err);
+    log_event(LOG_INFO, "worker running", json_pack("{s:s}", "db", svc.cfg.db_path));
+    wait_for_stop(&stop);
+    workers_stop(svc.workers);
+    service_close(&svc);
+    log_event(LOG_INFO, "stopped", NULL);
+    return 0;
+}
+
+/* The server's own configuration: the listen address and limits from the
+ * service's configuration, the route table's parts, and the API's gateway as
+ * the dispatch callback over api (which must outlive the server). */
+static http_server_config_t server_config(service_t *svc, api_context_t *api)
+{
+    const taxd_config_t *cfg = &svc->cfg;
+    return (http_server_config_t){
+        .listen_host = cfg->listen_host,
+        .listen_port = cfg->listen_port,
+        .threads = cfg->threads,
+        .connection_limit = cfg->connection_limit,
+        .per_ip_connection_limit = cfg->per_ip_connection_limit,
+        .connection_timeout_s = cfg->connection_timeout_s,
+        .max_in_flight = cfg->max_in_flight,
+        .request_timeout_ms = cfg->request_timeout_ms,
+        .max_body = cfg->max_body,
+        .drain_ms = DRAIN_MS,
+        .instance_id = svc->instance_id,
+        .router = svc->router,
+        .route_labels = svc->route_labels,
+        .metrics = svc->metrics,
+        .base_url = svc->cfg.base_url,
+        .base_url_cap = sizeof svc->cfg.base_url,
+        .dispatch = api_gateway_dispatch,
+        .user = api,
+    };
+}
+
+int app_serve(int argc, char **argv)
+{
+    taxd_config_t cfg;
+    int rc = load_config("serve", argc, argv, &cfg);
+    if (rc != 0)
+        return rc < 0 ? 2 : 0;
+    sigset_t stop;
+    block_stop_signals(&stop);
+
+    service_t svc;
+    char *err = NULL;
+    if (service_open(&svc, &cfg, &err) != 0)
+        return start_failed(NULL, err);
+    if (service_start(&svc, &err) != 0)
+        return start_failed(&svc, err);
+    if (!cfg.no_workers && engines_start(&svc, &err) == NULL)
+        return start_failed(&svc, err);
+    api_context_t api;
+    service_api_context(&svc, &api);
+    http_server_config_t server_cfg = server_config(&svc, &api);
+    http_server_t *server = http_server_start(&server_cfg, &err);
+    if (server == NULL) {
+        workers_stop(svc.workers);
+        return start_failed(&svc, err);
+    }
+    log_event(LOG_INFO, "listening",
+              json_pack("{s:s, s:i, s:s, s:s, s:i, s:b}", "address", svc.cfg.listen_host, "port",
+                        (json_int_t)http_server_port(server), "base_url", svc.cfg.base_url,
+                        "db", svc.cfg.db_path, "threads", (json_int_t)svc.cfg.threads,
+                        "test_hooks", svc.cfg.test_hooks));
+
+    wait_for_stop(&stop);
+    http_server_stop(server);
+    workers_stop(svc.workers);
+    service_close(&svc);
+    log_event(LOG_INFO, "stopped", NULL);
+    return 0;
+}
