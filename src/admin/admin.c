@@ -18,7 +18,7 @@
 #include "core/config.h"
 #include "core/ids.h"
 #include "core/keys.h"
-#include "http/token.h"
+#include "core/scopes.h"
 
 #define SECRET_BYTES 32 /* 256 random bits */
 
@@ -52,7 +52,7 @@ static int make_credential(const admin_context_t *ctx, const char *tenant_id, un
 static int print_credential(const store_credential_t *cred, char *secret)
 {
     char names[128];
-    token_scopes_format(cred->scopes, names, sizeof names);
+    scopes_format(cred->scopes, names, sizeof names);
     json_t *scope_list = json_array();
     for (char *save = NULL, *s = strtok_r(names, " ", &save); s; s = strtok_r(NULL, " ", &save))
         json_array_append_new(scope_list, json_string(s));
@@ -124,7 +124,7 @@ static int credentials_create(const admin_context_t *ctx, store_conn_t *db, cons
     const char *bad = NULL;
     size_t bad_len = 0;
     const char *text = admin_flag(a, "--scopes");
-    if (text != NULL && token_scopes_parse(text, &scopes, &bad, &bad_len) != 0)
+    if (text != NULL && scopes_parse(text, &scopes, &bad, &bad_len) != 0)
         return admin_fail(EXIT_USAGE,
                           "unknown scope '%.*s' (known: reports, accounts, assets, transactions, "
                           "inventory, tax-documents)",
