@@ -16,7 +16,7 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-TAXD=./build/taxd
+TAXD=${BENCH_TAXD:-./build/taxd}  # BENCH_TAXD: another build to compare
 db="$work/taxd.db"
 creds=$($TAXD admin --db "$db" tenant create --name bench)
 field() { printf '%s' "$creds" | sed -n "s/.*\"$1\":\"\([^\"]*\)\".*/\1/p"; }

@@ -1,5 +1,5 @@
 /* admin: operator commands. Each command is a small function over the
- * service context; flags are "--name value" pairs checked against the
+ * admin context (admin/cli.h); flags are "--name value" pairs checked against the
  * command's list so that a typo is an error, never silently ignored.
  * Secrets are printed exactly once, here, and only their keyed hash is kept. */
 #include "admin/admin.h"
@@ -15,9 +15,10 @@
 #include "admin/forms.h"
 #include "admin/inventory.h"
 #include "admin/subscriptions.h"
-#include "app/service.h"
+#include "core/config.h"
 #include "core/ids.h"
 #include "core/keys.h"
+#include "core/scopes.h"
 
 #define SECRET_BYTES 32 /* 256 random bits */
 
@@ -34,24 +35,24 @@ static int parse_u32(const char *text, uint32_t *out)
 }
 
 /* A new credential with its one-time secret (secret_cap >= 64 bytes). */
-static int make_credential(service_t *svc, const char *tenant_id, unsigned scopes,
+static int make_credential(const admin_context_t *ctx, const char *tenant_id, unsigned scopes,
                            store_credential_t *cred, char *secret, size_t secret_cap)
 {
     memset(cred, 0, sizeof *cred);
     if (ids_random_token("cl_", 16, cred->client_id, sizeof cred->client_id) != 0 ||
         ids_random_token("", SECRET_BYTES, secret, secret_cap) != 0 ||
-        service_hash_secret(svc, secret, cred->secret_hash) != 0)
+        crypto_hmac_key_sign(ctx->secret_hasher, secret, strlen(secret), cred->secret_hash) != 0)
         return -1;
     snprintf(cred->tenant_id, sizeof cred->tenant_id, "%s", tenant_id);
     cred->scopes = scopes;
-    cred->created_at = clock_now_ms(&svc->clock);
+    cred->created_at = clock_now_ms(ctx->clock);
     return 0;
 }
 
 static int print_credential(const store_credential_t *cred, char *secret)
 {
     char names[128];
-    token_scopes_format(cred->scopes, names, sizeof names);
+    scopes_format(cred->scopes, names, sizeof names);
     json_t *scope_list = json_array();
     for (char *save = NULL, *s = strtok_r(names, " ", &save); s; s = strtok_r(NULL, " ", &save))
         json_array_append_new(scope_list, json_string(s));
@@ -62,7 +63,7 @@ static int print_credential(const store_credential_t *cred, char *secret)
     return code;
 }
 
-static int tenant_create(service_t *svc, store_conn_t *db, const args_t *a)
+static int tenant_create(const admin_context_t *ctx, store_conn_t *db, const args_t *a)
 {
     static const char *const allowed[] = {"--name", NULL};
     if (admin_check_flags(a, allowed, NULL) != 0)
@@ -77,10 +78,10 @@ static int tenant_create(service_t *svc, store_conn_t *db, const args_t *a)
         ids_uuid_v4(seed.usd_asset_uuid) != 0)
         return admin_fail(EXIT_REFUSED, "cannot generate ids");
     snprintf(tenant.name, sizeof tenant.name, "%s", name);
-    tenant.created_at = clock_now_ms(&svc->clock);
+    tenant.created_at = clock_now_ms(ctx->clock);
     store_credential_t cred;
     char secret[CRYPTO_BASE64_LEN(SECRET_BYTES) + 8];
-    if (make_credential(svc, tenant.id, 0, &cred, secret, sizeof secret) != 0)
+    if (make_credential(ctx, tenant.id, 0, &cred, secret, sizeof secret) != 0)
         return admin_fail(EXIT_REFUSED, "cannot generate credentials");
     store_status_t rc = store_tenant_create(db, &tenant, &seed, &cred);
     if (rc != STORE_OK)
@@ -96,9 +97,9 @@ static int append_tenant(const store_tenant_t *t, void *ctx)
                                                 t->name, "created_at", created));
 }
 
-static int tenant_list(service_t *svc, store_conn_t *db, const args_t *a)
+static int tenant_list(const admin_context_t *ctx, store_conn_t *db, const args_t *a)
 {
-    (void)svc;
+    (void)ctx;
     static const char *const allowed[] = {NULL};
     if (admin_check_flags(a, allowed, NULL) != 0)
         return EXIT_USAGE;
@@ -111,7 +112,7 @@ static int tenant_list(service_t *svc, store_conn_t *db, const args_t *a)
     return admin_print_json(json_pack("{s:o}", "tenants", list));
 }
 
-static int credentials_create(service_t *svc, store_conn_t *db, const args_t *a)
+static int credentials_create(const admin_context_t *ctx, store_conn_t *db, const args_t *a)
 {
     static const char *const allowed[] = {"--tenant", "--scopes", NULL};
     if (admin_check_flags(a, allowed, NULL) != 0)
@@ -123,14 +124,14 @@ static int credentials_create(service_t *svc, store_conn_t *db, const args_t *a)
     const char *bad = NULL;
     size_t bad_len = 0;
     const char *text = admin_flag(a, "--scopes");
-    if (text != NULL && token_scopes_parse(text, &scopes, &bad, &bad_len) != 0)
+    if (text != NULL && scopes_parse(text, &scopes, &bad, &bad_len) != 0)
         return admin_fail(EXIT_USAGE,
                           "unknown scope '%.*s' (known: reports, accounts, assets, transactions, "
                           "inventory, tax-documents)",
                           (int)bad_len, bad);
     store_credential_t cred;
     char secret[CRYPTO_BASE64_LEN(SECRET_BYTES) + 8];
-    if (make_credential(svc, tenant, scopes, &cred, secret, sizeof secret) != 0)
+    if (make_credential(ctx, tenant, scopes, &cred, secret, sizeof secret) != 0)
         return admin_fail(EXIT_REFUSED, "cannot generate credentials");
     store_status_t rc = store_credential_create(db, &cred);
     if (rc == STORE_NOT_FOUND)
@@ -140,7 +141,7 @@ static int credentials_create(service_t *svc, store_conn_t *db, const args_t *a)
     return print_credential(&cred, secret);
 }
 
-static int credentials_revoke(service_t *svc, store_conn_t *db, const args_t *a)
+static int credentials_revoke(const admin_context_t *ctx, store_conn_t *db, const args_t *a)
 {
     static const char *const allowed[] = {"--client-id", NULL};
     if (admin_check_flags(a, allowed, NULL) != 0)
@@ -148,7 +149,7 @@ static int credentials_revoke(service_t *svc, store_conn_t *db, const args_t *a)
     const char *client_id = admin_flag(a, "--client-id");
     if (client_id == NULL)
         return admin_fail(EXIT_USAGE, "credentials revoke needs --client-id ID");
-    store_status_t rc = store_credential_revoke(db, client_id, clock_now_ms(&svc->clock));
+    store_status_t rc = store_credential_revoke(db, client_id, clock_now_ms(ctx->clock));
     if (rc == STORE_NOT_FOUND)
         return admin_fail(EXIT_REFUSED, "no credential with client id '%s'", client_id);
     if (rc != STORE_OK)
@@ -163,15 +164,15 @@ static int credentials_revoke(service_t *svc, store_conn_t *db, const args_t *a)
         json_pack("{s:s, s:s}", "client_id", client_id, "revoked_at", revoked));
 }
 
-static bool route_known(const service_t *svc, const char *route)
+static bool route_known(const admin_context_t *ctx, const char *route)
 {
-    for (size_t i = 0; i < svc->route_count; i++)
-        if (strcmp(svc->route_labels[i], route) == 0)
+    for (size_t i = 0; i < ctx->route_count; i++)
+        if (strcmp(ctx->route_labels[i], route) == 0)
             return true;
     return false;
 }
 
-static int ratelimit_set(service_t *svc, store_conn_t *db, const args_t *a)
+static int ratelimit_set(const admin_context_t *ctx, store_conn_t *db, const args_t *a)
 {
     static const char *const allowed[] = {"--tenant", "--route", "--rate", "--burst", NULL};
     if (admin_check_flags(a, allowed, NULL) != 0)
@@ -186,7 +187,7 @@ static int ratelimit_set(service_t *svc, store_conn_t *db, const args_t *a)
     if (tenant == NULL && route == NULL)
         return admin_fail(EXIT_USAGE, "ratelimit set needs --tenant ID, --route "
                                       "\"METHOD /path\", or both");
-    if (route != NULL && !route_known(svc, route))
+    if (route != NULL && !route_known(ctx, route))
         return admin_fail(EXIT_REFUSED, "unknown route '%s' (use the template, e.g. "
                                         "\"GET /v1/filers/{filerId}\")", route);
     snprintf(limit.tenant_id, sizeof limit.tenant_id, "%s", tenant ? tenant : "");
@@ -210,7 +211,7 @@ static int append_limit(const store_rate_limit_t *l, void *ctx)
                        (json_int_t)l->burst));
 }
 
-static int ratelimit_list(service_t *svc, store_conn_t *db, const args_t *a)
+static int ratelimit_list(const admin_context_t *ctx, store_conn_t *db, const args_t *a)
 {
     static const char *const allowed[] = {NULL};
     if (admin_check_flags(a, allowed, NULL) != 0)
@@ -222,17 +223,17 @@ static int ratelimit_list(service_t *svc, store_conn_t *db, const args_t *a)
         return admin_store_failed(rc, "rate limit list");
     }
     return admin_print_json(json_pack("{s:{s:i, s:i}, s:o}", "default", "rate",
-                                      (json_int_t)svc->cfg.default_rate, "burst",
-                                      (json_int_t)svc->cfg.default_burst, "rate_limits", list));
+                                      (json_int_t)ctx->default_rate, "burst",
+                                      (json_int_t)ctx->default_burst, "rate_limits", list));
 }
 
-static int keys_rotate_token(service_t *svc, store_conn_t *db, const args_t *a)
+static int keys_rotate_token(const admin_context_t *ctx, store_conn_t *db, const args_t *a)
 {
     (void)db;
     static const char *const allowed[] = {NULL};
     if (admin_check_flags(a, allowed, NULL) != 0)
         return EXIT_USAGE;
-    char *path = keys_path(svc->cfg.db_path, "token");
+    char *path = keys_path(ctx->db_path, "token");
     char *err = NULL;
     keys_ring_t ring;
     int rc = path ? keys_ring_rotate(path, &ring, &err) : -1;
@@ -248,14 +249,14 @@ static int keys_rotate_token(service_t *svc, store_conn_t *db, const args_t *a)
     return admin_print_json(out);
 }
 
-typedef struct command {
+struct admin_command {
     const char *group;
     const char *name;
-    int (*run)(service_t *svc, store_conn_t *db, const args_t *a);
+    int (*run)(const admin_context_t *ctx, store_conn_t *db, const args_t *a);
     const char *usage;
-} command_t;
+};
 
-static const command_t COMMANDS[] = {
+static const admin_command_t COMMANDS[] = {
     {"tenant", "create", tenant_create, "tenant create --name NAME"},
     {"tenant", "list", tenant_list, "tenant list"},
     {"credentials", "create", credentials_create,
@@ -308,7 +309,7 @@ static void print_usage(FILE *out)
     fprintf(out, "\n--db defaults to $TAXD_DB, then %s\n", CONFIG_DEFAULT_DB);
 }
 
-static const command_t *find_command(const char *group, const char *name)
+static const admin_command_t *find_command(const char *group, const char *name)
 {
     for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
         if (strcmp(COMMANDS[i].group, group) == 0 && strcmp(COMMANDS[i].name, name) == 0)
@@ -316,29 +317,21 @@ static const command_t *find_command(const char *group, const char *name)
     return NULL;
 }
 
-static int run_command(const taxd_config_t *cfg, const command_t *cmd, const args_t *a)
+int admin_run(const admin_context_t *ctx, const admin_invocation_t *inv)
 {
-    service_t svc;
-    char *err = NULL;
-    if (service_open(&svc, cfg, &err) != 0) {
-        int code = admin_fail(EXIT_REFUSED, "%s", err ? err : "cannot open the database");
-        free(err);
-        return code;
-    }
-    store_conn_t *db = store_acquire(svc.store);
-    int code =
-        db ? cmd->run(&svc, db, a) : admin_fail(EXIT_REFUSED, "cannot open the database");
-    if (db != NULL)
-        store_release(svc.store, db);
-    service_close(&svc);
+    store_conn_t *db = store_acquire(ctx->store);
+    if (db == NULL)
+        return admin_fail(EXIT_REFUSED, "cannot open the database");
+    int code = inv->command->run(ctx, db, &inv->args);
+    store_release(ctx->store, db);
     return code;
 }
 
-int admin_main(int argc, char **argv)
+int admin_parse(int argc, char **argv, admin_invocation_t *inv)
 {
-    taxd_config_t cfg;
+    taxd_config_t *cfg = &inv->cfg;
     char err[256];
-    if (config_load_env(&cfg, err, sizeof err) != 0)
+    if (config_load_env(cfg, err, sizeof err) != 0)
         return admin_fail(EXIT_USAGE, "%s", err);
     int i = 0;
     if (argc > 0 && (strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0)) {
@@ -346,17 +339,17 @@ int admin_main(int argc, char **argv)
         return 0;
     }
     if (argc >= 2 && strcmp(argv[0], "--db") == 0) {
-        snprintf(cfg.db_path, sizeof cfg.db_path, "%s", argv[1]);
+        snprintf(cfg->db_path, sizeof cfg->db_path, "%s", argv[1]);
         i = 2;
     }
     if (argc - i < 2) {
         print_usage(stderr);
         return admin_fail(EXIT_USAGE, "missing command");
     }
-    const command_t *cmd = find_command(argv[i], argv[i + 1]);
-    if (cmd == NULL)
+    inv->command = find_command(argv[i], argv[i + 1]);
+    if (inv->command == NULL)
         return admin_fail(EXIT_USAGE, "unknown command '%s %s' (see taxd admin --help)", argv[i],
                           argv[i + 1]);
-    args_t a = {argc - i - 2, argv + i + 2};
-    return run_command(&cfg, cmd, &a);
+    inv->args = (args_t){argc - i - 2, argv + i + 2};
+    return ADMIN_RUN;
 }

@@ -1,18 +1,34 @@
-/* admin/cli: what every operator command shares: its arguments, the flag
- * checks (a typo is an error, never silently ignored), and the output
- * contract: one JSON document on stdout on success, {"error": ...} on
- * stderr and a non-zero exit status otherwise. */
+/* admin/cli: what every operator command shares: the context it runs in,
+ * its arguments, the flag checks (a typo is an error, never silently
+ * ignored), and the output contract: one JSON document on stdout on
+ * success, {"error": ...} on stderr and a non-zero exit status otherwise. */
 #ifndef TAXD_ADMIN_CLI_H
 #define TAXD_ADMIN_CLI_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include <jansson.h>
 
+#include "core/clock.h"
+#include "core/crypto.h"
 #include "store/store.h"
 
 #define EXIT_REFUSED 1
 #define EXIT_USAGE 2
+
+/* What the commands work with, built by the composition root (app/admin.c);
+ * every pointer is borrowed and outlives the command. */
+typedef struct admin_context {
+    store_t *store;                         /* open and migrated */
+    const taxd_clock_t *clock;              /* "now" of everything a command writes */
+    const char *db_path;                    /* the key files live beside it */
+    uint32_t default_rate, default_burst;   /* the rate limit without a rule of its own */
+    const crypto_hmac_key_t *secret_hasher; /* keyed hash of client secrets */
+    const char *const *route_labels;        /* "METHOD /template" of every route */
+    size_t route_count;
+} admin_context_t;
 
 /* The words after the command's name: "--name value" pairs, and switches
  * (flags without a value) where a command allows them. */

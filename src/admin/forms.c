@@ -73,7 +73,7 @@ static json_t *form_line(const forms_outcome_t *o, const char *account_id)
 }
 
 /* One account's form; a refusal is in o->result (not an error here). */
-static int generate_one(service_t *svc, store_conn_t *db, const generate_req_t *g,
+static int generate_one(const admin_context_t *ctx, store_conn_t *db, const generate_req_t *g,
                         const char *account_id, forms_outcome_t *o)
 {
     store_inv_account_t account;
@@ -83,7 +83,7 @@ static int generate_one(service_t *svc, store_conn_t *db, const generate_req_t *
                           g->tenant_id);
     if (st != STORE_OK)
         return admin_store_failed(st, "reading the account");
-    *o = forms_generate(db, g->tenant_id, &account, g->type, g->year, clock_now_ms(&svc->clock));
+    *o = forms_generate(db, g->tenant_id, &account, g->type, g->year, clock_now_ms(ctx->clock));
     if (o->result == FORMS_FAILED)
         return admin_fail(EXIT_REFUSED, "account '%s': %s", account_id, o->message);
     return 0;
@@ -99,11 +99,11 @@ static int print_forms(json_t *forms, json_t *skipped)
     return out ? admin_print_json(out) : admin_fail(EXIT_REFUSED, "out of memory");
 }
 
-static int generate_single(service_t *svc, store_conn_t *db, const generate_req_t *g,
+static int generate_single(const admin_context_t *ctx, store_conn_t *db, const generate_req_t *g,
                            const char *account_id)
 {
     forms_outcome_t o;
-    int code = generate_one(svc, db, g, account_id, &o);
+    int code = generate_one(ctx, db, g, account_id, &o);
     if (code != 0)
         return code;
     if (o.result == FORMS_REFUSED)
@@ -132,12 +132,12 @@ typedef struct run {
     json_t *forms, *skipped;
 } run_t;
 
-static int generate_page(service_t *svc, store_conn_t *db, const generate_req_t *g,
+static int generate_page(const admin_context_t *ctx, store_conn_t *db, const generate_req_t *g,
                          const id_page_t *page, run_t *r)
 {
     for (size_t i = 0; i < page->count; i++) {
         forms_outcome_t o;
-        int code = generate_one(svc, db, g, page->ids[i], &o);
+        int code = generate_one(ctx, db, g, page->ids[i], &o);
         if (code != 0)
             return code; /* the accounts before this one (caller-id order) are done */
         json_t *line = form_line(&o, page->ids[i]);
@@ -148,7 +148,7 @@ static int generate_page(service_t *svc, store_conn_t *db, const generate_req_t 
     return 0;
 }
 
-static int generate_all(service_t *svc, store_conn_t *db, const generate_req_t *g)
+static int generate_all(const admin_context_t *ctx, store_conn_t *db, const generate_req_t *g)
 {
     run_t r = {json_array(), json_array()};
     id_page_t page = {malloc(ACCOUNT_PAGE * sizeof *page.ids), 0};
@@ -162,7 +162,7 @@ static int generate_all(service_t *svc, store_conn_t *db, const generate_req_t *
             code = admin_store_failed(st, "listing the accounts");
             break;
         }
-        code = generate_page(svc, db, g, &page, &r);
+        code = generate_page(ctx, db, g, &page, &r);
         if (page.count > 0)
             memcpy(after, page.ids[page.count - 1], sizeof after);
     }
@@ -175,15 +175,15 @@ static int generate_all(service_t *svc, store_conn_t *db, const generate_req_t *
     return print_forms(r.forms, r.skipped);
 }
 
-int admin_forms_generate(service_t *svc, store_conn_t *db, const args_t *a)
+int admin_forms_generate(const admin_context_t *ctx, store_conn_t *db, const args_t *a)
 {
     generate_req_t g;
     int code = check_generate(db, a, &g);
     if (code != 0)
         return code;
     const char *account_id = admin_flag(a, "--account");
-    return account_id != NULL ? generate_single(svc, db, &g, account_id)
-                              : generate_all(svc, db, &g);
+    return account_id != NULL ? generate_single(ctx, db, &g, account_id)
+                              : generate_all(ctx, db, &g);
 }
 
 /* ---- one form by id ---------------------------------------------------- */
@@ -205,14 +205,15 @@ static int form_flag(const args_t *a, const char **form_id)
     return *form_id != NULL ? 0 : admin_fail(EXIT_USAGE, "--form ID is required");
 }
 
-static int move(service_t *svc, store_conn_t *db, const args_t *a, forms_action_t action)
+static int move(const admin_context_t *ctx, store_conn_t *db, const args_t *a,
+                forms_action_t action)
 {
     const char *form_id = NULL;
     int code = form_flag(a, &form_id);
     if (code != 0)
         return code;
     store_form_t form;
-    forms_outcome_t o = forms_move(db, form_id, action, clock_now_ms(&svc->clock), &form);
+    forms_outcome_t o = forms_move(db, form_id, action, clock_now_ms(ctx->clock), &form);
     if (o.result == FORMS_REFUSED)
         return admin_fail(EXIT_REFUSED, "form %s: %s", form_id, o.message);
     if (o.result != FORMS_OK)
@@ -220,19 +221,19 @@ static int move(service_t *svc, store_conn_t *db, const args_t *a, forms_action_
     return print_form(&form);
 }
 
-int admin_forms_file(service_t *svc, store_conn_t *db, const args_t *a)
+int admin_forms_file(const admin_context_t *ctx, store_conn_t *db, const args_t *a)
 {
-    return move(svc, db, a, FORMS_FILE);
+    return move(ctx, db, a, FORMS_FILE);
 }
 
-int admin_forms_delete(service_t *svc, store_conn_t *db, const args_t *a)
+int admin_forms_delete(const admin_context_t *ctx, store_conn_t *db, const args_t *a)
 {
-    return move(svc, db, a, FORMS_DELETE);
+    return move(ctx, db, a, FORMS_DELETE);
 }
 
-int admin_forms_show(service_t *svc, store_conn_t *db, const args_t *a)
+int admin_forms_show(const admin_context_t *ctx, store_conn_t *db, const args_t *a)
 {
-    (void)svc;
+    (void)ctx;
     const char *form_id = NULL;
     int code = form_flag(a, &form_id);
     if (code != 0)

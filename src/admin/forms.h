@@ -7,12 +7,11 @@
 #define TAXD_ADMIN_FORMS_H
 
 #include "admin/cli.h"
-#include "app/service.h"
 
 /* Each returns the process exit status (0, EXIT_REFUSED, EXIT_USAGE). */
-int admin_forms_generate(service_t *svc, store_conn_t *db, const args_t *a);
-int admin_forms_file(service_t *svc, store_conn_t *db, const args_t *a);
-int admin_forms_delete(service_t *svc, store_conn_t *db, const args_t *a);
-int admin_forms_show(service_t *svc, store_conn_t *db, const args_t *a);
+int admin_forms_generate(const admin_context_t *ctx, store_conn_t *db, const args_t *a);
+int admin_forms_file(const admin_context_t *ctx, store_conn_t *db, const args_t *a);
+int admin_forms_delete(const admin_context_t *ctx, store_conn_t *db, const args_t *a);
+int admin_forms_show(const admin_context_t *ctx, store_conn_t *db, const args_t *a);
 
 #endif

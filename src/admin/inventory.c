@@ -47,7 +47,7 @@ static int recalc_one(store_conn_t *db, const char *tenant, const char *account_
     return print_result(&out, began);
 }
 
-int admin_inventory_recalc(service_t *svc, store_conn_t *db, const args_t *a)
+int admin_inventory_recalc(const admin_context_t *ctx, store_conn_t *db, const args_t *a)
 {
     if (admin_check_flags(a, RECALC_FLAGS, RECALC_SWITCHES) != 0)
         return EXIT_USAGE;
@@ -73,7 +73,7 @@ int admin_inventory_recalc(service_t *svc, store_conn_t *db, const args_t *a)
             return admin_store_failed(st, "reading the tenant");
     }
     int64_t began = clock_monotonic_ms();
-    recalc_all_result_t r = inventory_recalc_all(svc->store, db, tenant, batch, NULL, NULL);
+    recalc_all_result_t r = inventory_recalc_all(ctx->store, db, tenant, batch, NULL, NULL);
     if (r.store != STORE_OK)
         return admin_store_failed(r.store, "recalculation");
     return print_result(&r, began);

@@ -9,9 +9,8 @@
 #define TAXD_ADMIN_INVENTORY_H
 
 #include "admin/cli.h"
-#include "app/service.h"
 
 /* Returns the process exit status (0, EXIT_REFUSED, EXIT_USAGE). */
-int admin_inventory_recalc(service_t *svc, store_conn_t *db, const args_t *a);
+int admin_inventory_recalc(const admin_context_t *ctx, store_conn_t *db, const args_t *a);
 
 #endif

@@ -156,10 +156,10 @@ static int check_user(const char *user)
 
 /* ---- sealing */
 
-static int load_key(const service_t *svc, uint8_t key[CRYPTO_AEAD_KEY_LEN])
+static int load_key(const admin_context_t *ctx, uint8_t key[CRYPTO_AEAD_KEY_LEN])
 {
     char *err = NULL;
-    if (webhook_vault_key_load(svc->cfg.db_path, key, &err) == 0)
+    if (webhook_vault_key_load(ctx->db_path, key, &err) == 0)
         return 0;
     int code = admin_fail(EXIT_REFUSED, "%s", err ? err : "cannot load the webhook key");
     free(err);
@@ -167,11 +167,11 @@ static int load_key(const service_t *svc, uint8_t key[CRYPTO_AEAD_KEY_LEN])
 }
 
 /* A new secret (text, shown once) sealed for subscription id. */
-static int new_secret(const service_t *svc, const char *id, char text[SECRET_TEXT_MAX],
+static int new_secret(const admin_context_t *ctx, const char *id, char text[SECRET_TEXT_MAX],
                       store_wh_secret_t *sealed, int64_t now)
 {
     uint8_t key[CRYPTO_AEAD_KEY_LEN], raw[SECRET_BYTES];
-    int code = load_key(svc, key);
+    int code = load_key(ctx, key);
     if (code != 0)
         return code;
     memset(sealed, 0, sizeof *sealed);
@@ -185,11 +185,11 @@ static int new_secret(const service_t *svc, const char *id, char text[SECRET_TEX
     return ok ? 0 : admin_fail(EXIT_REFUSED, "cannot generate a secret");
 }
 
-static int seal_password(const service_t *svc, const char *id, const char *password,
+static int seal_password(const admin_context_t *ctx, const char *id, const char *password,
                          uint8_t *out, size_t cap, size_t *len)
 {
     uint8_t key[CRYPTO_AEAD_KEY_LEN];
-    int code = load_key(svc, key);
+    int code = load_key(ctx, key);
     if (code != 0)
         return code;
     int rc = webhook_vault_seal(key, id, WEBHOOK_VAULT_BASIC_PASSWORD, password, out, cap, len);
@@ -314,7 +314,7 @@ static int apply_settings(const args_t *a, store_subscription_t *s)
 }
 
 /* Basic credentials given at creation (both flags or neither). */
-static int create_basic(service_t *svc, const args_t *a, store_subscription_t *s)
+static int create_basic(const admin_context_t *ctx, const args_t *a, store_subscription_t *s)
 {
     const char *user = admin_flag(a, "--basic-user");
     const char *file = admin_flag(a, "--basic-password-file");
@@ -328,7 +328,7 @@ static int create_basic(service_t *svc, const args_t *a, store_subscription_t *s
         code = read_password(file, password, sizeof password);
     if (code != 0)
         return code;
-    code = seal_password(svc, s->id, password, s->basic_password_sealed,
+    code = seal_password(ctx, s->id, password, s->basic_password_sealed,
                          sizeof s->basic_password_sealed, &s->basic_password_sealed_len);
     explicit_bzero(password, sizeof password);
     s->basic = code == 0;
@@ -336,7 +336,7 @@ static int create_basic(service_t *svc, const args_t *a, store_subscription_t *s
     return code;
 }
 
-int admin_subscription_create(service_t *svc, store_conn_t *db, const args_t *a)
+int admin_subscription_create(const admin_context_t *ctx, store_conn_t *db, const args_t *a)
 {
     static const char *const allowed[] = {
         "--tenant", "--url", "--events", "--rate-limit", "--retry-attempts", "--retry-window",
@@ -351,7 +351,7 @@ int admin_subscription_create(service_t *svc, store_conn_t *db, const args_t *a)
         return admin_fail(EXIT_REFUSED, "no tenant with id '%s'", tenant);
     store_subscription_t s = {.rate_limit = DEFAULT_RATE, .retry_attempts = DEFAULT_RETRIES,
                               .retry_window_s = DEFAULT_WINDOW_S, .timeout_s = DEFAULT_TIMEOUT_S};
-    int64_t now = clock_now_ms(&svc->clock);
+    int64_t now = clock_now_ms(ctx->clock);
     s.created_at = s.updated_at = now;
     snprintf(s.tenant_id, sizeof s.tenant_id, "%s", tenant);
     int code = apply_settings(a, &s);
@@ -359,11 +359,11 @@ int admin_subscription_create(service_t *svc, store_conn_t *db, const args_t *a)
         return code;
     if (ids_random_token("sub_", 16, s.id, sizeof s.id) != 0)
         return admin_fail(EXIT_REFUSED, "cannot generate an id");
-    if ((code = create_basic(svc, a, &s)) != 0)
+    if ((code = create_basic(ctx, a, &s)) != 0)
         return code;
     char secret[SECRET_TEXT_MAX];
     store_wh_secret_t sealed;
-    if ((code = new_secret(svc, s.id, secret, &sealed, now)) != 0)
+    if ((code = new_secret(ctx, s.id, secret, &sealed, now)) != 0)
         return code;
     store_status_t rc = store_subscription_create(db, &s, &sealed);
     if (rc == STORE_NOT_FOUND)
@@ -379,9 +379,9 @@ int admin_subscription_create(service_t *svc, store_conn_t *db, const args_t *a)
 
 /* ---- show, list, update, delete */
 
-int admin_subscription_show(service_t *svc, store_conn_t *db, const args_t *a)
+int admin_subscription_show(const admin_context_t *ctx, store_conn_t *db, const args_t *a)
 {
-    (void)svc;
+    (void)ctx;
     static const char *const allowed[] = {"--subscription", NULL};
     if (admin_check_flags(a, allowed, NULL) != 0)
         return EXIT_USAGE;
@@ -394,9 +394,9 @@ static int collect_id(const store_subscription_t *sub, void *ctx)
     return json_array_append_new(ctx, json_string(sub->id));
 }
 
-int admin_subscription_list(service_t *svc, store_conn_t *db, const args_t *a)
+int admin_subscription_list(const admin_context_t *ctx, store_conn_t *db, const args_t *a)
 {
-    (void)svc;
+    (void)ctx;
     static const char *const allowed[] = {"--tenant", NULL};
     if (admin_check_flags(a, allowed, NULL) != 0)
         return EXIT_USAGE;
@@ -424,7 +424,7 @@ int admin_subscription_list(service_t *svc, store_conn_t *db, const args_t *a)
     return admin_print_json(json_pack("{s:o}", "subscriptions", list));
 }
 
-int admin_subscription_update(service_t *svc, store_conn_t *db, const args_t *a)
+int admin_subscription_update(const admin_context_t *ctx, store_conn_t *db, const args_t *a)
 {
     static const char *const allowed[] = {"--subscription", "--url", "--events", "--rate-limit",
                                           "--retry-attempts", "--retry-window", "--timeout",
@@ -445,15 +445,15 @@ int admin_subscription_update(service_t *svc, store_conn_t *db, const args_t *a)
     int code = apply_settings(a, &s);
     if (code != 0)
         return code;
-    s.updated_at = clock_now_ms(&svc->clock);
+    s.updated_at = clock_now_ms(ctx->clock);
     if ((rc = store_subscription_update(db, &s)) != STORE_OK)
         return change_failed(rc, id, "subscription update");
     return print_subscription(db, id);
 }
 
-int admin_subscription_delete(service_t *svc, store_conn_t *db, const args_t *a)
+int admin_subscription_delete(const admin_context_t *ctx, store_conn_t *db, const args_t *a)
 {
-    (void)svc;
+    (void)ctx;
     static const char *const allowed[] = {"--subscription", NULL};
     if (admin_check_flags(a, allowed, NULL) != 0)
         return EXIT_USAGE;
@@ -468,7 +468,7 @@ int admin_subscription_delete(service_t *svc, store_conn_t *db, const args_t *a)
 
 /* ---- secrets and credentials */
 
-int admin_subscription_rotate_secret(service_t *svc, store_conn_t *db, const args_t *a)
+int admin_subscription_rotate_secret(const admin_context_t *ctx, store_conn_t *db, const args_t *a)
 {
     static const char *const allowed[] = {"--subscription", NULL};
     if (admin_check_flags(a, allowed, NULL) != 0)
@@ -476,10 +476,10 @@ int admin_subscription_rotate_secret(service_t *svc, store_conn_t *db, const arg
     const char *id = subscription_flag(a, "rotate-secret", NULL);
     if (id == NULL)
         return EXIT_USAGE;
-    int64_t now = clock_now_ms(&svc->clock);
+    int64_t now = clock_now_ms(ctx->clock);
     char secret[SECRET_TEXT_MAX];
     store_wh_secret_t sealed;
-    int code = new_secret(svc, id, secret, &sealed, now);
+    int code = new_secret(ctx, id, secret, &sealed, now);
     if (code != 0)
         return code;
     store_status_t rc = store_subscription_secret_add(db, id, &sealed, now);
@@ -497,7 +497,7 @@ int admin_subscription_rotate_secret(service_t *svc, store_conn_t *db, const arg
     return code;
 }
 
-int admin_subscription_drop_secret(service_t *svc, store_conn_t *db, const args_t *a)
+int admin_subscription_drop_secret(const admin_context_t *ctx, store_conn_t *db, const args_t *a)
 {
     static const char *const allowed[] = {"--subscription", NULL};
     if (admin_check_flags(a, allowed, NULL) != 0)
@@ -505,7 +505,7 @@ int admin_subscription_drop_secret(service_t *svc, store_conn_t *db, const args_
     const char *id = subscription_flag(a, "drop-secret", NULL);
     if (id == NULL)
         return EXIT_USAGE;
-    store_status_t rc = store_subscription_secret_drop(db, id, clock_now_ms(&svc->clock));
+    store_status_t rc = store_subscription_secret_drop(db, id, clock_now_ms(ctx->clock));
     if (rc == STORE_CONFLICT)
         return admin_fail(EXIT_REFUSED, "the last secret of subscription '%s' cannot be "
                                         "removed: signing cannot be disabled",
@@ -515,7 +515,7 @@ int admin_subscription_drop_secret(service_t *svc, store_conn_t *db, const args_
     return print_subscription(db, id);
 }
 
-int admin_subscription_set_basic(service_t *svc, store_conn_t *db, const args_t *a)
+int admin_subscription_set_basic(const admin_context_t *ctx, store_conn_t *db, const args_t *a)
 {
     static const char *const allowed[] = {"--subscription", "--user", "--password-file", NULL};
     if (admin_check_flags(a, allowed, NULL) != 0)
@@ -535,18 +535,19 @@ int admin_subscription_set_basic(service_t *svc, store_conn_t *db, const args_t 
         code = read_password(file, password, sizeof password);
     if (code != 0)
         return code;
-    code = seal_password(svc, id, password, sealed, sizeof sealed, &sealed_len);
+    code = seal_password(ctx, id, password, sealed, sizeof sealed, &sealed_len);
     explicit_bzero(password, sizeof password);
     if (code != 0)
         return code;
     store_status_t rc = store_subscription_set_auth(db, id, true, user, sealed, sealed_len,
-                                                    clock_now_ms(&svc->clock));
+                                                    clock_now_ms(ctx->clock));
     if (rc != STORE_OK)
         return change_failed(rc, id, "setting basic credentials");
     return print_subscription(db, id);
 }
 
-int admin_subscription_set_source_marker(service_t *svc, store_conn_t *db, const args_t *a)
+int admin_subscription_set_source_marker(const admin_context_t *ctx, store_conn_t *db,
+                                         const args_t *a)
 {
     static const char *const allowed[] = {"--subscription", NULL};
     if (admin_check_flags(a, allowed, NULL) != 0)
@@ -555,13 +556,13 @@ int admin_subscription_set_source_marker(service_t *svc, store_conn_t *db, const
     if (id == NULL)
         return EXIT_USAGE;
     store_status_t rc =
-        store_subscription_set_auth(db, id, false, NULL, NULL, 0, clock_now_ms(&svc->clock));
+        store_subscription_set_auth(db, id, false, NULL, NULL, 0, clock_now_ms(ctx->clock));
     if (rc != STORE_OK)
         return change_failed(rc, id, "setting the source marker");
     return print_subscription(db, id);
 }
 
-int admin_subscription_reactivate(service_t *svc, store_conn_t *db, const args_t *a)
+int admin_subscription_reactivate(const admin_context_t *ctx, store_conn_t *db, const args_t *a)
 {
     static const char *const allowed[] = {"--subscription", NULL};
     if (admin_check_flags(a, allowed, NULL) != 0)
@@ -571,7 +572,7 @@ int admin_subscription_reactivate(service_t *svc, store_conn_t *db, const args_t
         return EXIT_USAGE;
     int64_t requeued = 0;
     store_status_t rc =
-        store_subscription_reactivate(db, id, clock_now_ms(&svc->clock), &requeued);
+        store_subscription_reactivate(db, id, clock_now_ms(ctx->clock), &requeued);
     if (rc != STORE_OK)
         return change_failed(rc, id, "reactivation");
     int code;
@@ -622,9 +623,9 @@ static bool state_known(const char *state)
     return false;
 }
 
-int admin_subscription_deliveries(service_t *svc, store_conn_t *db, const args_t *a)
+int admin_subscription_deliveries(const admin_context_t *ctx, store_conn_t *db, const args_t *a)
 {
-    (void)svc;
+    (void)ctx;
     static const char *const allowed[] = {"--subscription", "--state", "--since", NULL};
     if (admin_check_flags(a, allowed, NULL) != 0)
         return EXIT_USAGE;
@@ -644,7 +645,7 @@ int admin_subscription_deliveries(service_t *svc, store_conn_t *db, const args_t
     return admin_print_json(json_pack("{s:s, s:o}", "subscription_id", id, "deliveries", list));
 }
 
-int admin_subscription_replay(service_t *svc, store_conn_t *db, const args_t *a)
+int admin_subscription_replay(const admin_context_t *ctx, store_conn_t *db, const args_t *a)
 {
     static const char *const allowed[] = {"--subscription", "--event", "--since", NULL};
     static const char *const switches[] = {"--failed", NULL};
@@ -662,7 +663,7 @@ int admin_subscription_replay(service_t *svc, store_conn_t *db, const args_t *a)
                                       "--event EVENT_ID or --failed [--since T]");
     int64_t count = 0;
     store_status_t rc =
-        store_delivery_replay(db, id, event, since, clock_now_ms(&svc->clock), &count);
+        store_delivery_replay(db, id, event, since, clock_now_ms(ctx->clock), &count);
     if (rc != STORE_OK)
         return change_failed(rc, id, "replay");
     if (event != NULL && count == 0)

@@ -9,20 +9,20 @@
 #define TAXD_ADMIN_SUBSCRIPTIONS_H
 
 #include "admin/cli.h"
-#include "app/service.h"
 
 /* Each returns the process exit status (0, EXIT_REFUSED, EXIT_USAGE). */
-int admin_subscription_create(service_t *svc, store_conn_t *db, const args_t *a);
-int admin_subscription_show(service_t *svc, store_conn_t *db, const args_t *a);
-int admin_subscription_list(service_t *svc, store_conn_t *db, const args_t *a);
-int admin_subscription_update(service_t *svc, store_conn_t *db, const args_t *a);
-int admin_subscription_delete(service_t *svc, store_conn_t *db, const args_t *a);
-int admin_subscription_rotate_secret(service_t *svc, store_conn_t *db, const args_t *a);
-int admin_subscription_drop_secret(service_t *svc, store_conn_t *db, const args_t *a);
-int admin_subscription_set_basic(service_t *svc, store_conn_t *db, const args_t *a);
-int admin_subscription_set_source_marker(service_t *svc, store_conn_t *db, const args_t *a);
-int admin_subscription_reactivate(service_t *svc, store_conn_t *db, const args_t *a);
-int admin_subscription_deliveries(service_t *svc, store_conn_t *db, const args_t *a);
-int admin_subscription_replay(service_t *svc, store_conn_t *db, const args_t *a);
+int admin_subscription_create(const admin_context_t *ctx, store_conn_t *db, const args_t *a);
+int admin_subscription_show(const admin_context_t *ctx, store_conn_t *db, const args_t *a);
+int admin_subscription_list(const admin_context_t *ctx, store_conn_t *db, const args_t *a);
+int admin_subscription_update(const admin_context_t *ctx, store_conn_t *db, const args_t *a);
+int admin_subscription_delete(const admin_context_t *ctx, store_conn_t *db, const args_t *a);
+int admin_subscription_rotate_secret(const admin_context_t *ctx, store_conn_t *db, const args_t *a);
+int admin_subscription_drop_secret(const admin_context_t *ctx, store_conn_t *db, const args_t *a);
+int admin_subscription_set_basic(const admin_context_t *ctx, store_conn_t *db, const args_t *a);
+int admin_subscription_set_source_marker(const admin_context_t *ctx, store_conn_t *db,
+                                         const args_t *a);
+int admin_subscription_reactivate(const admin_context_t *ctx, store_conn_t *db, const args_t *a);
+int admin_subscription_deliveries(const admin_context_t *ctx, store_conn_t *db, const args_t *a);
+int admin_subscription_replay(const admin_context_t *ctx, store_conn_t *db, const args_t *a);
 
 #endif

@@ -122,9 +122,8 @@ static void check_country(json_t *issues, const json_t *object, const char *key,
                           const char *const *path)
 {
     const char *s = string_at(object, key);
-    if (s == NULL || utf8_chars(s, strlen(s)) != 2)
-        return;
-    if (strlen(s) == 2 && s[0] >= 'A' && s[0] <= 'Z' && s[1] >= 'A' && s[1] <= 'Z')
+    /* a length issue is the schema's to report */
+    if (s == NULL || utf8_chars(s, strlen(s)) != 2 || domain_country_code_valid(s))
         return;
     add_issue(issues, path, "invalid_format", "Invalid string: must match pattern /^[A-Z]{2}$/",
               json_pack("{s:s, s:s, s:s}", "origin", "string", "format", "regex", "pattern",

@@ -14,7 +14,7 @@
 #include "core/domain.h"
 #include "http/request.h"
 #include "http/router.h"
-#include "http/validate.h"
+#include "core/validate.h"
 
 /* The route table. Test-only routes are included only when test_hooks is on.
  * The returned array is static and read-only. */

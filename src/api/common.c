@@ -12,8 +12,8 @@
 #include "api/api.h"
 #include "core/clock.h"
 #include "core/crypto.h"
+#include "core/validate.h"
 #include "http/errors.h"
-#include "http/validate.h"
 
 #define PAGE_DEFAULT 25
 #define PAGE_MAX 100

@@ -13,7 +13,7 @@
 #include "core/buf.h"
 #include "core/clock.h"
 #include "http/errors.h"
-#include "http/validate.h"
+#include "core/validate.h"
 
 static const char *const GRANT_TYPES[] = {"client_credentials", NULL};
 

@@ -8,7 +8,7 @@
 
 #include "api/api.h"
 #include "core/clock.h"
-#include "http/validate.h"
+#include "core/validate.h"
 
 static const v_field CLOCK_FIELDS[] = {
     {"offset_ms", V_INTEGER, .required = true, .has_range = true,

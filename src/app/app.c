@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "admin/admin.h"
 #include "api/gateway.h"
 #include "app/engines.h"
 #include "app/service.h"
@@ -175,10 +174,4 @@ int app_serve(int argc, char **argv)
     service_close(&svc);
     log_event(LOG_INFO, "stopped", NULL);
     return 0;
-}
-
-/* For now the operator commands build their own service (admin/admin.c). */
-int app_admin(int argc, char **argv)
-{
-    return admin_main(argc, argv);
 }

@@ -18,8 +18,8 @@ int app_serve(int argc, char **argv);
 /* `taxd worker`: only the engines (same options and exit statuses). */
 int app_worker(int argc, char **argv);
 
-/* `taxd admin`: the operator commands (admin/admin.h); 0 success, 1 refused
- * or failed, 2 usage error. */
+/* `taxd admin`: the operator commands (admin/admin.h), given what they need
+ * by app/admin.c; 0 success, 1 refused or failed, 2 usage error. */
 int app_admin(int argc, char **argv);
 
 #endif

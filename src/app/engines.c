@@ -1,38 +1,118 @@
-/* engines: the table of background engines. See engines.h. The webhook
- * dispatcher keeps state across steps (its libcurl multi handle and the
- * transfers in flight), so it is built here and its step is adapted. */
+/* engines: the table of background engines. See engines.h. Every engine's
+ * configuration is filled in from the service here. The report runner's and
+ * the janitor's live as long as the workers (copies the workers free); the
+ * TIN check runner is the workers' too; the webhook dispatcher stays the
+ * service's (svc->webhooks), which reads its metrics and wakes it. */
 #include "app/engines.h"
+
+#include <stdlib.h>
+#include <string.h>
 
 #include "reports/janitor.h"
 #include "reports/runner.h"
 #include "tincheck/runner.h"
 #include "webhooks/engine.h"
 
-static int64_t webhooks_step(service_t *svc, unsigned thread_index)
+/* ---- each engine's step over its own state (worker_step_fn) */
+
+static int64_t reports_step(void *engine, unsigned thread_index)
 {
-    return webhook_engine_step(svc->webhooks, thread_index);
+    return report_runner_step(engine, thread_index);
 }
 
-workers_t *engines_start(service_t *svc, char **err)
+static int64_t janitor_step(void *engine, unsigned thread_index)
 {
-    webhook_engine_config_t hooks = {
+    return report_janitor_step(engine, thread_index);
+}
+
+static int64_t webhooks_step(void *engine, unsigned thread_index)
+{
+    return webhook_engine_step(engine, thread_index);
+}
+
+static int64_t tinchecks_step(void *engine, unsigned thread_index)
+{
+    return tincheck_runner_step(engine, thread_index);
+}
+
+static void tinchecks_release(void *engine)
+{
+    tincheck_runner_free(engine);
+}
+
+/* The TIN check runner committed a result with its events. */
+static void wake_service(void *svc)
+{
+    service_wake_workers(svc);
+}
+
+/* ---- configurations */
+
+static tincheck_runner_t *new_tinchecks(service_t *svc, char **err)
+{
+    tincheck_runner_config_t cfg = {
+        .store = svc->store, .clock = &svc->clock, .tin_key = svc->tin_key,
+        .instance_id = svc->instance_id, .match_file = svc->cfg.tin_match_file,
+        .lease_ms = svc->cfg.tin_check_lease_ms,
+        .test_pause_ms = svc->cfg.test_hooks ? svc->cfg.tin_check_test_pause_ms : 0,
+        .stopping = &svc->stopping, .wake = wake_service, .wake_arg = svc};
+    return tincheck_runner_new(&cfg, err);
+}
+
+static webhook_engine_t *new_webhooks(service_t *svc, char **err)
+{
+    webhook_engine_config_t cfg = {
         .store = svc->store, .clock = &svc->clock, .db_path = svc->cfg.db_path,
         .ca_file = svc->cfg.webhook_ca_file, .egress_address = svc->cfg.webhook_egress_address,
         .proxy = svc->cfg.test_hooks ? svc->cfg.webhook_test_proxy : NULL,
         .instance_id = svc->instance_id, .threads = 1};
-    svc->tinchecks = tincheck_runner_new(&svc->cfg, err);
-    if (svc->tinchecks == NULL)
+    return webhook_engine_new(&cfg, err);
+}
+
+static report_runner_config_t *new_reports(service_t *svc)
+{
+    report_runner_config_t *cfg = malloc(sizeof *cfg);
+    if (cfg != NULL)
+        *cfg = (report_runner_config_t){
+            .store = svc->store, .clock = &svc->clock, .lease_ms = svc->cfg.report_lease_ms,
+            .max_leases = svc->cfg.report_max_leases, .test_hooks = svc->cfg.test_hooks,
+            .stopping = &svc->stopping};
+    return cfg;
+}
+
+static report_janitor_config_t *new_janitor(service_t *svc)
+{
+    report_janitor_config_t *cfg = malloc(sizeof *cfg);
+    if (cfg != NULL)
+        *cfg = (report_janitor_config_t){.store = svc->store, .clock = &svc->clock,
+                                         .test_hooks = svc->cfg.test_hooks,
+                                         .stopping = &svc->stopping};
+    return cfg;
+}
+
+workers_t *engines_start(service_t *svc, char **err)
+{
+    tincheck_runner_t *tinchecks = new_tinchecks(svc, err);
+    if (tinchecks == NULL)
         return NULL;
-    svc->webhooks = webhook_engine_new(&hooks, err);
-    if (svc->webhooks == NULL)
+    svc->webhooks = new_webhooks(svc, err);
+    report_runner_config_t *reports = new_reports(svc);
+    report_janitor_config_t *janitor = new_janitor(svc);
+    if (svc->webhooks == NULL || reports == NULL || janitor == NULL) {
+        if (svc->webhooks != NULL)
+            *err = strdup("engines: out of memory");
+        tincheck_runner_free(tinchecks);
+        free(reports);
+        free(janitor);
         return NULL;
+    }
     const worker_engine_t engines[] = {
-        {"reports", report_runner_step, svc->cfg.report_workers},
-        {"janitor", report_janitor_step, 1},
-        {"webhooks", webhooks_step, 1},
-        {"tincheck", tincheck_runner_step, 1},
+        {"reports", reports_step, reports, free, svc->cfg.report_workers},
+        {"janitor", janitor_step, janitor, free, 1},
+        {"webhooks", webhooks_step, svc->webhooks, NULL, 1},
+        {"tincheck", tinchecks_step, tinchecks, tinchecks_release, 1},
     };
-    workers_t *w = workers_start(svc, engines, sizeof engines / sizeof engines[0], err);
+    workers_t *w = workers_start(engines, sizeof engines / sizeof engines[0], &svc->stopping, err);
     svc->workers = w;
     return w;
 }

@@ -9,7 +9,6 @@
 
 #include "api/api.h"
 #include "app/workers.h"
-#include "tincheck/runner.h"
 #include "webhooks/engine.h"
 #include "core/clock.h"
 #include "core/keys.h"
@@ -178,7 +177,6 @@ void service_close(service_t *svc)
         pthread_join(svc->refresher, NULL);
     svc->refresher_running = false;
     webhook_engine_free(svc->webhooks); /* after workers_stop: its threads are gone */
-    tincheck_runner_free(svc->tinchecks);
     settings_free(svc->settings);
     ratelimit_free(svc->limiter);
     tokencache_free(svc->tokens);

@@ -47,7 +47,6 @@ typedef struct service {
     bool refresher_running;
     struct workers *workers;     /* background engines of this process; NULL if none */
     struct webhook_engine *webhooks; /* the webhook dispatcher (with the engines); NULL if none */
-    struct tincheck_runner *tinchecks; /* the TIN check engine's matcher (with the engines); NULL if none */
 } service_t;
 
 /* Opens the database (migrations), loads or creates the key files beside it

@@ -22,12 +22,13 @@ typedef struct worker_thread {
 } worker_thread_t;
 
 struct workers {
-    service_t *svc;
+    _Atomic bool *stop_flag;  /* raised by workers_stop; the engines poll it */
     pthread_mutex_t lock;
     pthread_cond_t wake;
     bool stopping;
     uint64_t wakes; /* bumped by workers_wake: a wake during a step is not lost */
     worker_engine_t *engines; /* a copy: the caller's table may be on its stack */
+    size_t engine_count;
     worker_thread_t *threads;
     size_t thread_count;
 };
@@ -64,14 +65,21 @@ static void *thread_main(void *arg)
         pthread_mutex_unlock(&w->lock);
         if (stop)
             break;
-        int64_t pause = t->engine->step(w->svc, t->index);
+        int64_t pause = t->engine->step(t->engine->engine, t->index);
         if (pause > 0 && !wait_for(w, pause, seen))
             break;
     }
     return NULL;
 }
 
-workers_t *workers_start(service_t *svc, const worker_engine_t *engines, size_t count,
+static void release_engines(const worker_engine_t *engines, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        if (engines[i].release != NULL)
+            engines[i].release(engines[i].engine);
+}
+
+workers_t *workers_start(const worker_engine_t *engines, size_t count, _Atomic bool *stopping,
                          char **err)
 {
     workers_t *w = calloc(1, sizeof *w);
@@ -83,11 +91,13 @@ workers_t *workers_start(service_t *svc, const worker_engine_t *engines, size_t 
         if (w != NULL)
             free(w->threads);
         free(w);
+        release_engines(engines, count);
         *err = strdup("workers: out of memory");
         return NULL;
     }
     memcpy(w->engines, engines, count * sizeof *engines);
-    w->svc = svc;
+    w->engine_count = count;
+    w->stop_flag = stopping;
     pthread_mutex_init(&w->lock, NULL);
     pthread_cond_init(&w->wake, NULL);
     for (size_t i = 0; i < count; i++)
@@ -120,9 +130,9 @@ void workers_stop(workers_t *workers)
 {
     if (workers == NULL)
         return;
-    /* Steps that run long (a report) poll svc->stopping between pieces of
+    /* Steps that run long (a report) poll the stop flag between pieces of
      * work, so a stop is not delayed by a whole step. */
-    atomic_store(&workers->svc->stopping, true);
+    atomic_store(workers->stop_flag, true);
     pthread_mutex_lock(&workers->lock);
     workers->stopping = true;
     pthread_cond_broadcast(&workers->wake);
@@ -132,6 +142,7 @@ void workers_stop(workers_t *workers)
             pthread_join(workers->threads[i].thread, NULL);
     pthread_cond_destroy(&workers->wake);
     pthread_mutex_destroy(&workers->lock);
+    release_engines(workers->engines, workers->engine_count);
     free(workers->threads);
     free(workers->engines);
     free(workers);

@@ -15,6 +15,12 @@ int domain_name_index(const char *const *names, const char *name)
     return -1;
 }
 
+bool domain_country_code_valid(const char *code)
+{
+    return code != NULL && strlen(code) == 2 && code[0] >= 'A' && code[0] <= 'Z' &&
+           code[1] >= 'A' && code[1] <= 'Z';
+}
+
 bool domain_asset_code_valid(const char *code)
 {
     if (code == NULL)

@@ -36,6 +36,10 @@ int domain_name_index(const char *const *names, const char *name);
 #define DOMAIN_NAME_SIZE (4 * DOMAIN_NAME_MAX + 1)
 #define DOMAIN_POSTAL_CODE_MAX 32
 
+/* A country code (ISO 3166-1 alpha-2, as tax residences and addresses
+ * name them) is two letters A-Z. */
+bool domain_country_code_valid(const char *code);
+
 /* ---- assets. A code is 1 to 32 of A-Z a-z 0-9 . _ - (ASCII: characters
  * and bytes agree); uniqueness within a tenant is an exact match. */
 #define DOMAIN_ASSET_CODE_MAX 32

@@ -17,7 +17,7 @@
 #include "core/utf8.h"
 #include "http/errors.h"
 #include "http/url.h"
-#include "http/validate.h"
+#include "core/validate.h"
 
 const char *request_header(const request_t *req, const char *name)
 {

@@ -47,83 +47,6 @@ struct token_signer {
     crypto_hmac_key_t *key[KEYS_RING_MAX];
 };
 
-/* ---- scopes ---- */
-
-static const char *const token_scope_names[] = {
-    "reports", "accounts", "assets", "transactions", "inventory", "tax-documents",
-};
-#define TOKEN_SCOPE_COUNT (sizeof token_scope_names / sizeof token_scope_names[0])
-
-static bool token_is_scope_separator(char c)
-{
-    return c == ',' || c == ' ';
-}
-
-/* Bit of the scope named by name[0..len), or 0. */
-static unsigned token_scope_bit(const char *name, size_t len)
-{
-    for (size_t i = 0; i < TOKEN_SCOPE_COUNT; i++)
-        if (strlen(token_scope_names[i]) == len && memcmp(token_scope_names[i], name, len) == 0)
-            return 1u << i;
-    return 0;
-}
-
-int token_scopes_parse(const char *text, unsigned *scopes, const char **bad, size_t *bad_len)
-{
-    if (text == NULL || scopes == NULL) {
-        if (bad != NULL)
-            *bad = "";
-        if (bad_len != NULL)
-            *bad_len = 0;
-        return -1;
-    }
-    unsigned set = 0;
-    const char *p = text;
-    while (*p != '\0') {
-        if (token_is_scope_separator(*p)) {
-            p++;
-            continue;
-        }
-        const char *start = p;
-        while (*p != '\0' && !token_is_scope_separator(*p))
-            p++;
-        unsigned bit = token_scope_bit(start, (size_t)(p - start));
-        if (bit == 0) {
-            if (bad != NULL)
-                *bad = start;
-            if (bad_len != NULL)
-                *bad_len = (size_t)(p - start);
-            return -1;
-        }
-        set |= bit;
-    }
-    *scopes = set;
-    return 0;
-}
-
-void token_scopes_format(unsigned scopes, char *dst, size_t dst_cap)
-{
-    if (dst == NULL || dst_cap == 0)
-        return;
-    size_t n = 0;
-    dst[0] = '\0';
-    for (size_t i = 0; i < TOKEN_SCOPE_COUNT; i++) {
-        if ((scopes & (1u << i)) == 0)
-            continue;
-        size_t len = strlen(token_scope_names[i]);
-        size_t sep = n > 0 ? 1 : 0;
-        /* Stop at the last whole name that fits: a cut name would be unknown,
-         * and dropping names can only narrow what the text grants. */
-        if (n + sep + len + 1 > dst_cap)
-            return;
-        if (sep)
-            dst[n++] = ' ';
-        memcpy(dst + n, token_scope_names[i], len);
-        n += len;
-        dst[n] = '\0';
-    }
-}
-
 /* ---- signer ---- */
 
 token_signer_t *token_signer_new(const keys_ring_t *ring)
@@ -179,7 +102,7 @@ static json_t *token_build_payload(const token_claims_t *c)
     if (p == NULL)
         return NULL;
     char scope[128];
-    token_scopes_format(c->scopes, scope, sizeof scope);
+    scopes_format(c->scopes, scope, sizeof scope);
     int bad = json_object_set_new(p, "iss", json_string(TOKEN_ISSUER)) |
               json_object_set_new(p, "sub", json_string(c->client_id)) |
               json_object_set_new(p, "tid", json_string(c->tenant_id));
@@ -305,7 +228,7 @@ static token_status_t token_read_claims(const json_t *p, token_claims_t *c)
     /* A present scope must name something: we never sign an empty one, and
      * reading it as "all routes" would widen access. */
     if (!json_is_string(scope) || json_string_length(scope) != strlen(json_string_value(scope)) ||
-        token_scopes_parse(json_string_value(scope), &c->scopes, NULL, NULL) != 0 ||
+        scopes_parse(json_string_value(scope), &c->scopes, NULL, NULL) != 0 ||
         c->scopes == 0)
         return TOKEN_BAD_CLAIMS;
     return TOKEN_OK;

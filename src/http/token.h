@@ -4,7 +4,7 @@
  * rotated, the signature is compared in constant time, and issue and expiry
  * times are checked against the caller's clock. Verification needs no database.
  *
- * Also here: the authorization header syntax and the scope names. */
+ * Also here: the authorization header syntax. The scope names are core/scopes.h. */
 #ifndef TAXD_HTTP_TOKEN_H
 #define TAXD_HTTP_TOKEN_H
 
@@ -13,29 +13,11 @@
 #include <stdint.h>
 
 #include "core/keys.h"
+#include "core/scopes.h"
 
 #define TOKEN_LIFETIME_S 86400   /* spec § Limits: 24 hours */
 #define TOKEN_CLOCK_SKEW_S 60     /* an iat this far ahead is still accepted */
 #define TOKEN_ID_MAX 64          /* tenant and client ids, including the NUL */
-
-/* Scopes are a bit set. No scope at all means "every tenant route". */
-enum token_scope {
-    SCOPE_REPORTS = 1u << 0,        /* reports */
-    SCOPE_ACCOUNTS = 1u << 1,       /* account owners, accounts, filers */
-    SCOPE_ASSETS = 1u << 2,         /* assets */
-    SCOPE_TRANSACTIONS = 1u << 3,   /* transactions */
-    SCOPE_INVENTORY = 1u << 4,      /* inventory, transfer lots, withholding */
-    SCOPE_TAX_DOCUMENTS = 1u << 5,  /* TIN validations, tax documentation, forms */
-};
-#define SCOPE_ALL 0x3fu
-
-/* Parses "reports,accounts" or "reports accounts" (commas and/or spaces) into a
- * bit set. Returns 0, or -1 naming no known scope (then *bad points at the
- * unknown name inside the input, and *bad_len is its length). An empty string
- * gives 0 (no scope). */
-int token_scopes_parse(const char *text, unsigned *scopes, const char **bad, size_t *bad_len);
-/* Writes the names of the set bits, space-separated, in the order above. */
-void token_scopes_format(unsigned scopes, char *dst, size_t dst_cap);
 
 typedef struct token_claims {
     char tenant_id[TOKEN_ID_MAX];

@@ -12,20 +12,20 @@
 #define INTERVAL_MS 60000
 #define TEST_INTERVAL_MS 200
 
-int64_t report_janitor_step(service_t *svc, unsigned thread_index)
+int64_t report_janitor_step(const report_janitor_config_t *cfg, unsigned thread_index)
 {
     (void)thread_index;
-    int64_t interval = svc->cfg.test_hooks ? TEST_INTERVAL_MS : INTERVAL_MS;
-    store_conn_t *conn = store_acquire(svc->store);
+    int64_t interval = cfg->test_hooks ? TEST_INTERVAL_MS : INTERVAL_MS;
+    store_conn_t *conn = store_acquire(cfg->store);
     if (conn == NULL)
         return interval;
     size_t total = 0, deleted = PURGE_BATCH;
     store_status_t st = STORE_OK;
-    while (st == STORE_OK && deleted == PURGE_BATCH && !atomic_load(&svc->stopping)) {
-        st = store_report_purge(conn, clock_now_ms(&svc->clock), PURGE_BATCH, &deleted);
+    while (st == STORE_OK && deleted == PURGE_BATCH && !atomic_load(cfg->stopping)) {
+        st = store_report_purge(conn, clock_now_ms(cfg->clock), PURGE_BATCH, &deleted);
         total += st == STORE_OK ? deleted : 0;
     }
-    store_release(svc->store, conn);
+    store_release(cfg->store, conn);
     if (st != STORE_OK)
         log_event(LOG_WARN, "janitor: purge failed",
                   json_pack("{s:s}", "status", store_status_name(st)));

@@ -7,13 +7,25 @@
 #ifndef TAXD_REPORTS_JANITOR_H
 #define TAXD_REPORTS_JANITOR_H
 
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
-#include "app/service.h"
+#include "core/clock.h"
+#include "store/store.h"
 
-/* worker_step_fn (app/workers.h): deletes every expired report, a batch per
- * transaction; returns the ms until the next run (60 s, or 200 ms with
- * --test-hooks so tests see the deletion soon after moving the clock). */
-int64_t report_janitor_step(service_t *svc, unsigned thread_index);
+/* What the janitor needs; every pointer is borrowed and outlives the engine. */
+typedef struct report_janitor_config {
+    store_t *store;
+    const taxd_clock_t *clock;    /* retention runs on the service clock */
+    bool test_hooks;              /* run every 200 ms instead of every minute */
+    const _Atomic bool *stopping; /* the process is stopping: end between batches */
+} report_janitor_config_t;
+
+/* Deletes every expired report, a batch per transaction (one step of the
+ * engine's worker thread); returns the ms until the next run (60 s, or
+ * 200 ms with --test-hooks so tests see the deletion soon after moving the
+ * clock). */
+int64_t report_janitor_step(const report_janitor_config_t *cfg, unsigned thread_index);
 
 #endif

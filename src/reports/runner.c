@@ -23,7 +23,7 @@
  * a worker that lost its lease stops at its next write and leaves the report
  * to whoever holds it now.
  *
- * Stopping. The step checks svc->stopping between pieces of work (accounts,
+ * Stopping. The step checks cfg->stopping between pieces of work (accounts,
  * chunks, pause slices); a stopping process gives its report back (pending
  * again, no expiry counted) so another worker starts it at once.
  *
@@ -67,7 +67,7 @@ typedef enum outcome {
 } outcome_t;
 
 typedef struct job {
-    service_t *svc;
+    const report_runner_config_t *cfg;
     store_conn_t *conn;          /* claims, recalculation, chunk writes */
     store_report_t report;
     report_format_t format;
@@ -81,12 +81,12 @@ typedef struct job {
 
 static bool stopping(const job_t *job)
 {
-    return atomic_load(&job->svc->stopping);
+    return atomic_load(job->cfg->stopping);
 }
 
 static int64_t lease_until(const job_t *job)
 {
-    return clock_now_ms(NULL) + job->svc->cfg.report_lease_ms;
+    return clock_now_ms(NULL) + job->cfg->lease_ms;
 }
 
 /* Maps a store status of a fenced write to what the step does next. */
@@ -107,7 +107,7 @@ static outcome_t outcome_of(job_t *job, store_status_t st, const char *what)
 static store_status_t keep_lease(job_t *job)
 {
     int64_t now = clock_monotonic_ms();
-    if (now - job->renewed_ms < job->svc->cfg.report_lease_ms / 3)
+    if (now - job->renewed_ms < job->cfg->lease_ms / 3)
         return STORE_OK;
     store_status_t st = store_report_renew(job->conn, job->report.id, job->claim, lease_until(job));
     if (st == STORE_OK)
@@ -308,7 +308,7 @@ static outcome_t complete(job_t *job, writer_t *w, const store_report_reader_t *
     store_report_done_t done = {
         .last_chunk = w->len > 0 ? w->chunk : NULL, .last_len = w->len, .last_seq = w->seq,
         .metadata = metadata, .row_count = w->rows, .size_bytes = (int64_t)w->bytes,
-        .finished_at = clock_now_ms(&job->svc->clock)};
+        .finished_at = clock_now_ms(job->cfg->clock)};
     store_status_t st = store_report_complete(job->conn, job->report.id, job->claim, &done);
     free(metadata);
     return st == STORE_OK ? OUTCOME_DONE : outcome_of(job, st, "complete");
@@ -322,13 +322,13 @@ static outcome_t write_file(job_t *job, writer_t *w)
     report_format_header(job->format, &b);
     if (!writer_put(w, b.data, b.len))
         return w->stopped ? OUTCOME_STOPPED : outcome_of(job, w->status, "chunk");
-    store_conn_t *reader_conn = store_acquire(job->svc->store);
+    store_conn_t *reader_conn = store_acquire(job->cfg->store);
     if (reader_conn == NULL)
         return outcome_of(job, STORE_ERROR, "reader connection");
     store_report_reader_t reader = {.skipped = on_skipped, .row = on_row, .ctx = w};
     store_status_t st = store_report_read(reader_conn, job->report.tenant_id,
                                           job->report.account_ids, &reader);
-    store_release(job->svc->store, reader_conn);
+    store_release(job->cfg->store, reader_conn);
     if (st != STORE_OK)
         return outcome_of(job, st, "read");
     if (w->stopped)
@@ -389,14 +389,14 @@ static outcome_t fail_report(job_t *job, const char *code, const char *message)
               json_pack("{s:s, s:s, s:s}", "report_id", job->report.id, "code", code, "message",
                         message));
     store_status_t st = store_report_fail(job->conn, job->report.id, job->claim, code, message,
-                                          clock_now_ms(&job->svc->clock));
+                                          clock_now_ms(job->cfg->clock));
     return st == STORE_OK ? OUTCOME_DONE : OUTCOME_LOST;
 }
 
 static outcome_t run_claimed(job_t *job)
 {
     const char *directive = job->report.test_directive;
-    if (!job->svc->cfg.test_hooks)
+    if (!job->cfg->test_hooks)
         directive = "";
     if (strcmp(directive, "fail") == 0)
         return fail_report(job, CODE_TEST, MESSAGE_TEST);
@@ -432,8 +432,8 @@ static bool claim(job_t *job)
         return false;
     store_report_lease_t lease = {
         .claim = job->claim, .now_ms = clock_now_ms(NULL),
-        .service_now_ms = clock_now_ms(&job->svc->clock),
-        .lease_ms = job->svc->cfg.report_lease_ms, .max_leases = job->svc->cfg.report_max_leases};
+        .service_now_ms = clock_now_ms(job->cfg->clock),
+        .lease_ms = job->cfg->lease_ms, .max_leases = job->cfg->max_leases};
     store_status_t st = store_report_claim(job->conn, &lease, &job->report);
     if (st != STORE_OK) {
         if (st != STORE_NOT_FOUND)
@@ -457,15 +457,15 @@ static void give_back(job_t *job)
                             store_status_name(st)));
 }
 
-int64_t report_runner_step(service_t *svc, unsigned thread_index)
+int64_t report_runner_step(const report_runner_config_t *cfg, unsigned thread_index)
 {
     (void)thread_index;
-    job_t job = {.svc = svc};
-    job.conn = store_acquire(svc->store);
+    job_t job = {.cfg = cfg};
+    job.conn = store_acquire(cfg->store);
     if (job.conn == NULL)
         return IDLE_WAIT_MS;
     if (!claim(&job)) {
-        store_release(svc->store, job.conn);
+        store_release(cfg->store, job.conn);
         return IDLE_WAIT_MS;
     }
     outcome_t o = run_claimed(&job);
@@ -475,6 +475,6 @@ int64_t report_runner_step(service_t *svc, unsigned thread_index)
         log_event(LOG_WARN, "report: claim lost (the lease expired, or the report was deleted)",
                   json_pack("{s:s}", "report_id", job.report.id));
     store_report_clear(&job.report);
-    store_release(svc->store, job.conn);
+    store_release(cfg->store, job.conn);
     return o == OUTCOME_RETRY ? RETRY_WAIT_MS : o == OUTCOME_STOPPED ? IDLE_WAIT_MS : 0;
 }

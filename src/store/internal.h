@@ -90,6 +90,11 @@ store_status_t conn_run(store_conn_t *conn, const store_sql_t *q, sqlite3_stmt *
 store_status_t conn_exec(store_conn_t *conn, const store_sql_t *q);
 /* STORE_OK when q keyed by key returns a row, else STORE_NOT_FOUND. */
 store_status_t conn_exists(store_conn_t *conn, const store_sql_t *q, const char *key);
+/* Steps a bound single-value query and finishes it: *value receives its
+ * column when it returns a row (a NULL reads as 0), and is left as it was
+ * when it returns none. */
+store_status_t conn_query_int(store_conn_t *conn, const store_sql_t *q, sqlite3_stmt *stmt,
+                              int64_t *value);
 /* Maps a failed result code of q to a status (see the conventions above). */
 store_status_t conn_fail(store_conn_t *conn, const store_sql_t *q, int rc);
 /* A bind failed: a programming error, logged; the statement is reset. */

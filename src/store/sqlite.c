@@ -340,6 +340,19 @@ store_status_t conn_exists(store_conn_t *conn, const store_sql_t *id, const char
     return conn_read_row(conn, id, stmt, NULL, NULL);
 }
 
+store_status_t conn_query_int(store_conn_t *conn, const store_sql_t *q, sqlite3_stmt *stmt,
+                              int64_t *value)
+{
+    int rc = sqlite3_step(stmt);
+    store_status_t status = STORE_OK;
+    if (rc == SQLITE_ROW)
+        *value = sqlite3_column_int64(stmt, 0);
+    else if (rc != SQLITE_DONE)
+        status = conn_fail(conn, q, rc);
+    stmt_done(stmt);
+    return status;
+}
+
 /* Copies a TEXT column into a fixed buffer; false when it does not fit. */
 bool column_copy(sqlite3_stmt *stmt, int col, char *out, size_t cap)
 {

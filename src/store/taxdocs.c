@@ -3,6 +3,7 @@
  * A submission's derived state lives in columns (not as a JSON blob of the
  * answered object) so that a TIN result updates exactly the fields it
  * changes and the answered shape is built in one place, taxdocs/model.c.
+ * The document type and the object are stored as the text the caller gives.
  * Fields that do not belong to a type are NULL in the table and "" / 0 in
  * the struct (nullif on the way in, coalesce on the way out). "Current" is
  * an upserted row per (owner, object): the latest submission wins even when
@@ -32,7 +33,7 @@ static const store_sql_t Q_TAXDOC_MAKE_CURRENT = {"taxdoc_make_current",
     "INSERT INTO tax_documentation_current (owner_uuid, object, document_id) VALUES (?1, ?2, ?3)"
     " ON CONFLICT (owner_uuid, object) DO UPDATE SET document_id = excluded.document_id"};
 static const store_sql_t Q_TAXDOC_CURRENT = {"taxdoc_current",
-    "SELECT " TAXDOC_COLUMNS ", c.object FROM tax_documentation_current c"
+    "SELECT " TAXDOC_COLUMNS " FROM tax_documentation_current c"
     " JOIN tax_documents d ON d.id = c.document_id"
     " WHERE c.owner_uuid = ?1 AND d.tenant_id = ?2"};
 static const store_sql_t Q_TAXDOC_GET = {"taxdoc_get",
@@ -49,26 +50,24 @@ static const store_sql_t Q_TAXDOC_TIN_RESULT = {"taxdoc_tin_result",
 static bool taxdoc_bind(sqlite3_stmt *stmt, const store_taxdoc_new_t *n)
 {
     const store_taxdoc_t *d = n->doc;
-    const taxdocs_state_t *s = &d->state;
     return bind_text(stmt, 2, n->tenant_id) && bind_text(stmt, 3, d->owner_uuid) &&
-           bind_text(stmt, 4, taxdocs_type_name(s->type)) &&
+           bind_text(stmt, 4, d->document_type) &&
            bind_blob_or_null(stmt, 5, n->document_sealed, n->document_sealed_len) &&
            bind_blob_or_null(stmt, 6, n->tin_sealed, n->tin_sealed_len) &&
-           bind_text(stmt, 7, s->data_collection_status) &&
-           bind_int(stmt, 8, s->needs_resubmission) &&
-           bind_text(stmt, 9, s->tax_documentation_status) &&
-           bind_text(stmt, 10, s->type == TAXDOCS_DPS ? "" : s->issues) &&
-           bind_text(stmt, 11, s->tin_status) && bind_int(stmt, 12, s->tin_validated_at) &&
-           bind_text(stmt, 13, s->expiration_date) &&
-           bind_text(stmt, 14, s->treaty_claim_status) && bind_text(stmt, 15, s->vat_status) &&
-           bind_int(stmt, 16, s->vat_validated_at) && bind_int(stmt, 17, d->created_at);
+           bind_text(stmt, 7, d->data_collection_status) &&
+           bind_int(stmt, 8, d->needs_resubmission) &&
+           bind_text(stmt, 9, d->tax_documentation_status) && bind_text(stmt, 10, d->issues) &&
+           bind_text(stmt, 11, d->tin_status) && bind_int(stmt, 12, d->tin_validated_at) &&
+           bind_text(stmt, 13, d->expiration_date) &&
+           bind_text(stmt, 14, d->treaty_claim_status) && bind_text(stmt, 15, d->vat_status) &&
+           bind_int(stmt, 16, d->vat_validated_at) && bind_int(stmt, 17, d->created_at);
 }
 
 store_status_t store_taxdoc_insert_in_tx(store_conn_t *conn, const store_taxdoc_new_t *n)
 {
     const store_taxdoc_t *d = n->doc;
     if (!text_fits(d->id, sizeof d->id) || !text_fits(d->owner_uuid, sizeof d->owner_uuid) ||
-        n->document_sealed == NULL || n->document_sealed_len == 0)
+        n->object == NULL || n->document_sealed == NULL || n->document_sealed_len == 0)
         return store_bad_argument("taxdoc_insert");
     sqlite3_stmt *stmt;
     store_status_t st = conn_prepare_key(conn, &Q_TAXDOC_INSERT, d->id, &stmt);
@@ -79,23 +78,21 @@ store_status_t store_taxdoc_insert_in_tx(store_conn_t *conn, const store_taxdoc_
     st = conn_prepare_key(conn, &Q_TAXDOC_MAKE_CURRENT, d->owner_uuid, &stmt);
     if (st != STORE_OK)
         return st;
-    bool bound = bind_text(stmt, 2, taxdocs_object_name(taxdocs_object_of(d->state.type))) &&
-                 bind_text(stmt, 3, d->id);
+    bool bound = bind_text(stmt, 2, n->object) && bind_text(stmt, 3, d->id);
     return run_bound(conn, &Q_TAXDOC_MAKE_CURRENT, stmt, bound);
 }
 
 store_status_t store_taxdoc_set_tin_result_in_tx(store_conn_t *conn, const char *tenant_id,
                                                  const store_taxdoc_t *doc)
 {
-    const taxdocs_state_t *s = &doc->state;
     sqlite3_stmt *stmt;
     store_status_t st = conn_prepare_key(conn, &Q_TAXDOC_TIN_RESULT, doc->id, &stmt);
     if (st != STORE_OK)
         return st;
-    bool bound = bind_text(stmt, 2, tenant_id) && bind_text(stmt, 3, s->tin_status) &&
-                 bind_int(stmt, 4, s->tin_validated_at) && bind_text(stmt, 5, s->issues) &&
-                 bind_int(stmt, 6, s->needs_resubmission) &&
-                 bind_text(stmt, 7, s->tax_documentation_status);
+    bool bound = bind_text(stmt, 2, tenant_id) && bind_text(stmt, 3, doc->tin_status) &&
+                 bind_int(stmt, 4, doc->tin_validated_at) && bind_text(stmt, 5, doc->issues) &&
+                 bind_int(stmt, 6, doc->needs_resubmission) &&
+                 bind_text(stmt, 7, doc->tax_documentation_status);
     if ((st = run_bound(conn, &Q_TAXDOC_TIN_RESULT, stmt, bound)) != STORE_OK)
         return st;
     return sqlite3_changes(conn->db) == 1 ? STORE_OK : STORE_NOT_FOUND;
@@ -107,33 +104,31 @@ static store_status_t taxdoc_from_row(const store_sql_t *q, sqlite3_stmt *stmt,
                                       store_taxdoc_t *out)
 {
     memset(out, 0, sizeof *out);
-    taxdocs_state_t *s = &out->state;
-    char type[24];
     if (!column_copy(stmt, 0, out->id, sizeof out->id) ||
         !column_copy(stmt, 1, out->owner_uuid, sizeof out->owner_uuid) ||
-        !column_copy(stmt, 2, type, sizeof type) || !taxdocs_type_parse(type, &s->type) ||
-        !column_copy(stmt, 3, s->data_collection_status, sizeof s->data_collection_status) ||
-        !column_copy(stmt, 5, s->tax_documentation_status, sizeof s->tax_documentation_status) ||
-        !column_copy(stmt, 6, s->issues, sizeof s->issues) ||
-        !column_copy(stmt, 7, s->tin_status, sizeof s->tin_status) ||
-        !column_copy(stmt, 9, s->expiration_date, sizeof s->expiration_date) ||
-        !column_copy(stmt, 10, s->treaty_claim_status, sizeof s->treaty_claim_status) ||
-        !column_copy(stmt, 11, s->vat_status, sizeof s->vat_status))
+        !column_copy(stmt, 2, out->document_type, sizeof out->document_type) ||
+        !column_copy(stmt, 3, out->data_collection_status, sizeof out->data_collection_status) ||
+        !column_copy(stmt, 5, out->tax_documentation_status,
+                     sizeof out->tax_documentation_status) ||
+        !column_copy(stmt, 6, out->issues, sizeof out->issues) ||
+        !column_copy(stmt, 7, out->tin_status, sizeof out->tin_status) ||
+        !column_copy(stmt, 9, out->expiration_date, sizeof out->expiration_date) ||
+        !column_copy(stmt, 10, out->treaty_claim_status, sizeof out->treaty_claim_status) ||
+        !column_copy(stmt, 11, out->vat_status, sizeof out->vat_status))
         return store_bad_row(q);
-    s->needs_resubmission = sqlite3_column_int64(stmt, 4) != 0;
-    s->tin_validated_at = sqlite3_column_int64(stmt, 8);
-    s->vat_validated_at = sqlite3_column_int64(stmt, 12);
+    out->needs_resubmission = sqlite3_column_int64(stmt, 4) != 0;
+    out->tin_validated_at = sqlite3_column_int64(stmt, 8);
+    out->vat_validated_at = sqlite3_column_int64(stmt, 12);
     out->created_at = sqlite3_column_int64(stmt, 13);
     return STORE_OK;
 }
 
 store_status_t store_taxdoc_current_in_tx(store_conn_t *conn, const char *tenant_id,
                                           const char *owner_uuid,
-                                          store_taxdoc_t out[TAXDOCS_OBJECT_COUNT],
-                                          bool present[TAXDOCS_OBJECT_COUNT])
+                                          store_taxdoc_t out[STORE_TAXDOC_CURRENT_MAX],
+                                          size_t *count)
 {
-    for (int i = 0; i < TAXDOCS_OBJECT_COUNT; i++)
-        present[i] = false;
+    *count = 0;
     sqlite3_stmt *stmt;
     store_status_t st = conn_prepare_key(conn, &Q_TAXDOC_CURRENT, owner_uuid, &stmt);
     if (st != STORE_OK)
@@ -142,13 +137,10 @@ store_status_t store_taxdoc_current_in_tx(store_conn_t *conn, const char *tenant
         return conn_bind_failed(conn, &Q_TAXDOC_CURRENT, stmt);
     int rc;
     while (st == STORE_OK && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-        char object[32];
-        taxdocs_object_t o;
-        if (!column_copy(stmt, TAXDOC_NCOLS, object, sizeof object) ||
-            !taxdocs_object_parse(object, &o) || present[o])
+        if (*count == STORE_TAXDOC_CURRENT_MAX)
             st = store_bad_row(&Q_TAXDOC_CURRENT);
-        else if ((st = taxdoc_from_row(&Q_TAXDOC_CURRENT, stmt, &out[o])) == STORE_OK)
-            present[o] = true;
+        else if ((st = taxdoc_from_row(&Q_TAXDOC_CURRENT, stmt, &out[*count])) == STORE_OK)
+            (*count)++;
     }
     if (st == STORE_OK && rc != SQLITE_DONE)
         st = conn_fail(conn, &Q_TAXDOC_CURRENT, rc);
@@ -158,13 +150,14 @@ store_status_t store_taxdoc_current_in_tx(store_conn_t *conn, const char *tenant
 
 store_status_t store_taxdoc_current(store_conn_t *conn, const char *tenant_id,
                                     const char *owner_uuid,
-                                    store_taxdoc_t out[TAXDOCS_OBJECT_COUNT],
-                                    bool present[TAXDOCS_OBJECT_COUNT])
+                                    store_taxdoc_t out[STORE_TAXDOC_CURRENT_MAX],
+                                    size_t *count)
 {
+    *count = 0;
     store_status_t st = conn_enter(conn);
     if (st != STORE_OK)
         return st;
-    return store_taxdoc_current_in_tx(conn, tenant_id, owner_uuid, out, present);
+    return store_taxdoc_current_in_tx(conn, tenant_id, owner_uuid, out, count);
 }
 
 store_status_t store_taxdoc_get_in_tx(store_conn_t *conn, const char *tenant_id, const char *id,

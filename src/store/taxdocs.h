@@ -1,6 +1,9 @@
 /* store/taxdocs: account owners' tax documentation. Every submission is
- * kept (its id is the tax_documentation_id); for each owner and state object
- * (taxdocs/model.h) one submission is current, the latest. The document as
+ * kept (its id is the tax_documentation_id); for each owner and object of
+ * its state (the slot a document type fills, named by taxdocs/) one
+ * submission is current, the latest. The store keeps rows: it knows the
+ * columns, not the document types' rules, which taxdocs/ applies before
+ * writing and after reading (taxdocs/record.h converts). The document as
  * submitted arrives sealed by the caller (it holds TINs), and a W-9's TIN
  * sealed on its own; the store never sees a clear TIN. Every function runs
  * inside a write transaction (store_write) except store_taxdoc_current. */
@@ -12,18 +15,36 @@
 #include <stdint.h>
 
 #include "store/store.h"
-#include "taxdocs/model.h"
 
+#define STORE_TAXDOC_TYPE_MAX 24     /* document_type as on the wire: "W-8BEN-E", ... */
+#define STORE_TAXDOC_STATUS_MAX 33   /* every status text */
+#define STORE_TAXDOC_ISSUES_MAX 8192 /* the issues array as compact JSON */
+#define STORE_TAXDOC_DATE_LEN 11     /* YYYY-MM-DD plus the NUL */
+#define STORE_TAXDOC_CURRENT_MAX 3   /* objects of an owner's state: one current each */
+
+/* One submission as stored. Text that does not belong to its document type
+ * is "" and times that do not are 0 (NULL in the table). */
 typedef struct store_taxdoc {
     char id[STORE_UUID_LEN];         /* the tax_documentation_id */
     char owner_uuid[STORE_UUID_LEN];
-    taxdocs_state_t state;
+    char document_type[STORE_TAXDOC_TYPE_MAX];
+    char data_collection_status[STORE_TAXDOC_STATUS_MAX];
+    bool needs_resubmission;
+    char tax_documentation_status[STORE_TAXDOC_STATUS_MAX];
+    char issues[STORE_TAXDOC_ISSUES_MAX]; /* "" when none is stored */
+    char tin_status[STORE_TAXDOC_STATUS_MAX];
+    int64_t tin_validated_at;
+    char expiration_date[STORE_TAXDOC_DATE_LEN];
+    char treaty_claim_status[STORE_TAXDOC_STATUS_MAX];
+    char vat_status[STORE_TAXDOC_STATUS_MAX];
+    int64_t vat_validated_at;
     int64_t created_at;
 } store_taxdoc_t;
 
 typedef struct store_taxdoc_new {
     const char *tenant_id;
     const store_taxdoc_t *doc;
+    const char *object;              /* the owner's object it becomes current for */
     const uint8_t *document_sealed;  /* the submitted document, sealed */
     size_t document_sealed_len;
     const uint8_t *tin_sealed;       /* W-9: its TIN (core/tin.h); else NULL */
@@ -34,18 +55,18 @@ typedef struct store_taxdoc_new {
  * object. STORE_NOT_FOUND when the owner or tenant does not exist. */
 store_status_t store_taxdoc_insert_in_tx(store_conn_t *conn, const store_taxdoc_new_t *n);
 
-/* The owner's current submissions: out[i] is filled and present[i] set for
- * each object i (taxdocs_object_t) on file. An owner with nothing on file
- * is STORE_OK with no present[i]. */
+/* The owner's current submissions, one per object on file, into
+ * out[0 .. *count - 1] (in no particular order). An owner with nothing on
+ * file is STORE_OK with *count 0. */
 store_status_t store_taxdoc_current_in_tx(store_conn_t *conn, const char *tenant_id,
                                           const char *owner_uuid,
-                                          store_taxdoc_t out[TAXDOCS_OBJECT_COUNT],
-                                          bool present[TAXDOCS_OBJECT_COUNT]);
+                                          store_taxdoc_t out[STORE_TAXDOC_CURRENT_MAX],
+                                          size_t *count);
 /* The same as a read outside any transaction (GET). */
 store_status_t store_taxdoc_current(store_conn_t *conn, const char *tenant_id,
                                     const char *owner_uuid,
-                                    store_taxdoc_t out[TAXDOCS_OBJECT_COUNT],
-                                    bool present[TAXDOCS_OBJECT_COUNT]);
+                                    store_taxdoc_t out[STORE_TAXDOC_CURRENT_MAX],
+                                    size_t *count);
 
 /* Submission id of the tenant into *out, whether it is its owner's current
  * one (*is_current) and the owner's caller id. STORE_NOT_FOUND when the
@@ -55,8 +76,8 @@ store_status_t store_taxdoc_get_in_tx(store_conn_t *conn, const char *tenant_id,
                                       char owner_id[STORE_ID_MAX]);
 
 /* Writes doc's TIN result and what follows from it (tin_status,
- * tin_validated_at, issues, needs_resubmission, tax_documentation_status).
- * STORE_NOT_FOUND when the tenant has no such submission. */
+ * tin_validated_at, issues, needs_resubmission, tax_documentation_status)
+ * on a W-9. STORE_NOT_FOUND when the tenant has no such W-9. */
 store_status_t store_taxdoc_set_tin_result_in_tx(store_conn_t *conn, const char *tenant_id,
                                                  const store_taxdoc_t *doc);
 

@@ -11,7 +11,7 @@
  *    that is not the residence). It is recorded with `issues`, so the owner's
  *    state says what to fix, and needs_resubmission is true.
  *
- * The schemas are http/validate.h data (a pure JSON checker), so a 400 has
+ * The schemas are core/validate.h data (a pure JSON checker), so a 400 has
  * the same issue shape as every other endpoint. */
 #include "taxdocs/model.h"
 
@@ -25,7 +25,8 @@
 #include "core/domain.h"
 #include "core/jsonval.h"
 #include "core/tin.h"
-#include "http/validate.h"
+#include "core/utf8.h"
+#include "core/validate.h"
 
 static const char *const TYPE_NAMES[TAXDOCS_TYPE_COUNT] = {"W-9", "W-8BEN", "W-8BEN-E", "DPS",
                                                           "SELF_CERTIFICATION"};
@@ -238,11 +239,7 @@ static json_t *path_of(const char *a, const char *b)
 static void check_country(json_t *issues, const json_t *object, const char *key, json_t *path)
 {
     const char *s = str_at(object, key);
-    size_t chars = 0;
-    for (const char *p = s != NULL ? s : ""; *p != '\0'; p++)
-        chars += ((unsigned char)*p & 0xC0) != 0x80;
-    if (s == NULL || chars != 2 ||
-        (strlen(s) == 2 && s[0] >= 'A' && s[0] <= 'Z' && s[1] >= 'A' && s[1] <= 'Z')) {
+    if (s == NULL || utf8_chars(s, strlen(s)) != 2 || domain_country_code_valid(s)) {
         json_decref(path);
         return;
     }

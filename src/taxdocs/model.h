@@ -64,7 +64,7 @@ bool taxdocs_object_parse(const char *name, taxdocs_object_t *out);
 /* Checks a submission body (any JSON value) against the schema of its
  * document_type and the rules a schema cannot state (dates not in the
  * future, a W-9 TIN of nine digits, country codes, treaty rates). Appends
- * issues in the validation shape (http/validate.h) to `issues` and returns
+ * issues in the validation shape (core/validate.h) to `issues` and returns
  * how many; *type is set when document_type itself is valid. No issue
  * message quotes a submitted value. */
 size_t taxdocs_check(const json_t *body, int64_t now, json_t *issues, taxdocs_type_t *type);

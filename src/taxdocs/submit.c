@@ -23,28 +23,58 @@
 #include "store/events.h"
 #include "store/taxdocs.h"
 #include "store/tinchecks.h"
+#include "taxdocs/record.h"
 
 /* ---- the owner's state */
+
+/* The current rows as the model's objects: objects[o] points into states
+ * for each object o on file, NULL otherwise. false (logged) for a row this
+ * build did not write: an unknown type, or two current for one object. */
+static bool place_current(const store_taxdoc_t *rows, size_t count,
+                          taxdocs_state_t states[TAXDOCS_OBJECT_COUNT],
+                          const taxdocs_state_t *objects[TAXDOCS_OBJECT_COUNT])
+{
+    for (int i = 0; i < TAXDOCS_OBJECT_COUNT; i++)
+        objects[i] = NULL;
+    for (size_t i = 0; i < count; i++) {
+        taxdocs_type_t type;
+        if (!taxdocs_type_parse(rows[i].document_type, &type) ||
+            objects[taxdocs_object_of(type)] != NULL) {
+            log_event(LOG_ERROR, "tax documentation: a stored submission does not fit",
+                      json_pack("{s:s}", "tax_documentation_id", rows[i].id));
+            return false;
+        }
+        taxdocs_object_t o = taxdocs_object_of(type);
+        taxdocs_record_to_state(&rows[i], &states[o]);
+        objects[o] = &states[o];
+    }
+    return true;
+}
+
+typedef struct current {
+    store_taxdoc_t rows[STORE_TAXDOC_CURRENT_MAX];
+    taxdocs_state_t states[TAXDOCS_OBJECT_COUNT];
+} current_t;
 
 static store_status_t status_json_in_tx(store_conn_t *conn, const char *tenant_id,
                                         const char *owner_uuid, bool in_tx, json_t **out)
 {
-    store_taxdoc_t *docs = calloc(TAXDOCS_OBJECT_COUNT, sizeof *docs);
-    if (docs == NULL)
+    current_t *c = malloc(sizeof *c); /* ~50 KiB: kept off small thread stacks */
+    if (c == NULL)
         return STORE_ERROR;
-    bool present[TAXDOCS_OBJECT_COUNT];
-    store_status_t st = in_tx ? store_taxdoc_current_in_tx(conn, tenant_id, owner_uuid, docs,
-                                                           present)
-                              : store_taxdoc_current(conn, tenant_id, owner_uuid, docs, present);
+    size_t count = 0;
+    store_status_t st = in_tx ? store_taxdoc_current_in_tx(conn, tenant_id, owner_uuid, c->rows,
+                                                           &count)
+                              : store_taxdoc_current(conn, tenant_id, owner_uuid, c->rows, &count);
+    const taxdocs_state_t *objects[TAXDOCS_OBJECT_COUNT];
+    if (st == STORE_OK && !place_current(c->rows, count, c->states, objects))
+        st = STORE_ERROR;
     if (st == STORE_OK) {
-        const taxdocs_state_t *objects[TAXDOCS_OBJECT_COUNT];
-        for (int i = 0; i < TAXDOCS_OBJECT_COUNT; i++)
-            objects[i] = present[i] ? &docs[i].state : NULL;
         *out = taxdocs_status_json(owner_uuid, objects);
         if (*out == NULL)
             st = STORE_ERROR;
     }
-    free(docs);
+    free(c);
     return st;
 }
 
@@ -148,38 +178,47 @@ static int prepare_w9(const taxdocs_submission_t *s, const char *id, w9_seals_t 
     return t->check.name != NULL && t->check.tin_type != NULL ? 0 : -1;
 }
 
-/* Assesses and seals into doc / t; the caller writes them. */
-static int prepare(const taxdocs_submission_t *s, store_taxdoc_t *doc, w9_seals_t *w9,
+/* A submission as the model assessed it and as the store keeps it. */
+typedef struct assessed {
+    taxdocs_state_t state;
+    store_taxdoc_t row;
+} assessed_t;
+
+/* Assesses and seals into a / t; the caller writes them. */
+static int prepare(const taxdocs_submission_t *s, assessed_t *a, w9_seals_t *w9,
                    submit_tx_t *t, uint8_t **sealed)
 {
-    if (ids_uuid_v4(doc->id) != 0 || taxdocs_assess(s->type, s->body, s->now, &doc->state) != 0)
+    store_taxdoc_t *row = &a->row;
+    if (ids_uuid_v4(row->id) != 0 || taxdocs_assess(s->type, s->body, s->now, &a->state) != 0)
         return -1;
-    snprintf(doc->owner_uuid, sizeof doc->owner_uuid, "%s", s->owner_uuid);
-    doc->created_at = s->now;
+    taxdocs_record_from_state(&a->state, row);
+    snprintf(row->owner_uuid, sizeof row->owner_uuid, "%s", s->owner_uuid);
+    row->created_at = s->now;
     t->s = s;
     t->row.tenant_id = s->tenant_id;
-    t->row.doc = doc;
-    if (seal_document(s, doc->id, sealed, &t->row.document_sealed_len) != 0)
+    t->row.doc = row;
+    t->row.object = taxdocs_record_object(&a->state);
+    if (seal_document(s, row->id, sealed, &t->row.document_sealed_len) != 0)
         return -1;
     t->row.document_sealed = *sealed;
-    return s->type == TAXDOCS_W9 ? prepare_w9(s, doc->id, w9, t) : 0;
+    return s->type == TAXDOCS_W9 ? prepare_w9(s, row->id, w9, t) : 0;
 }
 
 store_status_t taxdocs_submit(store_conn_t *conn, const taxdocs_submission_t *s,
                               char id[STORE_UUID_LEN])
 {
-    store_taxdoc_t *doc = calloc(1, sizeof *doc);
+    assessed_t *a = calloc(1, sizeof *a);
     w9_seals_t *w9 = calloc(1, sizeof *w9);
     submit_tx_t t = {0};
     uint8_t *sealed = NULL;
     store_status_t st = STORE_ERROR;
-    if (doc == NULL || w9 == NULL || prepare(s, doc, w9, &t, &sealed) != 0)
+    if (a == NULL || w9 == NULL || prepare(s, a, w9, &t, &sealed) != 0)
         log_event(LOG_ERROR, "tax documentation: could not assess or seal a submission",
                   json_pack("{s:s}", "document_type", taxdocs_type_name(s->type)));
     else if ((st = store_write(conn, submit_in_tx, &t)) == STORE_OK)
-        memcpy(id, doc->id, STORE_UUID_LEN);
+        memcpy(id, a->row.id, STORE_UUID_LEN);
     free(sealed);
     free(w9);
-    free(doc);
+    free(a);
     return st;
 }

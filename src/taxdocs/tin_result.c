@@ -18,6 +18,7 @@
 #include "core/log.h"
 #include "store/events.h"
 #include "store/taxdocs.h"
+#include "taxdocs/record.h"
 #include "taxdocs/submit.h"
 
 static store_status_t validation_event_in_tx(store_conn_t *conn, const char *tenant_id,
@@ -25,11 +26,11 @@ static store_status_t validation_event_in_tx(store_conn_t *conn, const char *ten
                                              int64_t now)
 {
     char when[CLOCK_RFC3339_LEN];
-    clock_format_rfc3339(doc->state.tin_validated_at, when);
+    clock_format_rfc3339(doc->tin_validated_at, when);
     json_t *payload = json_pack("{s:s, s:s, s:s, s:s, s:s}", "tax_documentation_id", doc->id,
                                 "account_owner_id", doc->owner_uuid,
                                 "account_owner_external_id", owner_id, "status",
-                                doc->state.tin_status, "validation_date", when);
+                                doc->tin_status, "validation_date", when);
     if (payload == NULL)
         return STORE_ERROR;
     store_status_t st = store_event_append_in_tx(conn, tenant_id,
@@ -38,14 +39,26 @@ static store_status_t validation_event_in_tx(store_conn_t *conn, const char *ten
     return st;
 }
 
+/* A submission as the store keeps it and as the model sees it. */
+typedef struct submission {
+    store_taxdoc_t row;
+    taxdocs_state_t state;
+} submission_t;
+
 static store_status_t record(store_conn_t *conn, const char *tenant_id, const char *id,
-                             store_taxdoc_t *doc, const char *status, int64_t validated_at,
+                             submission_t *sub, const char *status, int64_t validated_at,
                              int64_t now)
 {
     bool current = false;
     char owner_id[STORE_ID_MAX];
+    store_taxdoc_t *doc = &sub->row;
     store_status_t st = store_taxdoc_get_in_tx(conn, tenant_id, id, doc, &current, owner_id);
-    if (st == STORE_OK && doc->state.type != TAXDOCS_W9)
+    if (st == STORE_OK && !taxdocs_record_to_state(doc, &sub->state)) {
+        log_event(LOG_ERROR, "tax documentation: a stored submission does not fit",
+                  json_pack("{s:s}", "tax_documentation_id", id));
+        return STORE_ERROR;
+    }
+    if (st == STORE_OK && sub->state.type != TAXDOCS_W9)
         st = STORE_NOT_FOUND;
     if (st == STORE_NOT_FOUND) {
         log_event(LOG_WARN, "tax documentation: TIN result for no W-9 on file, dropped",
@@ -54,8 +67,9 @@ static store_status_t record(store_conn_t *conn, const char *tenant_id, const ch
     }
     if (st != STORE_OK)
         return st;
-    if (taxdocs_apply_tin_result(&doc->state, status, validated_at) != 0)
+    if (taxdocs_apply_tin_result(&sub->state, status, validated_at) != 0)
         return STORE_ERROR;
+    taxdocs_record_from_state(&sub->state, doc);
     st = store_taxdoc_set_tin_result_in_tx(conn, tenant_id, doc);
     if (st == STORE_OK)
         st = validation_event_in_tx(conn, tenant_id, doc, owner_id, now);
@@ -69,11 +83,11 @@ store_status_t taxdocs_record_tin_result_in_tx(store_conn_t *conn, const char *t
                                                const char *status, int64_t validated_at,
                                                int64_t now)
 {
-    store_taxdoc_t *doc = calloc(1, sizeof *doc);
-    if (doc == NULL)
+    submission_t *sub = calloc(1, sizeof *sub);
+    if (sub == NULL)
         return STORE_ERROR;
     store_status_t st =
-        record(conn, tenant_id, tax_documentation_id, doc, status, validated_at, now);
-    free(doc);
+        record(conn, tenant_id, tax_documentation_id, sub, status, validated_at, now);
+    free(sub);
     return st;
 }

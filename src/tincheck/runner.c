@@ -1,13 +1,13 @@
 /* tincheck/runner: see runner.h. One step = one check:
  *   1. claim the oldest pending check whose lease is absent or over;
- *   2. (--test-hooks with --tin-test-pause-ms only) hold it, so a test
- *      can kill the process while a check is claimed;
+ *   2. (test_pause_ms, given only with --test-hooks and --tin-test-pause-ms)
+ *      hold it, so a test can kill the process while a check is claimed;
  *   3. open the sealed TIN (tenant id and check id as associated data),
  *      apply the rules, then the matcher; wipe the clear TIN;
  *   4. in one store_write: the fenced finish (nothing is written when the
  *      claim was lost or the check was superseded meanwhile) and the event,
  *      or the tax documentation's own update;
- *   5. wake the webhook dispatcher of this process.
+ *   5. wake the webhook dispatcher of this process (cfg.wake).
  * A matcher that asks to retry leaves the check claimed: it comes back when
  * the lease ends. Every step is safe to repeat: a result that was already
  * written is never written again (the finish is fenced on validated_at). */
@@ -32,10 +32,12 @@
 #define PAUSE_SLICE_MS 50
 
 struct tincheck_runner {
+    tincheck_runner_config_t cfg;
     tincheck_matcher_t matcher; /* owned */
 };
 
-tincheck_runner_t *tincheck_runner_new_with(tincheck_matcher_t matcher, char **err)
+tincheck_runner_t *tincheck_runner_new_with(const tincheck_runner_config_t *cfg,
+                                            tincheck_matcher_t matcher, char **err)
 {
     tincheck_runner_t *r = calloc(1, sizeof *r);
     if (r == NULL) {
@@ -43,16 +45,17 @@ tincheck_runner_t *tincheck_runner_new_with(tincheck_matcher_t matcher, char **e
         *err = strdup("out of memory");
         return NULL;
     }
+    r->cfg = *cfg;
     r->matcher = matcher;
     return r;
 }
 
-tincheck_runner_t *tincheck_runner_new(const taxd_config_t *cfg, char **err)
+tincheck_runner_t *tincheck_runner_new(const tincheck_runner_config_t *cfg, char **err)
 {
     tincheck_matcher_t m;
-    if (tincheck_list_matcher_open(cfg->tin_match_file, &m, err) != 0)
+    if (tincheck_list_matcher_open(cfg->match_file, &m, err) != 0)
         return NULL;
-    return tincheck_runner_new_with(m, err);
+    return tincheck_runner_new_with(cfg, m, err);
 }
 
 void tincheck_runner_free(tincheck_runner_t *runner)
@@ -83,16 +86,16 @@ const char *tincheck_evaluate(const tincheck_matcher_t *matcher, const char *tin
 }
 
 /* The status of a claimed check; NULL to retry later. */
-static const char *check_status(service_t *svc, const store_tin_check_t *c)
+static const char *check_status(const tincheck_runner_t *r, const store_tin_check_t *c)
 {
     char clear[TIN_MAX];
-    if (tin_open(svc->tin_key, c->tenant_id, c->id, c->tin_sealed, c->tin_sealed_len, clear) !=
+    if (tin_open(r->cfg.tin_key, c->tenant_id, c->id, c->tin_sealed, c->tin_sealed_len, clear) !=
         0) {
         log_event(LOG_ERROR, "tin check: sealed TIN does not open",
                   json_pack("{s:s}", "check_id", c->id));
         return TINCHECK_ERROR;
     }
-    const char *status = tincheck_evaluate(&svc->tinchecks->matcher, c->tin_type, clear, c->name);
+    const char *status = tincheck_evaluate(&r->matcher, c->tin_type, clear, c->name);
     explicit_bzero(clear, sizeof clear);
     return status;
 }
@@ -182,16 +185,17 @@ static store_status_t stale_tx(store_conn_t *conn, const void *arg)
                                         r->validated_at);
 }
 
-static void record(service_t *svc, store_conn_t *conn, const store_tin_check_t *c,
-                   const char *claim, const char *status)
+static void record(const tincheck_runner_t *runner, store_conn_t *conn,
+                   const store_tin_check_t *c, const char *claim, const char *status)
 {
-    int64_t now = clock_now_ms(&svc->clock);
+    int64_t now = clock_now_ms(runner->cfg.clock);
     record_t r = {c, claim, status, now, now, false};
     store_status_t st = store_write(conn, record_tx, &r);
     if (st == STORE_NOT_FOUND && r.subject_gone)
         st = store_write(conn, stale_tx, &r);
     if (st == STORE_OK) {
-        service_wake_workers(svc);
+        if (runner->cfg.wake != NULL)
+            runner->cfg.wake(runner->cfg.wake_arg);
         return;
     }
     if (st == STORE_NOT_FOUND) {
@@ -206,13 +210,13 @@ static void record(service_t *svc, store_conn_t *conn, const store_tin_check_t *
 /* ---- the step ----------------------------------------------------------- */
 
 /* The test hook: holds the claimed check; false when the process stops. */
-static bool test_pause(service_t *svc)
+static bool test_pause(const tincheck_runner_t *r)
 {
-    if (!svc->cfg.test_hooks || svc->cfg.tin_check_test_pause_ms <= 0)
+    if (r->cfg.test_pause_ms <= 0)
         return true;
-    int64_t until = clock_monotonic_ms() + svc->cfg.tin_check_test_pause_ms;
+    int64_t until = clock_monotonic_ms() + r->cfg.test_pause_ms;
     while (clock_monotonic_ms() < until) {
-        if (atomic_load(&svc->stopping))
+        if (atomic_load(r->cfg.stopping))
             return false;
         clock_sleep_ms(PAUSE_SLICE_MS);
     }
@@ -220,26 +224,27 @@ static bool test_pause(service_t *svc)
 }
 
 /* A claim token unique to this attempt: the fence of every later write. */
-static int make_claim(service_t *svc, unsigned thread_index, char out[STORE_TIN_CHECK_CLAIM_MAX])
+static int make_claim(const tincheck_runner_t *r, unsigned thread_index,
+                      char out[STORE_TIN_CHECK_CLAIM_MAX])
 {
     uint8_t nonce[8];
     if (crypto_random_bytes(nonce, sizeof nonce) != 0)
         return -1;
-    int n = snprintf(out, STORE_TIN_CHECK_CLAIM_MAX, "%s-%u-", svc->instance_id, thread_index);
+    int n = snprintf(out, STORE_TIN_CHECK_CLAIM_MAX, "%s-%u-", r->cfg.instance_id, thread_index);
     for (size_t i = 0; i < sizeof nonce && n > 0 && n + 2 < STORE_TIN_CHECK_CLAIM_MAX; i++)
         n += snprintf(out + n, (size_t)(STORE_TIN_CHECK_CLAIM_MAX - n), "%02x", nonce[i]);
     return n > 0 ? 0 : -1;
 }
 
-static int64_t step_with(service_t *svc, store_conn_t *conn, unsigned thread_index,
+static int64_t step_with(const tincheck_runner_t *r, store_conn_t *conn, unsigned thread_index,
                          store_tin_check_t *c)
 {
     char claim[STORE_TIN_CHECK_CLAIM_MAX];
-    if (make_claim(svc, thread_index, claim) != 0)
+    if (make_claim(r, thread_index, claim) != 0)
         return RETRY_WAIT_MS;
     int64_t lease_now = clock_now_ms(NULL);
-    store_status_t st = store_tin_check_claim(conn, claim, lease_now,
-                                              lease_now + svc->cfg.tin_check_lease_ms, c);
+    store_status_t st =
+        store_tin_check_claim(conn, claim, lease_now, lease_now + r->cfg.lease_ms, c);
     if (st == STORE_NOT_FOUND)
         return IDLE_WAIT_MS;
     if (st != STORE_OK) {
@@ -248,27 +253,27 @@ static int64_t step_with(service_t *svc, store_conn_t *conn, unsigned thread_ind
         return RETRY_WAIT_MS;
     }
     log_event(LOG_INFO, "tin check claimed", json_pack("{s:s}", "check_id", c->id));
-    if (!test_pause(svc))
+    if (!test_pause(r))
         return 0;
-    const char *status = check_status(svc, c);
+    const char *status = check_status(r, c);
     if (status == NULL)
         return RETRY_WAIT_MS; /* the lease brings it back */
-    record(svc, conn, c, claim, status);
+    record(r, conn, c, claim, status);
     return 0;
 }
 
-int64_t tincheck_runner_step(service_t *svc, unsigned thread_index)
+int64_t tincheck_runner_step(tincheck_runner_t *runner, unsigned thread_index)
 {
-    store_conn_t *conn = store_acquire(svc->store);
+    store_conn_t *conn = store_acquire(runner->cfg.store);
     if (conn == NULL)
         return RETRY_WAIT_MS;
     store_tin_check_t *c = malloc(sizeof *c); /* ~1.3 KiB: kept off small thread stacks */
     int64_t wait = RETRY_WAIT_MS;
     if (c != NULL) {
-        wait = step_with(svc, conn, thread_index, c);
+        wait = step_with(runner, conn, thread_index, c);
         explicit_bzero(c, sizeof *c);
     }
     free(c);
-    store_release(svc->store, conn);
+    store_release(runner->cfg.store, conn);
     return wait;
 }

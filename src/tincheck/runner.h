@@ -20,10 +20,12 @@
 #ifndef TAXD_TINCHECK_RUNNER_H
 #define TAXD_TINCHECK_RUNNER_H
 
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
-#include "app/service.h"
-#include "core/config.h"
+#include "core/clock.h"
+#include "store/store.h"
 #include "tincheck/matcher.h"
 
 #define TINCHECK_PENDING "PENDING"
@@ -35,13 +37,31 @@
 
 typedef struct tincheck_runner tincheck_runner_t;
 
-/* The engine's shared state with the list matcher of cfg->tin_match_file.
+/* What the engine needs. The runner keeps a copy; every pointer is
+ * borrowed and outlives it. */
+typedef struct tincheck_runner_config {
+    store_t *store;
+    const taxd_clock_t *clock;    /* the service clock: validated_at, events */
+    const uint8_t *tin_key;       /* CRYPTO_AEAD_KEY_LEN bytes: opens the sealed TINs */
+    const char *instance_id;      /* names this process in claim tokens */
+    const char *match_file;       /* the list matcher's TIN,name list ("" = none) */
+    int64_t lease_ms;             /* a claimed check's lease */
+    int64_t test_pause_ms;        /* tests only: hold each claimed check this long; 0 = never */
+    const _Atomic bool *stopping; /* the process is stopping: end a pause early */
+    /* A result and its events were committed: wake this process's
+     * dispatcher. NULL: nobody to wake. */
+    void (*wake)(void *wake_arg);
+    void *wake_arg;
+} tincheck_runner_config_t;
+
+/* The engine's shared state with the list matcher of cfg->match_file.
  * NULL with *err malloc'd when the file cannot be read. Free with
  * tincheck_runner_free (after the engine's threads stopped). */
-tincheck_runner_t *tincheck_runner_new(const taxd_config_t *cfg, char **err);
-/* The same with another matcher, whose ownership passes to the runner (it
- * is freed with it, also on failure). */
-tincheck_runner_t *tincheck_runner_new_with(tincheck_matcher_t matcher, char **err);
+tincheck_runner_t *tincheck_runner_new(const tincheck_runner_config_t *cfg, char **err);
+/* The same with another matcher (cfg->match_file is not read), whose
+ * ownership passes to the runner (it is freed with it, also on failure). */
+tincheck_runner_t *tincheck_runner_new_with(const tincheck_runner_config_t *cfg,
+                                            tincheck_matcher_t matcher, char **err);
 void tincheck_runner_free(tincheck_runner_t *runner);
 
 /* The result of checking a clear TIN: one of the statuses above except
@@ -50,7 +70,8 @@ void tincheck_runner_free(tincheck_runner_t *runner);
 const char *tincheck_evaluate(const tincheck_matcher_t *matcher, const char *tin_type,
                               const char *tin, const char *name);
 
-/* The engine's step (app/workers.h): svc->tinchecks must be set. */
-int64_t tincheck_runner_step(service_t *svc, unsigned thread_index);
+/* One step of the engine's worker thread: claims, checks and records one
+ * check; returns the ms to wait before the next step (0: go on at once). */
+int64_t tincheck_runner_step(tincheck_runner_t *runner, unsigned thread_index);
 
 #endif

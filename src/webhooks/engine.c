@@ -1,18 +1,21 @@
 /* webhooks/engine: the dispatcher (engine.h).
  *
+ * The protocol with the store (leases on whole subscriptions, attempts begun
+ * without a write, fenced outcomes, at least once and how many duplicates at
+ * most) is described once, at the top of store/webhook_dispatch.h. This
+ * comment is what the engine adds.
+ *
  * Design.
- *  - Work lives in the database (store/webhooks.h). A dispatcher leases whole
- *    subscriptions (15 s, renewed every claim round), so a subscription is
- *    served by one dispatcher at a time in any number of processes and its
- *    rate limit and concurrency bound hold globally. Leases of idle
- *    subscriptions are given back; a dead dispatcher's leases run out.
+ *  - A lease lasts 15 s and is renewed every claim round. Each round names
+ *    the subscriptions with nothing ready or in flight here (idle), whose
+ *    leases the store gives back when nothing of theirs is due.
  *  - Two threads per dispatcher, so that the database and the network work
  *    at once. The sending thread (webhook_engine_step) waits on the network
  *    (curl_multi_poll), collects finished transfers, and sends ready
  *    attempts. Its store thread runs one transaction at a time (a job):
  *    the outcomes collected so far, then the next batch of attempts begun
- *    (set-based statements, store/webhooks.h), whose events it renders to
- *    canonical JSON before handing them back. Attempts are begun up to
+ *    (store_wh_step), whose events it renders to canonical JSON before
+ *    handing them back. Attempts are begun up to
  *    SUB_AHEAD beyond the concurrency bound so that transfers keep flowing
  *    while the next batch commits; a job is started when a subscription
  *    runs short of ready attempts, when outcomes pile up (JOB_OUTCOMES) or
@@ -47,20 +50,12 @@
  *    processes' events are found by the claim round (every 250 ms while
  *    busy, every step while idle).
  *
- * Trade-offs. An attempt is written to the database only by its outcome;
- * until then the dispatcher keeps its delivery from being begun again (the
- * rowids of what is ready or in flight go with each job) and the lease keeps
- * other processes away. A crash before the outcome is committed sends it
- * again once the lease runs out (at least once; the duplicates are at most
- * the attempts in flight and the outcomes not yet committed, one job's
- * worth), and so does a process that lost its lease while its attempts
- * ran. An attempt begun but not sent (deauthorized, lease lost, window
- * closed, shutdown) is simply dropped: its delivery is still pending, held
- * by the deauthorization or failed by the next batch when its window has
- * closed. A lease handed to another process starts with a full bucket, so
- * at a handover a receiver may see one extra burst. Secrets and Basic
- * credentials of leased subscriptions are held in memory (opened from the
- * vault) and wiped when dropped. */
+ * Trade-offs. The engine's share of the protocol is to remember what it
+ * began: the rowids of what is ready or in flight go with each job, and an
+ * attempt begun but not sent is simply dropped. A lease handed to another
+ * process starts with a full bucket, so at a handover a receiver may see
+ * one extra burst. Secrets and Basic credentials of leased subscriptions
+ * are held in memory (opened from the vault) and wiped when dropped. */
 #include "webhooks/engine.h"
 
 #include <curl/curl.h>
@@ -76,6 +71,7 @@
 #include "core/crypto.h"
 #include "core/grow.h"
 #include "core/log.h"
+#include "store/webhook_dispatch.h"
 #include "store/webhooks.h"
 #include "webhooks/backoff.h"
 #include "webhooks/bucket.h"

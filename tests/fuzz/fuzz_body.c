@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "http/errors.h"
-#include "http/validate.h"
+#include "core/validate.h"
 
 static const char *const KINDS[] = {"individual", "entity", NULL};
 static const v_field ADDRESS[] = {

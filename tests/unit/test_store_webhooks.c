@@ -1,5 +1,5 @@
 /* test_store_webhooks: subscriptions, secrets and deliveries in the store
- * (store/webhooks.h) against a real database file in a mkdtemp directory:
+ * (store/webhooks.h, store/webhook_dispatch.h) against a real database file:
  * the outbox fan-out (one delivery per subscription listing the type,
  * pending or held), subscribing closes open INVENTORY_UPDATE events, the
  * two-secret rule, leases (one dispatcher at a time), beginning an attempt
@@ -20,6 +20,7 @@
 
 #include "store/events.h"
 #include "store/store.h"
+#include "store/webhook_dispatch.h"
 #include "store/webhooks.h"
 
 #include "scratch_store.h"

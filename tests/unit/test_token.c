@@ -592,17 +592,17 @@ static void test_scopes_parse(void **state)
     unsigned s = 99;
     const char *bad = NULL;
     size_t bad_len = 0;
-    assert_int_equal(token_scopes_parse("reports,accounts", &s, &bad, &bad_len), 0);
+    assert_int_equal(scopes_parse("reports,accounts", &s, &bad, &bad_len), 0);
     assert_int_equal(s, SCOPE_REPORTS | SCOPE_ACCOUNTS);
-    assert_int_equal(token_scopes_parse("reports accounts", &s, &bad, &bad_len), 0);
+    assert_int_equal(scopes_parse("reports accounts", &s, &bad, &bad_len), 0);
     assert_int_equal(s, SCOPE_REPORTS | SCOPE_ACCOUNTS);
-    assert_int_equal(token_scopes_parse(" , tax-documents,, inventory ", &s, &bad, &bad_len), 0);
+    assert_int_equal(scopes_parse(" , tax-documents,, inventory ", &s, &bad, &bad_len), 0);
     assert_int_equal(s, SCOPE_TAX_DOCUMENTS | SCOPE_INVENTORY);
-    assert_int_equal(token_scopes_parse("assets assets", &s, &bad, &bad_len), 0);
+    assert_int_equal(scopes_parse("assets assets", &s, &bad, &bad_len), 0);
     assert_int_equal(s, SCOPE_ASSETS);
-    assert_int_equal(token_scopes_parse("", &s, &bad, &bad_len), 0);
+    assert_int_equal(scopes_parse("", &s, &bad, &bad_len), 0);
     assert_int_equal(s, 0);
-    assert_int_equal(token_scopes_parse(
+    assert_int_equal(scopes_parse(
                          "reports,accounts,assets,transactions,inventory,tax-documents", &s, &bad,
                          &bad_len),
                      0);
@@ -610,14 +610,14 @@ static void test_scopes_parse(void **state)
 
     const char *text = "reports,bogus,assets";
     s = 77;
-    assert_int_equal(token_scopes_parse(text, &s, &bad, &bad_len), -1);
+    assert_int_equal(scopes_parse(text, &s, &bad, &bad_len), -1);
     assert_ptr_equal(bad, text + 8);
     assert_int_equal(bad_len, 5);
     assert_int_equal(s, 77); /* untouched on failure */
     const char *cases[] = {"Reports", "report", "reportsx", "tax_documents", "reports;assets"};
     size_t lens[] = {7, 6, 8, 13, 14};
     for (size_t i = 0; i < 5; i++) {
-        assert_int_equal(token_scopes_parse(cases[i], &s, &bad, &bad_len), -1);
+        assert_int_equal(scopes_parse(cases[i], &s, &bad, &bad_len), -1);
         assert_ptr_equal(bad, cases[i]);
         assert_int_equal(bad_len, lens[i]);
     }
@@ -627,24 +627,24 @@ static void test_scopes_format(void **state)
 {
     (void)state;
     char buf[128];
-    token_scopes_format(SCOPE_ALL, buf, sizeof buf);
+    scopes_format(SCOPE_ALL, buf, sizeof buf);
     assert_string_equal(buf, "reports accounts assets transactions inventory tax-documents");
-    token_scopes_format(SCOPE_TAX_DOCUMENTS | SCOPE_REPORTS, buf, sizeof buf);
+    scopes_format(SCOPE_TAX_DOCUMENTS | SCOPE_REPORTS, buf, sizeof buf);
     assert_string_equal(buf, "reports tax-documents");
-    token_scopes_format(0, buf, sizeof buf);
+    scopes_format(0, buf, sizeof buf);
     assert_string_equal(buf, "");
     /* Too small: whole names only. */
-    token_scopes_format(SCOPE_REPORTS | SCOPE_ACCOUNTS | SCOPE_ASSETS, buf, 17);
+    scopes_format(SCOPE_REPORTS | SCOPE_ACCOUNTS | SCOPE_ASSETS, buf, 17);
     assert_string_equal(buf, "reports accounts");
-    token_scopes_format(SCOPE_REPORTS | SCOPE_ACCOUNTS | SCOPE_ASSETS, buf, 16);
+    scopes_format(SCOPE_REPORTS | SCOPE_ACCOUNTS | SCOPE_ASSETS, buf, 16);
     assert_string_equal(buf, "reports");
-    token_scopes_format(SCOPE_REPORTS, buf, 3);
+    scopes_format(SCOPE_REPORTS, buf, 3);
     assert_string_equal(buf, "");
     /* Every set survives format then parse. */
     for (unsigned set = 0; set <= SCOPE_ALL; set++) {
         unsigned back = 999;
-        token_scopes_format(set, buf, sizeof buf);
-        assert_int_equal(token_scopes_parse(buf, &back, NULL, NULL), 0);
+        scopes_format(set, buf, sizeof buf);
+        assert_int_equal(scopes_parse(buf, &back, NULL, NULL), 0);
         assert_int_equal(back, set);
     }
 }

@@ -1,4 +1,4 @@
-/* Unit tests for src/http/validate.c: strict body parsing and schema issues in
+/* Unit tests for src/core/validate.c: strict body parsing and schema issues in
  * the Zod v4 format of spec § Errors (validation failure shape). Every check
  * compares the whole issue list against the expected JSON text. */
 #include <stdarg.h>
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "http/validate.h"
+#include "core/validate.h"
 
 static const char *const METHODS[] = {"FIFO", "HIFO", NULL};
 static const char *const ONLY[] = {"ONLY", NULL};

@@ -1,6 +1,8 @@
-/* validate: request bodies. Parses JSON strictly (duplicate keys refused,
- * content-type checked) and checks it against a declarative schema, producing
- * issues in the Zod v4 format that the spec's validation shape follows:
+/* core/validate: the JSON body checker, a pure module (no I/O, no HTTP: the
+ * transport hands it the body and its content type). Parses JSON strictly
+ * (duplicate keys refused, content-type checked) and checks it against a
+ * declarative schema, producing issues in the Zod v4 format that the spec's
+ * validation shape follows:
  *   {"code":"invalid_type","expected":"string","path":["name"],"message":"..."}
  * codes: invalid_type, invalid_value (with "values"), too_small, too_big
  * (with "minimum"/"maximum" and "origin"), invalid_format (with "format"),
@@ -16,8 +18,8 @@
  *       {NULL}};
  *   static const v_schema OWNER = {OWNER_FIELDS};
  */
-#ifndef TAXD_HTTP_VALIDATE_H
-#define TAXD_HTTP_VALIDATE_H
+#ifndef TAXD_CORE_VALIDATE_H
+#define TAXD_CORE_VALIDATE_H
 
 #include <stdbool.h>
 #include <stddef.h>

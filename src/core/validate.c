@@ -38,13 +38,15 @@
  *   (RFC 8259 JSON is UTF-8 regardless) and only objects or arrays at the top
  *   level (jansson's default), since no endpoint takes a bare scalar.
  */
-#include "http/validate.h"
+#include "core/validate.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+
+#include "core/utf8.h"
 
 #define V_DECIMAL_MAX_LEN 80
 #define V_MEDIA_TYPE "application/json"
@@ -289,14 +291,6 @@ static bool v_is_decimal(const char *s, size_t len)
     return i > start && i == len;
 }
 
-static size_t v_count_code_points(const char *s, size_t len)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < len; i++)
-        n += ((unsigned char)s[i] & 0xC0) != 0x80;
-    return n;
-}
-
 /* ---- per-type checks (value is present and not null) ---------------- */
 
 static void v_check_string(v_ctx *ctx, const v_field *field, const json_t *value)
@@ -307,7 +301,7 @@ static void v_check_string(v_ctx *ctx, const v_field *field, const json_t *value
         v_add_format(ctx, "string", "String must not contain NUL characters");
         return;
     }
-    size_t chars = v_count_code_points(s, len);
+    size_t chars = utf8_chars(s, len);
     if (field->min_len != 0 && chars < field->min_len)
         v_add_size(ctx, "string", false, (int64_t)field->min_len);
     else if (field->max_len != 0 && chars > field->max_len)
