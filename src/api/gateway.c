@@ -24,14 +24,15 @@
 
 /* ---- authentication --------------------------------------------------- */
 
-/* A cached token is one that verified before; only its expiry can have
- * changed since, so that is checked again on every hit. */
+/* A cached token is one that verified before; only its time rules can have
+ * changed since (the clock moves, and the test clock can move back before an
+ * nbf), so they are checked again on every hit, by the same rule as a miss. */
 static bool verify_token(const api_context_t *ctx, const char *token, size_t len,
                          token_claims_t *claims)
 {
     int64_t now = clock_now_ms(ctx->clock) / 1000;
     if (tokencache_get(ctx->tokens, token, len, claims))
-        return now < claims->expires_at && claims->issued_at <= now + TOKEN_CLOCK_SKEW_S;
+        return token_check_times(claims, now) == TOKEN_OK;
     if (token_verify(ctx->signer, token, len, now, claims) != TOKEN_OK)
         return false;
     tokencache_put(ctx->tokens, token, len, claims);

@@ -17,7 +17,12 @@
  *   "tid" could otherwise be read differently by two parsers), strings with an
  *   embedded NUL refused (jansson already rejects \u0000 without
  *   JSON_ALLOW_NUL; the length checks here keep that true if flags change),
- *   integers only for times.
+ *   integers only for times (iat, exp and, when present, nbf).
+ * - Lifetime: exp may be at most TOKEN_LIFETIME_S after iat. We never sign a
+ *   longer-lived token, so one that claims to be (minted with a leaked key, or
+ *   by a future bug) is bad claims rather than a valid decade-long credential.
+ *   nbf, when present, is honoured with the same clock skew as iat; it can
+ *   only delay a token, never extend it.
  * - Verification does not allocate on the caller's behalf: decoded parts live
  *   in fixed stack buffers sized from TOKEN_MAX_LEN; jansson's own allocations
  *   are released before returning. Signing renders JSON with json_dumpb into
@@ -209,19 +214,39 @@ static bool token_copy_id(const json_t *v, char dst[TOKEN_ID_MAX])
     return true;
 }
 
+/* True when exp is more than TOKEN_LIFETIME_S after iat, written so that the
+ * sum cannot overflow (both come from the token). */
+static bool token_outlives(int64_t iat, int64_t exp)
+{
+    return iat <= INT64_MAX - TOKEN_LIFETIME_S && exp > iat + TOKEN_LIFETIME_S;
+}
+
+/* Reads iat, exp and the optional nbf; all must be JSON integers. */
+static token_status_t token_read_times(const json_t *p, token_claims_t *c)
+{
+    const json_t *iat = json_object_get(p, "iat");
+    const json_t *exp = json_object_get(p, "exp");
+    const json_t *nbf = json_object_get(p, "nbf");
+    if (!json_is_integer(iat) || !json_is_integer(exp) || (nbf != NULL && !json_is_integer(nbf)))
+        return TOKEN_BAD_CLAIMS;
+    c->issued_at = json_integer_value(iat);
+    c->expires_at = json_integer_value(exp);
+    c->not_before = nbf == NULL ? INT64_MIN : json_integer_value(nbf);
+    if (token_outlives(c->issued_at, c->expires_at))
+        return TOKEN_BAD_CLAIMS;
+    return TOKEN_OK;
+}
+
 /* Reads the claims of a payload whose signature has been verified. */
 static token_status_t token_read_claims(const json_t *p, token_claims_t *c)
 {
     const json_t *iss = json_object_get(p, "iss");
-    const json_t *iat = json_object_get(p, "iat");
-    const json_t *exp = json_object_get(p, "exp");
     const json_t *scope = json_object_get(p, "scope");
-    if (!token_json_string_is(iss, TOKEN_ISSUER) || !json_is_integer(iat) ||
-        !json_is_integer(exp) || !token_copy_id(json_object_get(p, "tid"), c->tenant_id) ||
-        !token_copy_id(json_object_get(p, "sub"), c->client_id))
+    if (!token_json_string_is(iss, TOKEN_ISSUER) ||
+        !token_copy_id(json_object_get(p, "tid"), c->tenant_id) ||
+        !token_copy_id(json_object_get(p, "sub"), c->client_id) ||
+        token_read_times(p, c) != TOKEN_OK)
         return TOKEN_BAD_CLAIMS;
-    c->issued_at = json_integer_value(iat);
-    c->expires_at = json_integer_value(exp);
     c->scopes = 0;
     if (scope == NULL)
         return TOKEN_OK;
@@ -234,11 +259,18 @@ static token_status_t token_read_claims(const json_t *p, token_claims_t *c)
     return TOKEN_OK;
 }
 
-static token_status_t token_check_times(const token_claims_t *c, int64_t now_s)
+/* True when t is later than now_s plus the tolerated skew (another host's
+ * clock may run a little ahead of ours). */
+static bool token_ahead(int64_t t, int64_t now_s)
+{
+    return now_s <= INT64_MAX - TOKEN_CLOCK_SKEW_S && t > now_s + TOKEN_CLOCK_SKEW_S;
+}
+
+token_status_t token_check_times(const token_claims_t *c, int64_t now_s)
 {
     if (now_s >= c->expires_at)
         return TOKEN_EXPIRED;
-    if (now_s <= INT64_MAX - TOKEN_CLOCK_SKEW_S && c->issued_at > now_s + TOKEN_CLOCK_SKEW_S)
+    if (token_ahead(c->issued_at, now_s) || token_ahead(c->not_before, now_s))
         return TOKEN_NOT_YET_VALID;
     return TOKEN_OK;
 }

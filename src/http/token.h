@@ -1,8 +1,8 @@
 /* token: the bearer tokens of the API. JWTs signed with HS256 over OpenSSL's
  * EVP_MAC. The algorithm is pinned (a header naming anything else is refused),
  * the header's `kid` selects one of the ring's keys so the signing key can be
- * rotated, the signature is compared in constant time, and issue and expiry
- * times are checked against the caller's clock. Verification needs no database.
+ * rotated, the signature is compared in constant time, and issue, not-before
+ * and expiry times are checked against the caller's clock. Verification needs no database.
  *
  * Also here: the authorization header syntax. The scope names are core/scopes.h. */
 #ifndef TAXD_HTTP_TOKEN_H
@@ -25,6 +25,7 @@ typedef struct token_claims {
     unsigned scopes;   /* 0: all routes */
     int64_t issued_at; /* seconds since the epoch */
     int64_t expires_at;
+    int64_t not_before; /* nbf; INT64_MIN when absent. token_sign never writes it */
 } token_claims_t;
 
 /* A ring of signing keys prepared for use from many threads. Built from a
@@ -44,8 +45,9 @@ typedef enum token_status {
     TOKEN_UNKNOWN_KEY,   /* kid missing or not in the ring */
     TOKEN_BAD_SIGNATURE,
     TOKEN_EXPIRED,       /* now >= exp */
-    TOKEN_NOT_YET_VALID, /* iat more than 60 s in the future */
-    TOKEN_BAD_CLAIMS,    /* missing or ill-typed claims */
+    TOKEN_NOT_YET_VALID, /* iat or nbf more than 60 s in the future */
+    TOKEN_BAD_CLAIMS,    /* missing or ill-typed claims, or exp more than
+                            TOKEN_LIFETIME_S after iat */
 } token_status_t;
 
 /* Verifies token (len bytes, need not be NUL-terminated) at time now_s and
@@ -53,6 +55,11 @@ typedef enum token_status {
 token_status_t token_verify(const token_signer_t *signer, const char *token, size_t len,
                             int64_t now_s, token_claims_t *claims);
 const char *token_status_name(token_status_t status);
+
+/* The time rules alone, for claims that verified earlier (the token cache):
+ * TOKEN_EXPIRED when now_s >= exp, TOKEN_NOT_YET_VALID when iat or nbf is more
+ * than TOKEN_CLOCK_SKEW_S after now_s, else TOKEN_OK. */
+token_status_t token_check_times(const token_claims_t *claims, int64_t now_s);
 
 /* The authorization header is valid when it is "Bearer" (any case), exactly one
  * space, and a non-empty token. On success *token and *token_len point into header. */

@@ -272,6 +272,20 @@ def test_pyjwt_token_with_real_key_is_accepted(server, tenant):
     assert r.status_code == 200, r.text
 
 
+def test_nbf_and_full_lifetime_are_accepted(server, tenant):
+    """Control for the nbf and lifetime forgeries: an nbf in the past or
+    within the 60 s clock skew, and an exp exactly 24 hours after iat, are a
+    valid token."""
+    kid, key = server.signing_keys()[0]
+    now = int(time.time())
+    for name, claims in [("nbf_past", _claims(tenant, nbf=now - 10)),
+                         ("nbf_within_skew", _claims(tenant, nbf=now + 30)),
+                         ("exp_at_lifetime", _claims(tenant, exp=now + 86400))]:
+        tok = forge_jwt({"alg": "HS256", "typ": "JWT", "kid": kid}, claims, key=key)
+        r = tenant.get(FILER, token=tok)
+        assert r.status_code == 200, f"{name}: {r.status_code} {r.text}"
+
+
 def _forgeries(server, t):
     kid, key = server.signing_keys()[0]
     now = int(time.time())
@@ -293,11 +307,18 @@ def _forgeries(server, t):
                             {k: v for k, v in _claims(t).items() if k != "tid"}, key=key),
         "string_exp": forge_jwt({"alg": "HS256", "typ": "JWT", "kid": kid}, _claims(t, exp=str(now + 3600)), key=key),
         "typ_not_jwt": forge_jwt({"alg": "HS256", "typ": "XYZ", "kid": kid}, _claims(t), key=key),
+        "nbf_future": forge_jwt({"alg": "HS256", "typ": "JWT", "kid": kid}, _claims(t, nbf=now + 3600), key=key),
+        "nbf_string": forge_jwt({"alg": "HS256", "typ": "JWT", "kid": kid}, _claims(t, nbf=str(now - 10)), key=key),
+        "exp_ten_years": forge_jwt({"alg": "HS256", "typ": "JWT", "kid": kid},
+                                   _claims(t, exp=now + 10 * 365 * 86400), key=key),
+        "exp_lifetime_plus_one": forge_jwt({"alg": "HS256", "typ": "JWT", "kid": kid},
+                                           _claims(t, iat=now - 10, exp=now - 10 + 86401), key=key),
     }
 
 
 FORGERY_KINDS = ["alg_none", "alg_none_with_sig", "wrong_key", "hs512_real_key", "hs384_real_key", "unknown_kid",
-                 "no_kid", "expired", "expired_one_second", "no_exp", "no_tid", "string_exp", "typ_not_jwt"]
+                 "no_kid", "expired", "expired_one_second", "no_exp", "no_tid", "string_exp", "typ_not_jwt",
+                 "nbf_future", "nbf_string", "exp_ten_years", "exp_lifetime_plus_one"]
 
 
 @pytest.mark.parametrize("kind", FORGERY_KINDS)

@@ -230,6 +230,86 @@ static void test_issued_in_future(void **state)
     assert_int_equal(verify_str(f, kat_token, INT64_MIN, &got), TOKEN_NOT_YET_VALID);
 }
 
+/* Signs a payload with the KAT's claims plus `extra` (",\"nbf\":..." etc.)
+ * and iat/exp as given, under the ring's signing key. */
+static char *token_with(const struct fixture *f, long long iat, long long exp, const char *extra)
+{
+    char payload[512];
+    snprintf(payload, sizeof payload,
+             "{\"iss\":\"taxd\",\"sub\":\"c\",\"tid\":\"t\",\"iat\":%lld,\"exp\":%lld%s}", iat,
+             exp, extra);
+    return make_token(good_header, payload, f->ring.key[0]);
+}
+
+static void test_not_before_in_future(void **state)
+{
+    struct fixture *f = *state;
+    token_claims_t got;
+    char *t = token_with(f, T_IAT, T_EXP, ",\"nbf\":1700003600"); /* iat + 1 h */
+    assert_int_equal(verify_str(f, t, T_IAT, &got), TOKEN_NOT_YET_VALID);
+    assert_int_equal(verify_str(f, t, T_IAT + 3600 - TOKEN_CLOCK_SKEW_S - 1, &got),
+                     TOKEN_NOT_YET_VALID);
+    assert_int_equal(verify_str(f, t, INT64_MIN, &got), TOKEN_NOT_YET_VALID);
+    /* The same skew as iat: a little ahead of our clock is accepted. */
+    assert_int_equal(verify_str(f, t, T_IAT + 3600 - TOKEN_CLOCK_SKEW_S, &got), TOKEN_OK);
+    assert_int_equal(verify_str(f, t, T_IAT + 3600, &got), TOKEN_OK);
+    free(t);
+}
+
+static void test_not_before_in_past(void **state)
+{
+    struct fixture *f = *state;
+    token_claims_t got;
+    char *t = token_with(f, T_IAT, T_EXP, ",\"nbf\":1699999000");
+    assert_int_equal(verify_str(f, t, T_IAT, &got), TOKEN_OK);
+    assert_int_equal(verify_str(f, t, T_EXP, &got), TOKEN_EXPIRED); /* nbf does not extend exp */
+    free(t);
+    t = token_with(f, T_IAT, T_EXP, ",\"nbf\":-9223372036854775808");
+    assert_int_equal(verify_str(f, t, T_IAT, &got), TOKEN_OK);
+    free(t);
+}
+
+static void test_not_before_must_be_integer(void **state)
+{
+    struct fixture *f = *state;
+    const char *bad[] = {
+        ",\"nbf\":\"1699999000\"", ",\"nbf\":1699999000.0", ",\"nbf\":1.7e9",
+        ",\"nbf\":null",         ",\"nbf\":true",          ",\"nbf\":[1699999000]",
+    };
+    token_claims_t got;
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char *t = token_with(f, T_IAT, T_EXP, bad[i]);
+        token_status_t st = verify_str(f, t, T_IAT, &got);
+        if (st != TOKEN_BAD_CLAIMS)
+            fail_msg("nbf %s gave %s", bad[i], token_status_name(st));
+        free(t);
+    }
+}
+
+/* We never sign a token that lasts longer than TOKEN_LIFETIME_S, so one that
+ * claims to (a stolen key minting long-lived tokens) is refused. */
+static void test_lifetime_bounded(void **state)
+{
+    struct fixture *f = *state;
+    token_claims_t got;
+    char *t = token_with(f, T_IAT, T_IAT + TOKEN_LIFETIME_S, "");
+    assert_int_equal(verify_str(f, t, T_IAT, &got), TOKEN_OK);
+    free(t);
+    t = token_with(f, T_IAT, T_IAT + TOKEN_LIFETIME_S + 1, "");
+    assert_int_equal(verify_str(f, t, T_IAT, &got), TOKEN_BAD_CLAIMS);
+    free(t);
+    t = token_with(f, T_IAT, T_IAT + 10LL * 365 * 86400, ""); /* ten years */
+    assert_int_equal(verify_str(f, t, T_IAT, &got), TOKEN_BAD_CLAIMS);
+    free(t);
+    /* The sum iat + lifetime must not overflow on the way. */
+    t = token_with(f, INT64_MAX - 10, INT64_MAX, "");
+    assert_int_equal(verify_str(f, t, T_IAT, &got), TOKEN_NOT_YET_VALID);
+    free(t);
+    t = token_with(f, INT64_MIN, INT64_MAX, "");
+    assert_int_equal(verify_str(f, t, T_IAT, &got), TOKEN_BAD_CLAIMS);
+    free(t);
+}
+
 /* ---- tampering ---- */
 
 static void test_tampered_payload_rejected(void **state)
@@ -697,6 +777,10 @@ int main(void)
         cmocka_unit_test(test_signer_new_refuses_bad_rings),
         T(test_expiry_boundary),
         T(test_issued_in_future),
+        T(test_not_before_in_future),
+        T(test_not_before_in_past),
+        T(test_not_before_must_be_integer),
+        T(test_lifetime_bounded),
         T(test_tampered_payload_rejected),
         T(test_tampered_signature_rejected),
         T(test_signature_checked_before_claims),
