@@ -275,9 +275,12 @@ static int seal_tin(const api_context_t *api, const char *tenant_id, const json_
                     &o->tin_sealed_len);
 }
 
-/* Rules across fields, on the record as it will be stored. */
-static void check_record(json_t *issues, const json_t *body, const store_owner_t *o)
+/* Rules across fields, on the record as it will be stored. The date of
+ * birth is judged as sent (a stored one is never re-judged as days pass). */
+static void check_record(json_t *issues, const json_t *body, const store_owner_t *o,
+                         int64_t now_ms)
 {
+    v_check_birth_date(body, "birth_date", now_ms, issues);
     const json_t *tin = json_object_get(body, "tin");
     bool has_tin = tin != NULL ? json_is_string(tin) : o->tin_sealed_len > 0;
     if (has_tin && o->tin_type[0] == '\0')
@@ -367,7 +370,7 @@ static bool merge_and_check(request_t *req, const json_t *body, store_owner_t *o
         api_internal_error(req, "account owner: a validated value does not fit its record");
         return false;
     }
-    check_record(issues, body, owner);
+    check_record(issues, body, owner, api_now_ms(req));
     return !reply_if_invalid(req, issues);
 }
 

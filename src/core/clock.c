@@ -140,6 +140,9 @@ int clock_parse_rfc3339(const char *text, int64_t *ms)
         return -1;
     struct tm tm = {.tm_year = year - 1900, .tm_mon = mon - 1, .tm_mday = day,
                     .tm_hour = hour, .tm_min = min, .tm_sec = sec};
-    *ms = (int64_t)timegm(&tm) * 1000 + millis - offset;
+    int64_t instant = (int64_t)timegm(&tm) * 1000 + millis - offset;
+    if (instant < CLOCK_MIN_MS || instant > CLOCK_MAX_MS)
+        return -1;
+    *ms = instant;
     return 0;
 }

@@ -46,10 +46,15 @@
 #include <string.h>
 #include <strings.h>
 
+#include "core/clock.h"
 #include "core/utf8.h"
 
 #define V_DECIMAL_MAX_LEN 80
 #define V_MEDIA_TYPE "application/json"
+#define V_DATETIME_RANGE_MESSAGE                                                                  \
+    "Invalid datetime: the instant must fall between 0001-01-01T00:00:00Z and "                  \
+    "9999-12-31T23:59:59.999Z"
+#define V_BIRTH_DATE_MIN "1900-01-01"
 
 typedef struct v_ctx {
     json_t *issues; /* borrowed: the caller's array */
@@ -271,6 +276,15 @@ static bool v_is_datetime(const char *s, size_t len)
     return v_is_zone(s + i, len - i);
 }
 
+/* Whether a well-formed datetime's UTC instant is one taxd can hold: the
+ * offset can carry "9999-12-31T23:59:59-23:59" into year 10000, which no
+ * four-digit year can write back. The bounds live in core/clock.h. */
+static bool v_datetime_in_range(const char *s)
+{
+    int64_t ms;
+    return clock_parse_rfc3339(s, &ms) == 0;
+}
+
 static bool v_is_decimal(const char *s, size_t len)
 {
     if (len == 0 || len > V_DECIMAL_MAX_LEN)
@@ -353,6 +367,8 @@ static void v_check_formatted(v_ctx *ctx, const v_field *field, const json_t *va
                      "Invalid decimal: expected a plain decimal string such as \"12.50\"");
     else if (field->type == V_DATETIME && !v_is_datetime(s, len))
         v_add_format(ctx, "datetime", "Invalid ISO datetime");
+    else if (field->type == V_DATETIME && !v_datetime_in_range(s))
+        v_add_format(ctx, "datetime", V_DATETIME_RANGE_MESSAGE);
     else if (field->type == V_DATE && !v_is_date(s, len))
         v_add_format(ctx, "date", "Invalid ISO date");
 }
@@ -533,4 +549,33 @@ json_t *v_parse_body_any(const char *body, size_t len, const char *content_type,
                          size_t msg_cap)
 {
     return v_parse(body, len, content_type, false, JSON_DECODE_ANY, msg, msg_cap);
+}
+
+/* ---- dates of birth ---------------------------------------------------- */
+
+/* ISO dates compare as strings, so the bounds are compared as text: no
+ * calendar arithmetic, and "today" is the UTC day of now_ms. */
+size_t v_check_birth_date(const json_t *object, const char *key, int64_t now_ms,
+                          json_t *issues)
+{
+    const json_t *value = json_object_get(object, key);
+    const char *s = json_string_value(value);
+    if (s == NULL || !v_is_date(s, json_string_length(value)))
+        return 0; /* absent, null or malformed: the schema's to report */
+    char today[CLOCK_RFC3339_LEN];
+    clock_format_rfc3339(now_ms, today);
+    today[10] = '\0';
+    char message[96];
+    if (strcmp(s, today) > 0)
+        snprintf(message, sizeof message, "%s cannot be in the future", key);
+    else if (strcmp(s, V_BIRTH_DATE_MIN) < 0)
+        snprintf(message, sizeof message, "%s cannot be before " V_BIRTH_DATE_MIN, key);
+    else
+        return 0;
+    json_t *path = json_pack("[s]", key);
+    json_t *issue = path != NULL ? v_issue("custom", path, message, NULL) : NULL;
+    json_decref(path);
+    /* Out of memory: json_null() never fails, so the body is still refused. */
+    json_array_append_new(issues, issue != NULL ? issue : json_null());
+    return 1;
 }

@@ -33,7 +33,8 @@ typedef enum v_type {
     V_INTEGER,  /* a JSON integer within [min_int, max_int] when has_range */
     V_BOOLEAN,
     V_DECIMAL,  /* a string holding a plain decimal: -?digits(.digits)?; numbers refused */
-    V_DATETIME, /* a string in RFC 3339 with a time zone: 2024-01-02T03:04:05(.sss)?(Z|+hh:mm) */
+    V_DATETIME, /* a string in RFC 3339 with a time zone: 2024-01-02T03:04:05(.sss)?(Z|+hh:mm),
+                 * whose UTC instant is in 0001-01-01T00:00:00Z..9999-12-31T23:59:59.999Z */
     V_DATE,     /* a string YYYY-MM-DD that is a real calendar date */
     V_OBJECT,   /* checked against .object */
     V_ARRAY,    /* min_items/max_items when non-zero; each element checked against .items */
@@ -84,6 +85,15 @@ json_t *v_parse_body(const char *body, size_t len, const char *content_type, boo
  * level, for a handler that names the problem as an issue on []. */
 json_t *v_parse_body_any(const char *body, size_t len, const char *content_type, char *msg,
                          size_t msg_cap);
+
+/* The date-of-birth rule, kept here so every field that holds one agrees:
+ * when object's `key` holds a well-formed date (V_DATE) before 1900-01-01 or
+ * after the UTC day of now_ms (the service clock the request sees), appends
+ * one "custom" issue on path [key] ("<key> cannot be in the future", "<key>
+ * cannot be before 1900-01-01") and returns 1; otherwise returns 0 and leaves
+ * absent, null or malformed values to the schema. */
+size_t v_check_birth_date(const json_t *object, const char *key, int64_t now_ms,
+                          json_t *issues);
 
 /* Builds one issue (used by handlers for rules a schema cannot state, with
  * code "custom"). path is copied; extra may be NULL and is merged (stolen). */

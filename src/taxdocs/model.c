@@ -346,7 +346,7 @@ size_t taxdocs_check(const json_t *body, int64_t now, json_t *issues, taxdocs_ty
     today_of(now, today);
     check_not_future(issues, body, "signature_date", today);
     if (in_schema(*type, "date_of_birth"))
-        check_not_future(issues, body, "date_of_birth", today);
+        v_check_birth_date(body, "date_of_birth", now, issues);
     check_addresses(issues, *type, body);
     check_top_countries(issues, *type, body);
     if (*type == TAXDOCS_W9)

@@ -39,7 +39,7 @@ FULL = {
     "tax_country_code": "GB",
     "tin": TIN,
     "tin_type": "SSN",
-    "birth_date": "1815-12-10",
+    "birth_date": "1915-12-10",
     "email": "ada@example.com",
     "address": {"line1": "12 St James's Square", "line2": "Flat 2", "city": "London",
                 "state": "LND", "postal_code": "SW1Y 4JH", "country_code": "GB"},
@@ -754,3 +754,34 @@ def test_504_then_retry_reads_back(make_server):
     assert get(t, FULL["id"]).status_code == 404
     assert create(t, FULL).status_code == 201
     assert create(t, FULL).status_code == 409
+
+
+# -- issue 15: a date of birth lies between 1900-01-01 and the service's today (UTC)
+
+def _utc_day(offset_days):
+    import datetime as _dt
+    return (_dt.datetime.now(_dt.timezone.utc).date() + _dt.timedelta(days=offset_days)).isoformat()
+
+
+@pytest.mark.parametrize("date,message", [
+    ("9999-12-31", "birth_date cannot be in the future"),
+    ("tomorrow", "birth_date cannot be in the future"),
+    ("1899-12-31", "birth_date cannot be before 1900-01-01"),
+])
+def test_birth_date_out_of_range(tenant, date, message):
+    date = _utc_day(1) if date == "tomorrow" else date
+    r = create(tenant, dict(FULL, id=f"dob-{date}", birth_date=date))
+    assert issues_of(r) == [{"code": "custom", "path": ["birth_date"], "message": message}]
+
+
+@pytest.mark.parametrize("date", ["1900-01-01", "today"])
+def test_birth_date_in_range(tenant, date):
+    date = _utc_day(0) if date == "today" else date
+    assert created(tenant, dict(FULL, id=f"dob-ok-{date}", birth_date=date))["birth_date"] == date
+
+
+def test_birth_date_checked_on_patch(tenant):
+    created(tenant, dict(FULL, id="dob-patch"))
+    r = patch(tenant, "dob-patch", {"birth_date": "9999-12-31"})
+    assert issues_of(r) == [{"code": "custom", "path": ["birth_date"],
+                             "message": "birth_date cannot be in the future"}]

@@ -294,6 +294,9 @@ BAD = [
      ["account_holder_type"]),
     ("signature in the future", dict(SELF_CERT, signature_date=f"{YEAR + 1}-01-01"), ["signature_date"]),
     ("signature not a date", dict(SELF_CERT, signature_date="2024-02-30"), ["signature_date"]),
+    ("W-8BEN born in 9999", dict(W8BEN, date_of_birth="9999-12-31"), ["date_of_birth"]),
+    ("W-8BEN born before 1900", dict(W8BEN, date_of_birth="1899-12-31"), ["date_of_birth"]),
+    ("self-cert born before 1900", dict(SELF_CERT, date_of_birth="1899-12-31"), ["date_of_birth"]),
 ]
 
 

@@ -1191,3 +1191,35 @@ def test_event_and_change_commit_together(book):
     rows = events(book)
     assert len(rows) == 6
     assert [r["from_tx"] for r in rows] == ["t0", "t1", "t2", "t3", "t4", None]
+
+
+# -- issue 15: a datetime's UTC instant lies in 0001-01-01T00:00:00Z..9999-12-31T23:59:59.999Z
+
+RANGE_ISSUE = {"code": "invalid_format", "path": ["datetime"], "origin": "string", "format": "datetime",
+               "message": "Invalid datetime: the instant must fall between 0001-01-01T00:00:00Z and "
+                          "9999-12-31T23:59:59.999Z"}
+
+
+@pytest.mark.parametrize("when", ["9999-12-31T23:59:59-23:59", "0000-01-01T00:00:00+23:59",
+                                  "9999-12-31T23:59:59.999-00:01", "0000-12-31T23:59:59.999Z"])
+def test_datetime_outside_years_1_to_9999_is_refused(book, when):
+    assert_invalid(post(book, tx(id_="range", when=when)), RANGE_ISSUE)
+
+
+@pytest.mark.parametrize("when,answered", [
+    ("9999-12-31T23:59:59Z", "9999-12-31T23:59:59.000Z"),
+    ("9999-12-31T23:59:59.999Z", "9999-12-31T23:59:59.999Z"),
+    ("0001-01-01T00:00:00Z", "0001-01-01T00:00:00.000Z"),
+    ("9999-12-31T23:59:59+23:59", "9999-12-31T00:00:59.000Z"),
+])
+def test_datetime_at_the_bounds_is_accepted(book, when, answered):
+    assert data(post(book, tx(id_="edge", when=when)), 201)["datetime"] == answered
+
+
+def test_datetime_range_in_a_batch_names_the_element(book):
+    """A batch answers 200 with each element's outcome; the bad one carries the 400 shape."""
+    r = post(book, [tx(id_="b-ok"), tx(id_="b-bad", when="9999-12-31T23:59:59-23:59")])
+    ok, bad = data(r, 200)
+    assert ok["status"] == "created"
+    assert (bad["index"], bad["status"], bad["http_status"]) == (1, "error", 400)
+    assert bad["data"] == tx_error("Validation failed", "ValidationError", [RANGE_ISSUE])
