@@ -125,7 +125,8 @@ clean:
 FUZZ_SRC  = $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN  = $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/%)
 FUZZ_LIB  = src/core/validate.c src/http/errors.c src/http/url.c src/http/router.c \
-            src/http/token.c src/core/scopes.c src/core/crypto.c src/core/utf8.c
+            src/http/token.c src/core/scopes.c src/core/crypto.c \
+            src/core/clock.c src/core/buf.c src/core/utf8.c
 FUZZ_SECONDS ?= 30
 FUZZ_FLAGS = -std=c17 -D_GNU_SOURCE -Isrc -g -O1 -fsanitize=fuzzer,address,undefined \
              -fno-sanitize-recover=all
