@@ -14,14 +14,21 @@
 static const char *const RECALC_FLAGS[] = {"--tenant", "--account", "--batch", NULL};
 static const char *const RECALC_SWITCHES[] = {"--all", NULL};
 
-static int print_result(const recalc_all_result_t *r, int64_t began_ms)
+/* Durations are printed as seconds for people reading the command's output;
+ * they are measured in whole microseconds (no money is near them). */
+static json_t *seconds_of(int64_t us)
 {
-    double seconds = (double)(clock_monotonic_ms() - began_ms) / 1000.0;
+    return json_real((double)us / 1e6);
+}
+
+static int print_result(const recalc_all_result_t *r, int64_t began_us)
+{
     int code = admin_print_json(json_pack(
-        "{s:I, s:I, s:I, s:f, s:{s:f, s:f, s:f}}", "accounts", (json_int_t)r->accounts,
+        "{s:I, s:I, s:I, s:o, s:{s:o, s:o, s:o}}", "accounts", (json_int_t)r->accounts,
         "transactions", (json_int_t)r->transactions, "failed", (json_int_t)r->failed, "seconds",
-        seconds, "busy_seconds", "read", r->read_seconds, "compute", r->compute_seconds, "save",
-        r->save_seconds));
+        seconds_of(clock_monotonic_us() - began_us), "busy_seconds", "read",
+        seconds_of(r->read_us), "compute", seconds_of(r->compute_us), "save",
+        seconds_of(r->save_us)));
     if (code == 0 && r->failed > 0)
         code = EXIT_REFUSED;
     return code;
@@ -29,7 +36,7 @@ static int print_result(const recalc_all_result_t *r, int64_t began_ms)
 
 static int recalc_one(store_conn_t *db, const char *tenant, const char *account_id)
 {
-    int64_t began = clock_monotonic_ms();
+    int64_t began = clock_monotonic_us();
     store_inv_account_t account;
     store_status_t st = store_inv_account(db, tenant, account_id, &account);
     if (st == STORE_NOT_FOUND)
@@ -72,7 +79,7 @@ int admin_inventory_recalc(const admin_context_t *ctx, store_conn_t *db, const a
         if (st != STORE_OK)
             return admin_store_failed(st, "reading the tenant");
     }
-    int64_t began = clock_monotonic_ms();
+    int64_t began = clock_monotonic_us();
     recalc_all_result_t r = inventory_recalc_all(ctx->store, db, tenant, batch, NULL, NULL);
     if (r.store != STORE_OK)
         return admin_store_failed(r.store, "recalculation");

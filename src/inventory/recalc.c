@@ -12,9 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "core/buf.h"
+#include "core/clock.h"
 
 /* The account's method; an unknown name (none is stored: the table's CHECK
  * refuses it) counts as the default. */
@@ -577,13 +577,6 @@ typedef struct bulk {
     recalc_all_result_t pending;   /* this batch */
 } bulk_t;
 
-static double seconds_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void ready_free(ready_t *r)
 {
     if (r != NULL)
@@ -662,13 +655,13 @@ static ready_t *read_one(store_conn_t *conn, const char *uuid, recalc_all_result
     strcpy(r->uuid, uuid);
     r->job = (job_t){.conn = conn, .account_uuid = r->uuid,
                      .result = {.store = STORE_OK, .arithmetic = DEC_OK}};
-    double t0 = seconds_now();
+    int64_t t0 = clock_monotonic_us();
     r->job.result.store = store_read(conn, load, &r->job);
-    double t1 = seconds_now();
+    int64_t t1 = clock_monotonic_us();
     if (r->job.result.store == STORE_OK && r->job.mark.dirty)
         compute(&r->job);
-    spent->read_seconds += t1 - t0;
-    spent->compute_seconds += seconds_now() - t1;
+    spent->read_us += t1 - t0;
+    spent->compute_us += clock_monotonic_us() - t1;
     return r;
 }
 
@@ -694,8 +687,8 @@ static void *reader_main(void *arg)
         store_release(b->store, conn);
     }
     pthread_mutex_lock(&b->lock);
-    b->reader_spent.read_seconds += spent.read_seconds;
-    b->reader_spent.compute_seconds += spent.compute_seconds;
+    b->reader_spent.read_us += spent.read_us;
+    b->reader_spent.compute_us += spent.compute_us;
     if (st != STORE_OK) {
         b->reader_status = st;
         b->walk_done = true; /* the other readers finish what they hold */
@@ -785,9 +778,9 @@ static store_status_t bulk_batch(store_conn_t *conn, const void *arg)
             break;
         }
         strcpy(b->page[b->page_count++], r->uuid);
-        double t0 = seconds_now();
+        int64_t t0 = clock_monotonic_us();
         st = save_ready(conn, b, r);
-        b->done.save_seconds += seconds_now() - t0;
+        b->done.save_us += clock_monotonic_us() - t0;
         ready_free(r);
     }
     return st;
@@ -869,8 +862,8 @@ recalc_all_result_t inventory_recalc_all(store_t *store, store_conn_t *conn, con
     }
     if (b.done.store == STORE_OK)
         b.done.store = b.reader_status;
-    b.done.read_seconds = b.reader_spent.read_seconds;
-    b.done.compute_seconds = b.reader_spent.compute_seconds;
+    b.done.read_us = b.reader_spent.read_us;
+    b.done.compute_us = b.reader_spent.compute_us;
     pthread_cond_destroy(&b.changed);
     pthread_mutex_destroy(&b.lock);
     free(b.page);

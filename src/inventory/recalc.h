@@ -84,8 +84,8 @@ typedef struct recalc_all_result {
     size_t failed;          /* accounts left dirty by an arithmetic failure */
     /* where the time went, per thread: the reader's reads (inputs in their
      * snapshot) and computations, the writer's saves (with the redone
-     * accounts, excluding commits) */
-    double read_seconds, compute_seconds, save_seconds;
+     * accounts, excluding commits), in microseconds of the monotonic clock */
+    int64_t read_us, compute_us, save_us;
 } recalc_all_result_t;
 
 recalc_all_result_t inventory_recalc_all(store_t *store, store_conn_t *conn, const char *tenant_id,
