@@ -19,6 +19,11 @@
 #include "http/url.h"
 #include "core/validate.h"
 
+const char *request_client_address(const request_t *req)
+{
+    return req->client_address;
+}
+
 const char *request_header(const request_t *req, const char *name)
 {
     return MHD_lookup_connection_value(req->connection, MHD_HEADER_KIND, name);

@@ -58,6 +58,7 @@ typedef struct request {
 
     const char *method;
     const char *target;              /* raw, as received: path and query */
+    char client_address[48];         /* the peer's address in text ("" when unknown) */
     size_t path_len;
     const char *query;               /* raw, after '?' ("" when none) */
     router_status_t route_status;
@@ -96,6 +97,10 @@ typedef struct request {
 
 /* A request header by name (case-insensitive), or NULL. */
 const char *request_header(const request_t *req, const char *name);
+/* The client's address as text ("127.0.0.1", "::1"): the peer of the
+ * connection, or, behind a trusted proxy, the address it forwarded. Never
+ * NULL; "" when unknown. */
+const char *request_client_address(const request_t *req);
 /* A decoded route parameter by template name ("filerId"). */
 const char *request_param(const request_t *req, const char *name);
 /* A decoded query parameter (arena-owned) or NULL when absent; *malformed is

@@ -155,6 +155,20 @@ static void run_phases(request_t *req)
 
 /* ---- libmicrohttpd callbacks ------------------------------------------ */
 
+static void peer_address(struct MHD_Connection *connection, char *out, size_t cap)
+{
+    out[0] = '\0';
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    if (info == NULL || info->client_addr == NULL)
+        return;
+    const struct sockaddr *sa = info->client_addr;
+    if (sa->sa_family == AF_INET)
+        inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, out, (socklen_t)cap);
+    else if (sa->sa_family == AF_INET6)
+        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, out, (socklen_t)cap);
+}
+
 static void *on_uri(void *cls, const char *uri, struct MHD_Connection *connection)
 {
     http_server_t *server = cls;
@@ -184,6 +198,7 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *connectio
         return NULL;
     }
     url_split(req->target, &req->path_len, &req->query);
+    peer_address(connection, req->client_address, sizeof req->client_address);
     return req;
 }
 
