@@ -109,8 +109,10 @@ static int build_http_parts(service_t *svc, char **err)
     svc->tokens = tokencache_new(TOKEN_CACHE_SLOTS);
     ratelimit_rule_t global = {svc->cfg.default_rate, svc->cfg.default_burst};
     svc->settings = settings_new(global);
+    ratelimit_rule_t trigger = {svc->cfg.report_trigger_rate, svc->cfg.report_trigger_burst};
     if (svc->metrics == NULL || svc->limiter == NULL || svc->settings == NULL ||
-        svc->tokens == NULL) {
+        svc->tokens == NULL ||
+        settings_set_route_default(svc->settings, API_REPORTS_TRIGGER_ROUTE, trigger) != 0) {
         *err = dup_message("service", "out of memory");
         return -1;
     }
@@ -238,6 +240,7 @@ void service_api_context(service_t *svc, api_context_t *api)
         .secret_hasher = svc->secret_hasher,
         .tin_key = svc->tin_key,
         .links_key = svc->links_key,
+        .report_max_active = svc->cfg.report_max_active,
         .tokens = svc->tokens,
         .limiter = svc->limiter,
         .settings = {svc->settings, settings_revoked_cb, settings_tenant_rule_cb,
