@@ -521,21 +521,24 @@ static int collect_disposal(const store_inv_relief_t *row, void *arg)
 
 /* 27.5% of a positive net, rounded half to even to the cent, in one step
  * from the exact net: cents = net x 27.5 = units x 11 / (4 x 10^17), where
- * units counts 10^-18 (core/decimal.h). Splitting units by the divisor keeps
- * every product far inside 128 bits, so any net the decimals can hold has a
- * withholding, and no intermediate rounding can move a cent. */
+ * units counts 10^-18 (core/decimal.h). dec_mul_div divides the exact
+ * product of two unit counts by a third with one rounding, so with 11 units
+ * (0.000000000000000011) and 4 x 10^17 units (0.4) it yields the cents as a
+ * count of units; multiplying by 10^16 (exact) makes them cents again. Any
+ * net the decimals can hold has a withholding, and no intermediate rounding
+ * can move a cent. */
 static dec_t withholding_of(dec_t net)
 {
-    const __int128 divisor = (__int128)400000000000000000;  /* 4 x 10^17 */
-    const __int128 cent = (__int128)10000000000000000;      /* 10^16 units */
-    dec_t out = dec_zero();
-    if (dec_cmp(net, dec_zero()) <= 0)
-        return out;
-    __int128 whole = net.units / divisor, rest = net.units % divisor;
-    __int128 cents = whole * 11 + (rest * 11) / divisor, remainder = (rest * 11) % divisor;
-    if (remainder * 2 > divisor || (remainder * 2 == divisor && cents % 2 != 0))
-        cents++;
-    out.units = cents * cent;
+    static const char ELEVEN_UNITS[] = "0.000000000000000011", DIVISOR[] = "0.4",
+                      CENT_UNITS[] = "10000000000000000";
+    dec_t eleven, divisor, cent_units, cents, out = dec_zero();
+    if (dec_cmp(net, dec_zero()) <= 0 ||
+        dec_parse(ELEVEN_UNITS, sizeof ELEVEN_UNITS - 1, &eleven) != DEC_OK ||
+        dec_parse(DIVISOR, sizeof DIVISOR - 1, &divisor) != DEC_OK ||
+        dec_parse(CENT_UNITS, sizeof CENT_UNITS - 1, &cent_units) != DEC_OK ||
+        dec_mul_div(net, eleven, divisor, &cents) != DEC_OK ||
+        dec_mul(cents, cent_units, &out) != DEC_OK)
+        return out; /* net <= 0; the constants parse and the results shrink */
     return out;
 }
 
