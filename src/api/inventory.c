@@ -36,8 +36,14 @@
  * intermediate rounding can move a cent. docs/decisions.md has the sources.
  *
  * Order of checks: 400 (query), 404 (account or transaction), 409 / 400 for
- * the rules of the route, then the refresh (500 when a total leaves the
- * supported range, 500/504 when the store fails). */
+ * the rules of the route, then the refresh (409 "Inventory cannot be
+ * computed: <reason>" when the account's inventory cannot be computed,
+ * 500/504 when the store fails).
+ *
+ * Not computable is a 409, not a 5xx: it is a state of the account's data
+ * (a retry gets the same answer until a write changes it), not a failure of
+ * the service, and clients retry 5xx. Within the input limits it cannot
+ * happen (docs/decisions.md, Amounts and the range of totals). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,13 +63,20 @@
 
 /* ---- the account and its refresh -------------------------------------- */
 
-/* 500 naming the transaction at which a total left the decimals' range. */
+/* 409 naming why the account's inventory cannot be computed. */
+static void reply_not_computable(request_t *req, const recalc_result_t *r)
+{
+    char reason[STORE_ID_MAX + 96];
+    recalc_describe_failure(r, reason, sizeof reason);
+    reply_error(req, 409, "Inventory cannot be computed: %s", reason);
+}
+
+/* The same for a value out of range while answering (a unit cost, a sum). */
 static void reply_range(request_t *req, const char *transaction_id)
 {
-    reply_error(req, 500,
-                "Inventory cannot be computed: a total at transaction '%s' exceeds the "
-                "supported range",
-                transaction_id);
+    recalc_result_t r = {.store = STORE_OK, .arithmetic = DEC_RANGE};
+    snprintf(r.failed_tx, sizeof r.failed_tx, "%s", transaction_id);
+    reply_not_computable(req, &r);
 }
 
 static bool refresh(request_t *req, store_conn_t *db, const store_inv_account_t *account)
@@ -74,7 +87,7 @@ static bool refresh(request_t *req, store_conn_t *db, const store_inv_account_t 
         return false;
     }
     if (r.arithmetic != DEC_OK) {
-        reply_range(req, r.failed_tx);
+        reply_not_computable(req, &r);
         return false;
     }
     return true;
@@ -216,7 +229,7 @@ static json_t *unit_cost_json(lots_ctx_t *c, const store_inv_lot_t *row)
         return NULL;
     }
     dec_status_t st = dec_div(cost, quantity, &unit);
-    if (st != DEC_OK) { /* a tiny quantity with a large cost: beyond 20 integer digits */
+    if (st != DEC_OK) { /* past the decimals' range: only a row beyond the input limits */
         c->arithmetic = st;
         snprintf(c->failed_tx, sizeof c->failed_tx, "%s", row->transaction_id);
         return NULL;
