@@ -529,6 +529,7 @@ int64_t report_runner_step(const report_runner_config_t *cfg, unsigned thread_in
         return IDLE_WAIT_MS;
     }
     if (!claim(&job)) {
+        json_decref(job.not_computable);
         store_release(cfg->store, job.conn);
         return IDLE_WAIT_MS;
     }
