@@ -34,7 +34,7 @@ static const option_def_t OPTIONS[] = {
     {"--request-timeout-ms", "TAXD_REQUEST_TIMEOUT_MS", OPT_MS, OFF(request_timeout_ms),
      3600000, "request deadline in milliseconds (504 after it)"},
     {"--max-in-flight", "TAXD_MAX_IN_FLIGHT", OPT_UINT, OFF(max_in_flight), 1000000,
-     "requests in progress before shedding load (429)"},
+     "reads, and writes, in progress each before shedding load (429)"},
     {"--connection-timeout", "TAXD_CONNECTION_TIMEOUT", OPT_UINT, OFF(connection_timeout_s),
      86400, "idle connection timeout in seconds"},
     {"--connection-limit", "TAXD_CONNECTION_LIMIT", OPT_UINT, OFF(connection_limit), 1000000,

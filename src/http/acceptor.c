@@ -61,7 +61,10 @@ static bool address_key(const struct sockaddr *addr, uint8_t key[16])
         return true;
     }
     if (addr->sa_family == AF_INET6) {
+        /* One IPv6 client holds a whole /64: count the block, not the address. */
         memcpy(key, &((const struct sockaddr_in6 *)addr)->sin6_addr, 16);
+        if (!IN6_IS_ADDR_V4MAPPED((const struct in6_addr *)key))
+            memset(key + 8, 0, 8);
         return true;
     }
     return false; /* a Unix socket, say: counted in all only */

@@ -11,7 +11,8 @@
  *  - a head larger than head_max bytes: 431, then close;
  *  - the first request's framing (http/framing.h) is judged on the raw head
  *    here, before any library parses it: a refusal is answered and closed;
- *  - connections per client address and in all are bounded; a trusted proxy
+ *  - connections per client address (an IPv6 client by its /64) and in all
+ *    are bounded; a trusted proxy
  *    (http/proxies.h) is exempt from the per-address bound. Over a bound the
  *    connection is closed at once.
  * The head is read with MSG_PEEK: the bytes stay in the kernel for the

@@ -75,6 +75,8 @@ typedef struct request {
     size_t discarded;                /* bytes of an oversized body thrown away */
     bool started;                    /* the first access-handler call happened */
     bool counted_in_flight;
+    bool counted_in_class;           /* counted toward its class's shedding bound */
+    workpool_class_t flight_class;
     bool holds_large_slot;           /* counted among the large bodies at once */
     bool large_refused;              /* no large-body slot was free: 429 at the end */
     bool close_after;                /* answer with Connection: close */

@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -89,6 +90,8 @@ struct http_server {
     proxies_t *trusted;
     _Atomic uint64_t request_seq;
     _Atomic unsigned in_flight;     /* requests between first byte and completion */
+    _Atomic unsigned queued[2];     /* of which reads / writes bound for the pool: shed beyond
+                                     * max_in_flight each, so stuck writes never shed reads */
     _Atomic unsigned large_bodies;  /* bodies over HTTP_LARGE_BODY held now */
     _Atomic bool draining;          /* stopping: answer with Connection: close */
     unsigned port;
@@ -106,6 +109,10 @@ static void leave_flight(request_t *req)
     if (req->counted_in_flight) {
         atomic_fetch_sub(&req->server->in_flight, 1);
         req->counted_in_flight = false;
+    }
+    if (req->counted_in_class) {
+        atomic_fetch_sub(&req->server->queued[req->flight_class], 1);
+        req->counted_in_class = false;
     }
 }
 
@@ -436,6 +443,25 @@ static void refuse_large(request_t *req)
     reply_error_body(req, 429, error_body_rate_limited(ERROR_LIMIT_ENDPOINT, 1));
 }
 
+static workpool_class_t job_class(const request_t *req)
+{
+    bool reads = strcmp(req->method, "GET") == 0 || strcmp(req->method, "HEAD") == 0;
+    return reads ? WORKPOOL_READ : WORKPOOL_WRITE;
+}
+
+/* Load shedding: a request bound for the pool when max_in_flight of its
+ * class are already between head and answer. Inline routes never wait, so
+ * they are never shed. */
+static bool shed(request_t *req)
+{
+    if (req->route_status == ROUTER_OK && (req->match.route->flags & ROUTE_INLINE) != 0)
+        return false;
+    http_server_t *server = req->server;
+    req->flight_class = job_class(req);
+    req->counted_in_class = true;
+    return atomic_fetch_add(&server->queued[req->flight_class], 1) + 1 > server->cfg.max_in_flight;
+}
+
 static enum MHD_Result first_call(struct MHD_Connection *connection, request_t *req)
 {
     http_server_t *server = req->server;
@@ -444,7 +470,7 @@ static enum MHD_Result first_call(struct MHD_Connection *connection, request_t *
         atomic_store(&req->conn->body_bytes, 0);
         atomic_store(&req->conn->since_ms, clock_monotonic_ms());
     }
-    unsigned in_flight = atomic_fetch_add(&server->in_flight, 1) + 1;
+    atomic_fetch_add(&server->in_flight, 1);
     req->counted_in_flight = true;
     framing_t framing = judge_framing(connection);
     has_body = framing.chunked || (framing.has_length && framing.content_length > 0);
@@ -459,7 +485,7 @@ static enum MHD_Result first_call(struct MHD_Connection *connection, request_t *
         reply_error(req, framing_status(framing.verdict), "%s", framing.reason);
         return emit(connection, req);
     }
-    if (in_flight > server->cfg.max_in_flight) {
+    if (shed(req)) {
         metrics_count_limit_reject(server->cfg.metrics, METRICS_LIMIT_NODE);
         reply_header(req, "Retry-After", "1");
         reply_error_body(req, 429, error_body_rate_limited(ERROR_LIMIT_NODE, 1));
@@ -469,10 +495,11 @@ static enum MHD_Result first_call(struct MHD_Connection *connection, request_t *
         reply_error(req, 413, "Request body exceeds the limit of %zu bytes", req->body_limit);
         return emit(connection, req);
     }
-    if (framing.has_length && framing.content_length > HTTP_LARGE_BODY && !take_large_slot(req)) {
-        refuse_large(req);
-        return emit(connection, req);
-    }
+    /* Refused only once the body is in: clients send a whole body before
+     * they read an answer, and one closed mid-body sees a broken pipe
+     * instead of the 429 and its Retry-After. The body is read and dropped. */
+    if (framing.has_length && framing.content_length > HTTP_LARGE_BODY && !take_large_slot(req))
+        req->large_refused = true;
     return MHD_YES;
 }
 
@@ -521,12 +548,6 @@ static void on_job(void *user, workpool_job_t *job)
     MHD_resume_connection(req->connection);
 }
 
-static workpool_class_t job_class(const request_t *req)
-{
-    bool reads = strcmp(req->method, "GET") == 0 || strcmp(req->method, "HEAD") == 0;
-    return reads ? WORKPOOL_READ : WORKPOOL_WRITE;
-}
-
 /* The whole request is in: answer it here or hand it to the pool. */
 static enum MHD_Result last_call(struct MHD_Connection *connection, request_t *req)
 {
@@ -548,7 +569,8 @@ static enum MHD_Result last_call(struct MHD_Connection *connection, request_t *r
     }
     req->queued = true;
     MHD_suspend_connection(connection);
-    workpool_push(req->server->pool, &req->job, job_class(req));
+    workpool_push(req->server->pool, &req->job,
+                  req->holds_large_slot ? WORKPOOL_BULK : job_class(req));
     return MHD_YES;
 }
 
@@ -616,6 +638,8 @@ static void log_access(request_t *req, const char *route, int64_t latency_us)
         buf_puts(&b, "\",\"tenant_id\":\"");
         buf_puts(&b, req->claims.tenant_id);
     }
+    buf_puts(&b, "\",\"client\":\"");
+    buf_puts(&b, req->client_address); /* an address's text: digits, hex, '.', ':' */
     buf_puts(&b, "\",\"method\":\"");
     buf_puts(&b, method);
     buf_puts(&b, "\",\"route\":");
@@ -754,7 +778,8 @@ static bool start_parts(http_server_t *server, int listen_fd, bool ipv6, char **
     const http_server_config_t *cfg = &server->cfg;
     server->daemon = start_daemon(server, ipv6);
     unsigned reserved_for_reads = cfg->threads / 4 ? cfg->threads / 4 : 1;
-    server->pool = workpool_start(cfg->threads, reserved_for_reads, on_job, server);
+    server->pool = workpool_start(cfg->threads, reserved_for_reads, cfg->max_large_bodies, on_job,
+                                  server);
     if (server->daemon == NULL || server->pool == NULL) {
         *err = strdup("cannot start the HTTP threads");
         close(listen_fd);
@@ -781,12 +806,40 @@ static bool start_parts(http_server_t *server, int listen_fd, bool ipv6, char **
     return true;
 }
 
+/* Descriptors kept for everything but client connections: the database,
+ * the engines' sockets, log files. */
+#define RESERVED_FDS 256u
+
+/* Raises the descriptor limit to the hard limit, so that the connection
+ * limit can be reached; when it still cannot, lowers the connection limit to
+ * what fits, and says so: refusing connections beats failing accept(). */
+static void fit_descriptor_limit(http_server_config_t *cfg)
+{
+    struct rlimit lim;
+    if (getrlimit(RLIMIT_NOFILE, &lim) != 0)
+        return;
+    if (lim.rlim_cur < lim.rlim_max) {
+        lim.rlim_cur = lim.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &lim);
+        getrlimit(RLIMIT_NOFILE, &lim);
+    }
+    if (lim.rlim_cur == RLIM_INFINITY || lim.rlim_cur >= cfg->connection_limit + RESERVED_FDS)
+        return;
+    unsigned fits = lim.rlim_cur > 2 * RESERVED_FDS ? (unsigned)lim.rlim_cur - RESERVED_FDS
+                                                     : (unsigned)lim.rlim_cur / 2;
+    log_event(LOG_WARN, "connection limit lowered to the descriptor limit",
+              json_pack("{s:i, s:i}", "configured", (json_int_t)cfg->connection_limit, "limit",
+                        (json_int_t)fits));
+    cfg->connection_limit = fits;
+}
+
 http_server_t *http_server_start(const http_server_config_t *cfg, char **err)
 {
     http_server_t *server = calloc(1, sizeof *server);
     if (server == NULL)
         return NULL;
     server->cfg = *cfg;
+    fit_descriptor_limit(&server->cfg);
     pthread_mutex_init(&server->conns_lock, NULL);
     server->trusted = proxies_parse(cfg->trusted_proxies ? cfg->trusted_proxies : "", err);
     bool ipv6 = false;

@@ -56,7 +56,7 @@ typedef struct http_server_config {
     int64_t header_timeout_ms;        /* a request's head, from its first byte */
     unsigned max_large_bodies;        /* bodies over HTTP_LARGE_BODY at once (429 beyond) */
     const char *trusted_proxies;      /* proxies.h list; "" or NULL: none */
-    unsigned max_in_flight;           /* beyond this many requests: 429 (load shedding) */
+    unsigned max_in_flight;           /* reads, and writes, each: beyond, 429 (load shedding) */
     int64_t request_timeout_ms;       /* each request's deadline (req->deadline_ms) */
     size_t max_body;                  /* body limit; a route's max_body may raise it */
     int64_t drain_ms;                 /* how long a stop waits for requests in progress */
