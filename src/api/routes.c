@@ -14,6 +14,8 @@
 static const route_t ROUTES[] = {
     {"POST", "/v1/oauth/token", 0, 0, (void *)api_oauth_token, 0},
     {"GET", "/healthz", 0, 0, (void *)api_healthz, 0},
+    {"GET", "/livez", 0, 0, (void *)api_livez, 0},
+    {"GET", "/readyz", 0, 0, (void *)api_readyz, 0},
     {"GET", "/metrics", 0, 0, (void *)api_metrics, 0},
     {"POST", "/v1/account-owners", SCOPE_ACCOUNTS, 0, (void *)api_owners_create, 0},
     {"GET", "/v1/account-owners", SCOPE_ACCOUNTS, 0, (void *)api_owners_list, 0},

@@ -93,8 +93,38 @@ store_status_t store_write(store_conn_t *conn, store_write_fn fn, const void *ar
  * and whatever is committed meanwhile. Returns fn's status. */
 store_status_t store_read(store_conn_t *conn, store_write_fn fn, const void *arg);
 
-/* A cheap read proving the database answers (GET /healthz). */
+/* A cheap read proving the database answers (GET /readyz). */
 store_status_t store_ping(store_conn_t *conn);
+
+/* ---- health of the write path, as this process's group commit saw it.
+ * Read from atomics the committing threads keep: no connection, no lock a
+ * writer holds, so it answers at once while SQLite's write lock is held
+ * elsewhere or a disk is full (GET /healthz). */
+#define STORE_HEALTH_STALL_MS 10000 /* writes pending this long without a commit: unhealthy */
+#define STORE_HEALTH_REASON_MAX 128
+
+typedef struct store_health {
+    bool ok;
+    char reason[STORE_HEALTH_REASON_MAX]; /* why not ok, for the 503 body; "" when ok */
+    bool commit_failed;       /* the last transaction ended on a storage failure */
+    int64_t last_commit_ms;   /* monotonic time a transaction last ran to its end; 0 never */
+    int64_t pending;          /* writes queued or running now */
+    int64_t pending_since_ms; /* monotonic time writes began to be pending; 0 when none */
+} store_health_t;
+
+/* Fills *out for monotonic time now_ms (clock_monotonic_ms). Not ok when
+ * the last transaction failed on storage (disk full, read-only, I/O error,
+ * corruption), or when writes are pending and none has run to its end for
+ * STORE_HEALTH_STALL_MS. A transaction that its own writes rolled back (a
+ * taken id) still proves the write path works. */
+void store_health(store_t *store, int64_t now_ms, store_health_t *out);
+
+/* When the last transaction failed on storage and no probe ran in the last
+ * second: one small write through the group commit (the time, in a row of
+ * its own that nothing reads), so a store whose disk came back is
+ * healthy again without waiting for a client's write. STORE_OK when no
+ * probe was due; else the probe's status. Bounded by conn's deadline. */
+store_status_t store_health_probe(store_conn_t *conn, int64_t now_ms);
 
 /* ---- settings version: every operator change (revocation, rate limit, and
  * later subscriptions) bumps one counter in the same transaction, so running
