@@ -34,7 +34,7 @@ struct webhook_engine;
 #define API_AUTH_FAILURE_PAIRS 65536
 
 /* The operator's settings as the gateway reads them on every authenticated
- * request: revoked credentials and rate-limit rules. app/ answers from a
+ * request: revoked credentials, deleted tenants and rate-limit rules. app/ answers from a
  * snapshot that trails the database by under a second, so no lookup waits for
  * the database. Each function is thread-safe and gets cls back. */
 typedef struct api_settings {
@@ -46,6 +46,8 @@ typedef struct api_settings {
      * tenant or for every tenant; false when there is none. */
     bool (*route_rule)(void *cls, const char *tenant_id, const char *route_key,
                        ratelimit_rule_t *rule);
+    /* The tenant was deleted (`taxd admin tenant delete`): its tokens are void. */
+    bool (*is_tenant_deleted)(void *cls, const char *tenant_id);
 } api_settings_t;
 
 typedef struct api_context {

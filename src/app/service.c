@@ -214,6 +214,11 @@ static bool settings_revoked_cb(void *settings, const char *client_id)
     return settings_is_revoked(settings, client_id);
 }
 
+static bool settings_tenant_deleted_cb(void *settings, const char *tenant_id)
+{
+    return settings_is_tenant_deleted(settings, tenant_id);
+}
+
 static ratelimit_rule_t settings_tenant_rule_cb(void *settings, const char *tenant_id)
 {
     return settings_tenant_rule(settings, tenant_id);
@@ -245,7 +250,7 @@ void service_api_context(service_t *svc, api_context_t *api)
         .auth_failures = svc->auth_failures,
         .limiter = svc->limiter,
         .settings = {svc->settings, settings_revoked_cb, settings_tenant_rule_cb,
-                     settings_route_rule_cb},
+                     settings_route_rule_cb, settings_tenant_deleted_cb},
         .route_labels = svc->route_labels,
         .metrics = svc->metrics,
         .wake = wake_cb,

@@ -159,6 +159,29 @@ store_status_t store_tenant_get(store_conn_t *conn, const char *tenant_id, store
 store_status_t store_tenant_each(store_conn_t *conn,
                                  int (*each)(const store_tenant_t *tenant, void *ctx), void *ctx);
 
+/* What a tenant holds beyond what every tenant starts with (its default
+ * filer, its reporting-currency asset) and its access (credentials, rate
+ * limits): the rows `tenant delete` refuses to drop without --purge. */
+typedef struct store_tenant_data {
+    int64_t account_owners, accounts, transactions, assets, filers, reports, subscriptions,
+        events, tin_checks, tax_documents, tax_forms;
+} store_tenant_data_t;
+
+/* Deletes the tenant in one transaction: every row of it in every table
+ * (its data, its seed, its credentials and rate limits, the deliveries of
+ * its events), then records its id among the deleted tenants and bumps the
+ * settings version, so every running process refuses its tokens at its
+ * next settings refresh (store_deleted_tenant_each). *data receives what it
+ * held (counted inside the same transaction). Without purge, a tenant
+ * holding any data is left untouched: STORE_CONFLICT. STORE_NOT_FOUND when
+ * there is no such tenant. */
+store_status_t store_tenant_delete(store_conn_t *conn, const char *tenant_id, bool purge,
+                                   int64_t now, store_tenant_data_t *data);
+/* Calls each(tenant_id, ctx) for every deleted tenant. */
+store_status_t store_deleted_tenant_each(store_conn_t *conn,
+                                         int (*each)(const char *tenant_id, void *ctx),
+                                         void *ctx);
+
 /* ---- credentials (client id + keyed hash of the secret) */
 typedef struct store_credential {
     char client_id[STORE_ID_MAX];
