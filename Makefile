@@ -61,7 +61,7 @@ build/asan/tests/%: tests/unit/%.c $(UNIT_SUPPORT) $(ASAN_LIB)
 
 asan: build/asan/taxd
 
-$(DEPS_STAMP): scripts/install-deps
+$(DEPS_STAMP): scripts/install-deps tests/openapi/package-lock.json
 	scripts/install-deps
 	@mkdir -p build && touch $@
 
