@@ -5,8 +5,11 @@ import os
 import pathlib
 import re
 import subprocess
+import threading
+import time
 
 import pytest
+import requests
 from jsonschema import Draft202012Validator
 
 from conftest import OPENAPI_PATH, raw_request
@@ -327,3 +330,45 @@ def test_webhooks_state_the_response_rules(openapi):
     for name, item in openapi.doc["webhooks"].items():
         responses = item["post"]["responses"]
         assert {k: v["$ref"].rsplit("/", 1)[1] for k, v in responses.items()} == expected, name
+
+
+def test_load_shedding_answers_as_documented(make_server):
+    """Rule: load shedding answers 429 with Retry-After: 1 and its exact body,
+    before authentication (no rate-limit headers), on a route documented with
+    LoadShed (the token endpoint) as on one documented with TooManyRequests;
+    the suite checks both answers against the document (Api)."""
+    s = make_server("--test-hooks", "--max-in-flight", "1")
+    t = s.new_tenant("shed-doc")
+    tok = t.token
+    held = {}
+
+    def hold():
+        for _ in range(50):  # the pause itself may be shed while an earlier request is counted
+            held["r"] = requests.get(s.url + "/_test/pause?ms=4000", headers=t.auth(tok), timeout=60)
+            if held["r"].status_code != 429:
+                break
+            time.sleep(0.02)
+
+    th = threading.Thread(target=hold)
+    th.start()
+    shed = {}
+    try:
+        deadline = time.monotonic() + 60
+        probes = {"token": lambda: s.api().post("/v1/oauth/token", json={}, timeout=2),
+                  "filer": lambda: t.get("/v1/filers/default", token=tok, timeout=2)}
+        while th.is_alive() and time.monotonic() < deadline and len(shed) < 2:
+            for name, probe in probes.items():
+                try:
+                    r = probe()
+                except requests.exceptions.Timeout:
+                    continue
+                if r.status_code == 429:
+                    shed[name] = r
+            time.sleep(0.02)
+    finally:
+        th.join(60)
+    assert set(shed) == {"token", "filer"}, f"shed only {sorted(shed)} while a request was held"
+    for r in shed.values():
+        assert r.headers["Retry-After"] == "1"
+        assert r.json() == {"error": "Too Many Requests", "message": "Too Many Requests"}
+        assert "x-ratelimit-limit" not in r.headers
