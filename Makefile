@@ -27,7 +27,7 @@ UNIT_ASAN = $(UNIT_SRC:tests/unit/%.c=build/asan/tests/%)
 PYTEST   = /usr/bin/python3 -m pytest
 DEPS_STAMP = build/.deps-installed
 
-.PHONY: all deps run test unit unit-asan api api-asan asan bench bench-ingest bench-report bench-webhooks bench-recalc fuzz fuzz-smoke clean
+.PHONY: all deps run test unit unit-asan api api-asan hostile asan bench bench-ingest bench-report bench-webhooks bench-recalc fuzz fuzz-smoke clean
 all: build/taxd
 
 build/obj/%.o: %.c
@@ -84,10 +84,15 @@ $(OPENAPI_LINTER): tests/openapi/package-lock.json
 
 # API tests run the real binary; the sanitizer build is exercised by the same suite.
 api: build/taxd $(OPENAPI_LINTER)
-	TAXD_BIN=$(CURDIR)/build/taxd $(PYTEST) -q tests/api
+	TAXD_BIN=$(CURDIR)/build/taxd $(PYTEST) -q -m "not hostile" tests/api
 
 api-asan: build/asan/taxd $(OPENAPI_LINTER)
-	TAXD_BIN=$(CURDIR)/build/asan/taxd $(PYTEST) -q tests/api
+	TAXD_BIN=$(CURDIR)/build/asan/taxd $(PYTEST) -q -m "not hostile" tests/api
+
+# Attacks measured for latency (tests/api/test_hostile.py): plain build only, since
+# the sanitizer build's own slowness would be what they measure.
+hostile: build/taxd
+	TAXD_BIN=$(CURDIR)/build/taxd $(PYTEST) -q -m hostile tests/api
 
 test: deps
 	$(MAKE) build/taxd build/asan/taxd
@@ -95,8 +100,9 @@ test: deps
 	$(MAKE) unit-asan
 	$(MAKE) api
 	$(MAKE) api-asan
+	$(MAKE) hostile
 	$(MAKE) fuzz-smoke
-	@echo "make test: unit (plain and ASan/UBSan), API (plain and ASan/UBSan) and fuzz suites passed"
+	@echo "make test: unit (plain and ASan/UBSan), API (plain and ASan/UBSan), hostile-load and fuzz suites passed"
 
 bench: deps build/taxd
 	bench/http.sh

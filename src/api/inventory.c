@@ -36,8 +36,14 @@
  * intermediate rounding can move a cent. docs/decisions.md has the sources.
  *
  * Order of checks: 400 (query), 404 (account or transaction), 409 / 400 for
- * the rules of the route, then the refresh (500 when a total leaves the
- * supported range, 500/504 when the store fails). */
+ * the rules of the route, then the refresh (409 "Inventory cannot be
+ * computed: <reason>" when the account's inventory cannot be computed,
+ * 500/504 when the store fails).
+ *
+ * Not computable is a 409, not a 5xx: it is a state of the account's data
+ * (a retry gets the same answer until a write changes it), not a failure of
+ * the service, and clients retry 5xx. Within the input limits it cannot
+ * happen (docs/decisions.md, Amounts and the range of totals). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,13 +63,20 @@
 
 /* ---- the account and its refresh -------------------------------------- */
 
-/* 500 naming the transaction at which a total left the decimals' range. */
+/* 409 naming why the account's inventory cannot be computed. */
+static void reply_not_computable(request_t *req, const recalc_result_t *r)
+{
+    char reason[STORE_ID_MAX + 96];
+    recalc_describe_failure(r, reason, sizeof reason);
+    reply_error(req, 409, "Inventory cannot be computed: %s", reason);
+}
+
+/* The same for a value out of range while answering (a unit cost, a sum). */
 static void reply_range(request_t *req, const char *transaction_id)
 {
-    reply_error(req, 500,
-                "Inventory cannot be computed: a total at transaction '%s' exceeds the "
-                "supported range",
-                transaction_id);
+    recalc_result_t r = {.store = STORE_OK, .arithmetic = DEC_RANGE};
+    snprintf(r.failed_tx, sizeof r.failed_tx, "%s", transaction_id);
+    reply_not_computable(req, &r);
 }
 
 static bool refresh(request_t *req, store_conn_t *db, const store_inv_account_t *account)
@@ -74,7 +87,7 @@ static bool refresh(request_t *req, store_conn_t *db, const store_inv_account_t 
         return false;
     }
     if (r.arithmetic != DEC_OK) {
-        reply_range(req, r.failed_tx);
+        reply_not_computable(req, &r);
         return false;
     }
     return true;
@@ -216,7 +229,7 @@ static json_t *unit_cost_json(lots_ctx_t *c, const store_inv_lot_t *row)
         return NULL;
     }
     dec_status_t st = dec_div(cost, quantity, &unit);
-    if (st != DEC_OK) { /* a tiny quantity with a large cost: beyond 20 integer digits */
+    if (st != DEC_OK) { /* past the decimals' range: only a row beyond the input limits */
         c->arithmetic = st;
         snprintf(c->failed_tx, sizeof c->failed_tx, "%s", row->transaction_id);
         return NULL;
@@ -521,21 +534,24 @@ static int collect_disposal(const store_inv_relief_t *row, void *arg)
 
 /* 27.5% of a positive net, rounded half to even to the cent, in one step
  * from the exact net: cents = net x 27.5 = units x 11 / (4 x 10^17), where
- * units counts 10^-18 (core/decimal.h). Splitting units by the divisor keeps
- * every product far inside 128 bits, so any net the decimals can hold has a
- * withholding, and no intermediate rounding can move a cent. */
+ * units counts 10^-18 (core/decimal.h). dec_mul_div divides the exact
+ * product of two unit counts by a third with one rounding, so with 11 units
+ * (0.000000000000000011) and 4 x 10^17 units (0.4) it yields the cents as a
+ * count of units; multiplying by 10^16 (exact) makes them cents again. Any
+ * net the decimals can hold has a withholding, and no intermediate rounding
+ * can move a cent. */
 static dec_t withholding_of(dec_t net)
 {
-    const __int128 divisor = (__int128)400000000000000000;  /* 4 x 10^17 */
-    const __int128 cent = (__int128)10000000000000000;      /* 10^16 units */
-    dec_t out = dec_zero();
-    if (dec_cmp(net, dec_zero()) <= 0)
-        return out;
-    __int128 whole = net.units / divisor, rest = net.units % divisor;
-    __int128 cents = whole * 11 + (rest * 11) / divisor, remainder = (rest * 11) % divisor;
-    if (remainder * 2 > divisor || (remainder * 2 == divisor && cents % 2 != 0))
-        cents++;
-    out.units = cents * cent;
+    static const char ELEVEN_UNITS[] = "0.000000000000000011", DIVISOR[] = "0.4",
+                      CENT_UNITS[] = "10000000000000000";
+    dec_t eleven, divisor, cent_units, cents, out = dec_zero();
+    if (dec_cmp(net, dec_zero()) <= 0 ||
+        dec_parse(ELEVEN_UNITS, sizeof ELEVEN_UNITS - 1, &eleven) != DEC_OK ||
+        dec_parse(DIVISOR, sizeof DIVISOR - 1, &divisor) != DEC_OK ||
+        dec_parse(CENT_UNITS, sizeof CENT_UNITS - 1, &cent_units) != DEC_OK ||
+        dec_mul_div(net, eleven, divisor, &cents) != DEC_OK ||
+        dec_mul(cents, cent_units, &out) != DEC_OK)
+        return out; /* net <= 0; the constants parse and the results shrink */
     return out;
 }
 

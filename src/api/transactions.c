@@ -34,8 +34,6 @@
 #include "http/errors.h"
 #include "store/transactions.h"
 
-#define TX_LINES_MAX 100 /* per array */
-#define TX_RATES_MAX 10
 #define PAUSE_HEADER "x-taxd-test-pause-ms"
 
 static const v_field ASSET_FIELDS[] = {
@@ -53,7 +51,7 @@ static const v_schema AMOUNT = {AMOUNT_FIELDS};
 static const v_field RATE_ITEM = {"rate", V_OBJECT, .required = true, .object = &AMOUNT};
 static const v_field LINE_FIELDS[] = {
     {"asset_amount", V_OBJECT, .required = true, .object = &AMOUNT},
-    {"rates", V_ARRAY, .max_items = TX_RATES_MAX, .items = &RATE_ITEM},
+    {"rates", V_ARRAY, .max_items = DOMAIN_TX_RATES_MAX, .items = &RATE_ITEM},
     {NULL, V_ANY, .required = false},
 };
 static const v_schema LINE = {LINE_FIELDS};
@@ -65,9 +63,9 @@ static const v_field TX_FIELDS[] = {
     {"datetime", V_DATETIME, .required = true},
     {"type", V_ENUM, .required = true, .values = DOMAIN_TX_TYPE_NAMES},
     {"subtype", V_STRING, .nullable = true, .min_len = 1, .max_len = 64},
-    {"sent", V_ARRAY, .max_items = TX_LINES_MAX, .items = &LINE_ITEM},
-    {"received", V_ARRAY, .max_items = TX_LINES_MAX, .items = &LINE_ITEM},
-    {"fees", V_ARRAY, .max_items = TX_LINES_MAX, .items = &LINE_ITEM},
+    {"sent", V_ARRAY, .max_items = DOMAIN_TX_LINES_MAX, .items = &LINE_ITEM},
+    {"received", V_ARRAY, .max_items = DOMAIN_TX_LINES_MAX, .items = &LINE_ITEM},
+    {"fees", V_ARRAY, .max_items = DOMAIN_TX_LINES_MAX, .items = &LINE_ITEM},
     {"metadata", V_OBJECT, .nullable = true, .object = &ANY_OBJECT},
     {NULL, V_ANY, .required = false},
 };
@@ -152,13 +150,18 @@ static void check_arrays_for_type(const json_t *body, json_t *issues)
     }
 }
 
-/* An amount: exact, within range, and positive (a rate may not be negative). */
+/* An amount: exact, within its integer digits (the domain's limit, which a
+ * parse past core/decimal's own range also reports), and positive (a rate
+ * may not be negative). */
 static bool check_amount(const json_t *amount_obj, json_t *path, bool strictly_positive,
-                         json_t *issues, dec_t *out)
+                         const char *range_problem, unsigned int_digits, json_t *issues,
+                         dec_t *out)
 {
     const char *text = json_string_value(json_object_get(amount_obj, "amount"));
     dec_status_t st = dec_parse(text, strlen(text), out);
-    const char *problem = st != DEC_OK ? dec_status_message(st)
+    bool in_range = st == DEC_OK ? dec_fits_int_digits(*out, int_digits) : st != DEC_RANGE;
+    const char *problem = !in_range ? range_problem
+                          : st != DEC_OK ? dec_status_message(st)
                           : dec_is_negative(*out) ? "must not be negative"
                           : strictly_positive && dec_is_zero(*out) ? "must be greater than zero"
                                                                    : NULL;
@@ -172,6 +175,13 @@ static bool check_amount(const json_t *amount_obj, json_t *path, bool strictly_p
     add_issue(issues, msg, path);
     return false;
 }
+
+#define AMOUNT_RANGE_PROBLEM                                                                      \
+    "outside the supported range (at most " DOMAIN_TEXT(DOMAIN_AMOUNT_INT_DIGITS)                 \
+    " integer digits)"
+#define RATE_RANGE_PROBLEM                                                                        \
+    "outside the supported range (at most " DOMAIN_TEXT(DOMAIN_RATE_INT_DIGITS)                   \
+    " integer digits)"
 
 static void check_code(const json_t *amount_obj, json_t *path, json_t *issues)
 {
@@ -212,7 +222,7 @@ static void check_lines(const json_t *body, json_t *issues)
             const json_t *amount = json_object_get(line, "asset_amount");
             dec_t d;
             check_amount(amount, json_pack("[s,i,s]", ARRAYS[a], (json_int_t)i, "asset_amount"),
-                         true, issues, &d);
+                         true, AMOUNT_RANGE_PROBLEM, DOMAIN_AMOUNT_INT_DIGITS, issues, &d);
             check_code(amount, json_pack("[s,i,s]", ARRAYS[a], (json_int_t)i, "asset_amount"),
                        issues);
             const json_t *rates = json_object_get(line, "rates");
@@ -220,7 +230,7 @@ static void check_lines(const json_t *body, json_t *issues)
                 const json_t *rate = json_array_get(rates, r);
                 check_amount(rate, json_pack("[s,i,s,i]", ARRAYS[a], (json_int_t)i, "rates",
                                              (json_int_t)r),
-                             false, issues, &d);
+                             false, RATE_RANGE_PROBLEM, DOMAIN_RATE_INT_DIGITS, issues, &d);
                 check_code(rate, json_pack("[s,i,s,i]", ARRAYS[a], (json_int_t)i, "rates",
                                            (json_int_t)r),
                            issues);

@@ -34,13 +34,20 @@ static const option_def_t OPTIONS[] = {
     {"--request-timeout-ms", "TAXD_REQUEST_TIMEOUT_MS", OPT_MS, OFF(request_timeout_ms),
      3600000, "request deadline in milliseconds (504 after it)"},
     {"--max-in-flight", "TAXD_MAX_IN_FLIGHT", OPT_UINT, OFF(max_in_flight), 1000000,
-     "requests in progress before shedding load (429)"},
+     "reads, and writes, in progress each before shedding load (429)"},
     {"--connection-timeout", "TAXD_CONNECTION_TIMEOUT", OPT_UINT, OFF(connection_timeout_s),
      86400, "idle connection timeout in seconds"},
     {"--connection-limit", "TAXD_CONNECTION_LIMIT", OPT_UINT, OFF(connection_limit), 1000000,
      "open connections at most"},
     {"--per-ip-connections", "TAXD_PER_IP_CONNECTIONS", OPT_UINT,
      OFF(per_ip_connection_limit), 1000000, "open connections per client address at most"},
+    {"--header-timeout-ms", "TAXD_HEADER_TIMEOUT_MS", OPT_MS, OFF(header_timeout_ms), 600000,
+     "a request's headers must be complete this long after its first byte"},
+    {"--max-large-bodies", "TAXD_MAX_LARGE_BODIES", OPT_UINT, OFF(max_large_bodies), 1024,
+     "request bodies over 1 MiB received or handled at once at most (429 beyond)"},
+    {"--trusted-proxies", "TAXD_TRUSTED_PROXIES", OPT_PATH, OFF(trusted_proxies),
+     sizeof(((taxd_config_t *)0)->trusted_proxies),
+     "addresses or CIDR blocks of proxies whose X-Forwarded-For is believed"},
     {"--no-workers", "TAXD_NO_WORKERS", OPT_BOOL, OFF(no_workers), 0,
      "run no background engines here (run `taxd worker` elsewhere)"},
     {"--report-workers", "TAXD_REPORT_WORKERS", OPT_UINT, OFF(report_workers), 64,
@@ -83,8 +90,10 @@ static void config_defaults(taxd_config_t *cfg)
     cfg->request_timeout_ms = 29000;
     cfg->max_in_flight = 512;
     cfg->connection_timeout_s = 60;
-    cfg->connection_limit = 4096;
-    cfg->per_ip_connection_limit = 1024;
+    cfg->connection_limit = 16384;
+    cfg->per_ip_connection_limit = 512;
+    cfg->header_timeout_ms = 10000;
+    cfg->max_large_bodies = 4;
     cfg->report_workers = 2;
     cfg->report_lease_ms = 60000;
     cfg->report_max_leases = 3;

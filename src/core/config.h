@@ -16,13 +16,16 @@ typedef struct taxd_config {
     unsigned listen_port;       /* 0: the kernel picks one */
     char db_path[4096];
     char base_url[512];         /* "" until resolved: http:// + the bound address */
-    unsigned threads;           /* libmicrohttpd worker threads */
+    unsigned threads;           /* request handler threads (http/workpool.h) */
     size_t max_body;            /* default request body limit in bytes */
     int64_t request_timeout_ms; /* the deadline of a request (504 after it) */
     unsigned max_in_flight;     /* load shedding beyond this many requests */
     unsigned connection_timeout_s;
     unsigned connection_limit;
     unsigned per_ip_connection_limit;
+    int64_t header_timeout_ms;  /* a request's head must arrive within this (slowloris) */
+    unsigned max_large_bodies;  /* bodies over 1 MiB at once, per process */
+    char trusted_proxies[1024]; /* addresses/CIDR blocks whose X-Forwarded-For is believed */
     uint32_t default_rate;      /* spec § Limits: 100/s, burst 1,000 */
     uint32_t default_burst;
     bool test_hooks;            /* test-only routes and the clock offset */

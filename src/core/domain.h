@@ -104,6 +104,22 @@ bool domain_tx_type_parse(const char *name, domain_tx_type_t *out);
 /* The type's name ("deposit"); "" for a value outside the enum. */
 const char *domain_tx_type_name(domain_tx_type_t type);
 
+/* ---- amounts and rates of transactions. A line item's amount and a rate
+ * are exact decimals (core/decimal.h: 18 fractional digits) of at most
+ * DOMAIN_AMOUNT_INT_DIGITS and DOMAIN_RATE_INT_DIGITS integer digits; an
+ * amount is > 0, a rate >= 0. A transaction has at most DOMAIN_TX_LINES_MAX
+ * line items in each of its three arrays (sent, received, fees) and each
+ * line at most DOMAIN_TX_RATES_MAX rates. With an account history of fewer
+ * than 2^DOMAIN_HISTORY_BITS transactions, these are the premises of the
+ * proof (docs/decisions.md, Amounts and the range of totals) that no total,
+ * product or quotient of the inventory engine leaves core/decimal's range:
+ * change one and redo the proof. */
+#define DOMAIN_AMOUNT_INT_DIGITS 20
+#define DOMAIN_RATE_INT_DIGITS 20
+#define DOMAIN_TX_LINES_MAX 100
+#define DOMAIN_TX_RATES_MAX 10
+#define DOMAIN_HISTORY_BITS 48
+
 /* ---- tax years an account or a tax form may name. */
 #define DOMAIN_TAX_YEAR_MIN 2000
 #define DOMAIN_TAX_YEAR_MAX 2100

@@ -9,8 +9,9 @@
 
 /* The standard envelope's `error` string for a status: 400 "Bad Request",
  * 401 "Unauthorized", 403 "Forbidden", 404 "Not Found", 405 "Method Not
- * Allowed", 409 "Conflict", 413 "Payload Too Large", 415 "Unsupported Media
- * Type", 429 "Too Many Requests", 500 "Internal Server Error", 503 "Service
+ * Allowed", 408 "Request Timeout", 409 "Conflict", 413 "Payload Too Large", 415
+ * "Unsupported Media Type", 429 "Too Many Requests", 431 "Request Header Fields
+ * Too Large", 500 "Internal Server Error", 501 "Not Implemented", 503 "Service
  * Unavailable", 504 "Gateway Timeout"; "Error" for anything else. */
 const char *error_status_name(int status);
 

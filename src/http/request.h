@@ -8,6 +8,7 @@
 #ifndef TAXD_HTTP_REQUEST_H
 #define TAXD_HTTP_REQUEST_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -19,6 +20,7 @@
 #include "core/ids.h"
 #include "http/router.h"
 #include "http/token.h"
+#include "http/workpool.h"
 
 struct http_server;
 struct MHD_Connection;
@@ -73,6 +75,15 @@ typedef struct request {
     size_t discarded;                /* bytes of an oversized body thrown away */
     bool started;                    /* the first access-handler call happened */
     bool counted_in_flight;
+    bool counted_in_class;           /* counted toward its class's shedding bound */
+    workpool_class_t flight_class;
+    bool holds_large_slot;           /* counted among the large bodies at once */
+    bool large_refused;              /* no large-body slot was free: 429 at the end */
+    bool close_after;                /* answer with Connection: close */
+    bool queued;                     /* handed to the work pool, connection suspended */
+    _Atomic bool answered;           /* the work pool's handler is done */
+    struct server_conn *conn;        /* the server's state of the connection */
+    workpool_job_t job;              /* the work pool's link */
 
     /* Set by the application when a token verified; the access log names
      * the tenant of an authenticated request. */

@@ -18,7 +18,13 @@ typedef struct route {
     size_t max_body;      /* raises the server's body limit for this route; 0 = the default */
     void *handler;        /* opaque to http/: the dispatch callback casts it */
     size_t index;         /* position in the table, set by router_new */
+    unsigned flags;       /* ROUTE_* */
 } route_t;
+
+/* The route's handler never waits (no database, no lock another thread may
+ * hold): it runs on the connection thread, so it answers even when every
+ * worker is busy (health checks). */
+#define ROUTE_INLINE 1u
 
 typedef enum router_status {
     ROUTER_OK = 0,

@@ -502,6 +502,15 @@ static store_status_t attempt(job_t *j, bool locked)
     return save(j, false);
 }
 
+void recalc_describe_failure(const recalc_result_t *r, char *out, size_t cap)
+{
+    if (r->arithmetic == DEC_DIV_ZERO)
+        snprintf(out, cap, "a division by zero at transaction '%s'", r->failed_tx);
+    else
+        snprintf(out, cap, "a total at transaction '%s' exceeds the supported range",
+                 r->failed_tx);
+}
+
 enum { OPTIMISTIC_ATTEMPTS = 3 };
 
 recalc_result_t inventory_refresh(store_conn_t *conn, const store_inv_account_t *account)

@@ -52,6 +52,14 @@ typedef struct recalc_result {
     char failed_tx[STORE_ID_MAX]; /* with arithmetic != DEC_OK */
 } recalc_result_t;
 
+/* Why the account's inventory cannot be computed (r->arithmetic != DEC_OK),
+ * in the words the inventory routes answer after "Inventory cannot be
+ * computed: " (409) and the reports log: "a total at transaction '<id>'
+ * exceeds the supported range". Within the input limits of core/domain.h
+ * this cannot happen (docs/decisions.md, Amounts and the range of totals);
+ * only rows written past them (a damaged or hand-edited database) can. */
+void recalc_describe_failure(const recalc_result_t *r, char *out, size_t cap);
+
 /* Recalculates the account when it is dirty (a clean account costs nothing).
  * On success the stored summaries, lots and reliefs are current. */
 recalc_result_t inventory_refresh(store_conn_t *conn, const store_inv_account_t *account);

@@ -27,10 +27,16 @@
  * chunks, pause slices); a stopping process gives its report back (pending
  * again, no expiry counted) so another worker starts it at once.
  *
- * Failures: an arithmetic overflow in an account's recalculation, or a
- * store error, fails the report (report_failed; the detail is logged, the
- * message names no internals). A store timeout (the database stayed locked)
- * gives the report back to be tried again. */
+ * Accounts whose inventory cannot be computed (the recalculation reports
+ * an arithmetic failure: only rows past the input limits can cause one) do
+ * not fail the report: they are left out of its rows and of
+ * total_accounts_included and listed, sorted, in
+ * metadata.skipped_account_ids.inventory_not_computable (the reason is
+ * logged), so one account never takes its tenant's reports down.
+ *
+ * Failures: a store error fails the report (report_failed; the detail is
+ * logged, the message names no internals). A store timeout (the database
+ * stayed locked) gives the report back to be tried again. */
 #include "reports/runner.h"
 
 #include <stdio.h>
@@ -74,6 +80,7 @@ typedef struct job {
     char claim[STORE_REPORT_CLAIM_LEN];
     int64_t renewed_ms;          /* monotonic time of the last lease renewal */
     int64_t refreshed;           /* accounts recalculated */
+    json_t *not_computable;      /* a set (object) of the caller ids of accounts left out */
     char failure[STORE_REPORT_MESSAGE_MAX]; /* the message of a report_failed */
 } job_t;
 
@@ -146,6 +153,8 @@ static store_status_t pause_processing(job_t *job, int64_t ms, bool *stopped)
 
 /* ---- step 4: recalculation -------------------------------------------- */
 
+/* Recalculates one account; an account that cannot be computed is noted
+ * and left out, not a failure of the report. */
 static bool refresh_one(job_t *job, const store_inv_account_t *account, store_status_t *st)
 {
     recalc_result_t r = inventory_refresh(job->conn, account);
@@ -153,11 +162,16 @@ static bool refresh_one(job_t *job, const store_inv_account_t *account, store_st
     if (r.store != STORE_OK)
         return false;
     if (r.arithmetic != DEC_OK) {
-        snprintf(job->failure, sizeof job->failure,
-                 "Inventory of account '%.200s' cannot be computed: a total at transaction "
-                 "'%.150s' exceeds the supported range",
-                 account->id, r.failed_tx);
-        return false;
+        char reason[STORE_ID_MAX + 96];
+        recalc_describe_failure(&r, reason, sizeof reason);
+        log_event(LOG_WARN, "report: an account's inventory cannot be computed; left out",
+                  json_pack("{s:s, s:s, s:s}", "report_id", job->report.id, "account_uuid",
+                            account->uuid, "reason", reason));
+        if (json_object_set_new(job->not_computable, account->id, json_true()) != 0) {
+            *st = STORE_ERROR; /* out of memory */
+            return false;
+        }
+        return true;
     }
     job->refreshed++;
     return true;
@@ -250,6 +264,8 @@ static bool canonical(const char *text, char out[DEC_TEXT_MAX], const char **res
 static int on_row(const store_report_row_t *in, void *ctx)
 {
     writer_t *w = ctx;
+    if (in->account_id != NULL && json_object_get(w->job->not_computable, in->account_id) != NULL)
+        return 0; /* stale rows of an account that cannot be computed */
     char q[DEC_TEXT_MAX], c[DEC_TEXT_MAX], avg[DEC_TEXT_MAX], qb[DEC_TEXT_MAX];
     char line[REPORT_ROW_MAX];
     report_row_t row = {.account_id = in->account_id, .asset_code = in->asset_code,
@@ -278,23 +294,66 @@ static int on_skipped(const char *account_id, void *ctx)
     return json_array_append_new(w->skipped, json_string(account_id)) == 0 ? 0 : -1;
 }
 
+static int compare_ids(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The ids of the set, sorted bytewise, as a new array; NULL when memory ran out. */
+static json_t *sorted_ids(json_t *set)
+{
+    size_t n = json_object_size(set), i = 0;
+    const char **ids = malloc((n ? n : 1) * sizeof *ids);
+    json_t *out = json_array();
+    if (ids == NULL || out == NULL) {
+        free(ids);
+        json_decref(out);
+        return NULL;
+    }
+    const char *key;
+    json_t *value;
+    json_object_foreach(set, key, value) ids[i++] = key;
+    qsort(ids, n, sizeof *ids, compare_ids);
+    for (i = 0; i < n; i++)
+        if (json_array_append_new(out, json_string(ids[i])) != 0) {
+            json_decref(out);
+            out = NULL;
+            break;
+        }
+    free(ids);
+    return out;
+}
+
 /* spec § metadata: with account_ids, requested (duplicates included),
- * included (distinct found) and, only when some were, the skipped ids;
- * without, included only. NULL when memory ran out. */
+ * included (distinct found, less those that cannot be computed) and, only
+ * when some were, the skipped ids; without, included only (and the skipped
+ * ids when some account cannot be computed). Each list of
+ * skipped_account_ids is present only when it is not empty. NULL when
+ * memory ran out. */
 static char *metadata_text(const job_t *job, const store_report_reader_t *reader,
                            json_t *skipped)
 {
     bool scoped = job->report.account_ids != NULL;
-    json_t *meta = json_object();
-    if (meta == NULL)
+    size_t left_out = json_object_size(job->not_computable);
+    json_t *meta = json_object(), *skips = json_object();
+    json_t *not_computable = left_out > 0 ? sorted_ids(job->not_computable) : NULL;
+    if (meta == NULL || skips == NULL || (left_out > 0 && not_computable == NULL)) {
+        json_decref(meta);
+        json_decref(skips);
         return NULL;
+    }
     if (scoped)
         json_object_set_new(meta, "total_accounts_requested",
                             json_integer((json_int_t)reader->requested));
-    json_object_set_new(meta, "total_accounts_included", json_integer((json_int_t)reader->included));
+    json_object_set_new(meta, "total_accounts_included",
+                        json_integer((json_int_t)reader->included - (json_int_t)left_out));
     if (scoped && json_array_size(skipped) > 0)
-        json_object_set_new(meta, "skipped_account_ids",
-                            json_pack("{s:O}", "not_found_in_organization", skipped));
+        json_object_set(skips, "not_found_in_organization", skipped);
+    if (not_computable != NULL)
+        json_object_set_new(skips, "inventory_not_computable", not_computable);
+    if (json_object_size(skips) > 0)
+        json_object_set(meta, "skipped_account_ids", skips);
+    json_decref(skips);
     char *text = json_dumps(meta, JSON_COMPACT);
     json_decref(meta);
     return text;
@@ -464,7 +523,13 @@ int64_t report_runner_step(const report_runner_config_t *cfg, unsigned thread_in
     job.conn = store_acquire(cfg->store);
     if (job.conn == NULL)
         return IDLE_WAIT_MS;
+    job.not_computable = json_object();
+    if (job.not_computable == NULL) {
+        store_release(cfg->store, job.conn);
+        return IDLE_WAIT_MS;
+    }
     if (!claim(&job)) {
+        json_decref(job.not_computable);
         store_release(cfg->store, job.conn);
         return IDLE_WAIT_MS;
     }
@@ -475,6 +540,7 @@ int64_t report_runner_step(const report_runner_config_t *cfg, unsigned thread_in
         log_event(LOG_WARN, "report: claim lost (the lease expired, or the report was deleted)",
                   json_pack("{s:s}", "report_id", job.report.id));
     store_report_clear(&job.report);
+    json_decref(job.not_computable);
     store_release(cfg->store, job.conn);
     return o == OUTCOME_RETRY ? RETRY_WAIT_MS : o == OUTCOME_STOPPED ? IDLE_WAIT_MS : 0;
 }

@@ -10,9 +10,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/decimal.h"
 #include "store/store.h"
 
-#define STORE_DEC_MAX 42  /* a canonical decimal string (core/decimal.h) */
+#define STORE_DEC_MAX DEC_TEXT_MAX /* a canonical decimal string */
 
 typedef enum store_line_kind { STORE_LINE_SENT = 0, STORE_LINE_RECEIVED, STORE_LINE_FEE } store_line_kind_t;
 

@@ -603,6 +603,9 @@ def test_amount_limits_accepted_exactly(book, amount, canonical):
     ("0.0000000000000000005", "more than 18 fractional digits"),
     ("100000000000000000000", "outside the supported range (at most 20 integer digits)"),  # 21 digits
     ("999999999999999999999.5", "outside the supported range (at most 20 integer digits)"),
+    # within core/decimal's own range (96 integer digits) but past the domain's limit
+    ("1" + "0" * 49, "outside the supported range (at most 20 integer digits)"),
+    ("9" * 80, "outside the supported range (at most 20 integer digits)"),  # the longest decimal text
 ])
 @pytest.mark.parametrize("where", ["sent", "received", "fees", "rate"])
 def test_amount_out_of_range_is_refused_never_rounded(book, amount, problem, where):

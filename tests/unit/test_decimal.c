@@ -51,7 +51,22 @@ static void test_parse_and_format(void **state)
     assert_string_equal(F(D("-99999999999999999999.999999999999999999")),
                         "-99999999999999999999.999999999999999999");
     assert_string_equal(F(D("1.0000000000000000000000")), "1"); /* zeros past 18: exact */
-    assert_int_equal(P("100000000000000000000"), DEC_RANGE);      /* 21 integer digits */
+    /* the widest value: 96 integer digits */
+    const char *widest = "999999999999999999999999999999999999999999999999"
+                         "999999999999999999999999999999999999999999999999.999999999999999999";
+    assert_string_equal(F(D(widest)), widest);
+    char neg_widest[DEC_TEXT_MAX];
+    snprintf(neg_widest, sizeof neg_widest, "-%s", widest);
+    assert_string_equal(F(D(neg_widest)), neg_widest);
+    assert_int_equal(strlen(neg_widest) + 1, DEC_TEXT_MAX);
+    assert_string_equal(F(D("1000000000000000000000000000000000000000")), /* 2^128 and beyond */
+                        "1000000000000000000000000000000000000000");
+    assert_string_equal(F(D("0001234567890123456789012345678901234567890.5")),
+                        "1234567890123456789012345678901234567890.5");
+    assert_int_equal(P("1000000000000000000000000000000000000000000000000"
+                       "000000000000000000000000000000000000000000000000"), DEC_RANGE); /* 97 */
+    assert_int_equal(P("0000000000000000000000000000000000000000000000000000000000"
+                       "0000000000000000000000000000000000000000000000000001"), DEC_OK);
     assert_int_equal(P("0.0000000000000000001"), DEC_PRECISION);  /* never rounded */
     const char *bad[] = {"", "-", ".5", "5.", "1e5", "+1", " 1", "1 ", "1.2.3", "--1", "0x10",
                          "1,5", "١"};
@@ -69,14 +84,31 @@ static void test_add_sub_exact(void **state)
     assert_string_equal(F(r), "20005");
     assert_int_equal(dec_sub(D("1"), D("1.000000000000000001"), &r), DEC_OK);
     assert_string_equal(F(r), "-0.000000000000000001");
-    assert_int_equal(dec_add(D("99999999999999999999.999999999999999999"),
-                             D("0.000000000000000001"), &r), DEC_RANGE);
-    assert_int_equal(dec_sub(D("-99999999999999999999"), D("1"), &r), DEC_RANGE);
-    /* near the limit a raw 128-bit sum itself would overflow */
-    assert_int_equal(dec_add(D("99999999999999999999"), D("99999999999999999999"), &r),
-                     DEC_RANGE);
-    assert_int_equal(dec_sub(D("-99999999999999999999"), D("99999999999999999999"), &r),
-                     DEC_RANGE);
+    /* the two deposits: past 20 integer digits, exact */
+    assert_int_equal(dec_add(D("99999999999999999999"), D("99999999999999999999"), &r), DEC_OK);
+    assert_string_equal(F(r), "199999999999999999998");
+    /* carries and borrows across every limb */
+    assert_int_equal(dec_add(D("340282366920938463463.374607431768211455"), /* 2^128 - 1 units */
+                             D("0.000000000000000001"), &r), DEC_OK);
+    assert_string_equal(F(r), "340282366920938463463.374607431768211456");
+    assert_int_equal(dec_sub(D("0"), D("340282366920938463463.374607431768211456"), &r), DEC_OK);
+    assert_string_equal(F(r), "-340282366920938463463.374607431768211456");
+    assert_int_equal(dec_cmp(r, D("-1")), -1);
+    assert_int_equal(dec_cmp(D("-1"), r), 1);
+    assert_int_equal(dec_cmp(D("-0.5"), D("-0.25")), -1);
+    const char *widest = "999999999999999999999999999999999999999999999999"
+                         "999999999999999999999999999999999999999999999999.999999999999999999";
+    char neg_widest[DEC_TEXT_MAX];
+    snprintf(neg_widest, sizeof neg_widest, "-%s", widest);
+    assert_int_equal(dec_add(D(widest), D("0.000000000000000001"), &r), DEC_RANGE);
+    assert_int_equal(dec_sub(D(neg_widest), D("0.000000000000000001"), &r), DEC_RANGE);
+    /* the largest sum of two in-range values does not wrap 384 bits */
+    assert_int_equal(dec_add(D(widest), D(widest), &r), DEC_RANGE);
+    assert_int_equal(dec_sub(D(neg_widest), D(widest), &r), DEC_RANGE);
+    assert_int_equal(dec_add(D(widest), D(neg_widest), &r), DEC_OK);
+    assert_true(dec_is_zero(r));
+    assert_string_equal(F(dec_from_int(INT64_MIN)), "-9223372036854775808");
+    assert_string_equal(F(dec_from_int(INT64_MAX)), "9223372036854775807");
 }
 
 static void test_mul_div_rounding(void **state)
@@ -102,11 +134,20 @@ static void test_mul_div_rounding(void **state)
     assert_int_equal(dec_div(D("20005"), D("1"), &r), DEC_OK);
     assert_string_equal(F(r), "20005");
     assert_int_equal(dec_div(D("1"), D("0"), &r), DEC_DIV_ZERO);
-    assert_int_equal(dec_mul(D("10000000000"), D("10000000000"), &r), DEC_RANGE);
+    assert_int_equal(dec_mul(D("10000000000"), D("10000000000"), &r), DEC_OK);
+    assert_string_equal(F(r), "100000000000000000000");
+    /* the amount x rate: 40 integer digits, exact */
+    assert_int_equal(dec_mul(D("99999999999999999999"), D("99999999999999999999"), &r), DEC_OK);
+    assert_string_equal(F(r), "9999999999999999999800000000000000000001");
+    assert_int_equal(dec_mul(D("1000000000000000000000000000000000000000000000000"),
+                             D("1000000000000000000000000000000000000000000000000"), &r),
+                     DEC_RANGE); /* 10^96 */
     assert_int_equal(dec_mul(D("99999999999999999999"), D("0.5"), &r), DEC_OK);
     assert_string_equal(F(r), "49999999999999999999.5");
-    assert_int_equal(dec_div(D("99999999999999999999"), D("0.000000000000000001"), &r),
-                     DEC_RANGE);
+    assert_int_equal(dec_div(D("99999999999999999999"), D("0.000000000000000001"), &r), DEC_OK);
+    assert_string_equal(F(r), "99999999999999999999000000000000000000");
+    assert_int_equal(dec_div(D("1000000000000000000000000000000000000000000000000000000000000000000000000000000"),
+                             D("0.000000000000000001"), &r), DEC_RANGE); /* 10^96 */
     /* The cost of part of a lot: 20005 x 0.3 / 1, and 100 x 1 / 3 (one rounding). */
     assert_int_equal(dec_mul_div(D("20005"), D("0.3"), D("1"), &r), DEC_OK);
     assert_string_equal(F(r), "6001.5");
@@ -119,11 +160,47 @@ static void test_mul_div_rounding(void **state)
     assert_string_equal(F(r), "99999999999999999999.999999999999999999");
 }
 
+/* The wide path against products and quotients worked out with exact
+ * integers (tests/unit/decimal_wide_cases.py): operands past 128 bits,
+ * divisors of one limb and of many, quotients past 128 bits from narrow
+ * operands, ties, and results out of range. */
+#include "decimal_wide_cases.h"
+
+static void test_mul_div_wide_against_exact_integers(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof WIDE_CASES / sizeof WIDE_CASES[0]; i++) {
+        dec_t r;
+        dec_status_t st = dec_mul_div(D(WIDE_CASES[i][0]), D(WIDE_CASES[i][1]),
+                                      D(WIDE_CASES[i][2]), &r);
+        if (strcmp(WIDE_CASES[i][3], "RANGE") == 0) {
+            if (st != DEC_RANGE)
+                fail_msg("case %zu: expected DEC_RANGE, got %d (%s)", i, st, F(r));
+        } else if (st != DEC_OK || strcmp(F(r), WIDE_CASES[i][3]) != 0) {
+            fail_msg("case %zu: %s x %s / %s: got %d %s, expected %s", i, WIDE_CASES[i][0],
+                     WIDE_CASES[i][1], WIDE_CASES[i][2], st, st == DEC_OK ? F(r) : "",
+                     WIDE_CASES[i][3]);
+        }
+    }
+}
+
+static void test_fits_int_digits(void **state)
+{
+    (void)state;
+    assert_true(dec_fits_int_digits(D("99999999999999999999.999999999999999999"), 20));
+    assert_true(dec_fits_int_digits(D("-99999999999999999999.999999999999999999"), 20));
+    assert_false(dec_fits_int_digits(D("100000000000000000000"), 20));
+    assert_false(dec_fits_int_digits(D("-100000000000000000000"), 20));
+    assert_true(dec_fits_int_digits(D("0.5"), 0));
+    assert_false(dec_fits_int_digits(D("1"), 0));
+    assert_true(dec_fits_int_digits(D("100000000000000000000"), DEC_MAX_INT_DIGITS));
+}
+
 /* Independent check: long multiplication of the digit strings, then rounding
  * half to even at 18 fractional digits, compared with dec_mul. */
 static void digits_mul(const char *a, const char *b, char *out)
 {
-    int da[64], db[64], n = 0, m = 0, res[128] = {0};
+    int da[128], db[128], n = 0, m = 0, res[256] = {0};
     for (const char *p = a; *p; p++)
         if (*p != '.')
             da[n++] = *p - '0';
@@ -190,8 +267,9 @@ static void test_mul_matches_long_multiplication(void **state)
     (void)state;
     unsigned seed = 12345;
     for (int iter = 0; iter < 20000; iter++) {
-        char a[64], b[64], expected[160];
-        int da = rand_r(&seed) % 11, db = rand_r(&seed) % (20 - da > 10 ? 11 : 20 - da);
+        char a[128], b[128], expected[260];
+        /* up to 48 integer digits each: products up to 96, the range */
+        int da = rand_r(&seed) % 49, db = rand_r(&seed) % 49;
         random_operand(a, &seed, da);
         random_operand(b, &seed, db);
         digits_mul(a, b, expected);
@@ -210,6 +288,8 @@ int main(void)
         cmocka_unit_test(test_add_sub_exact),
         cmocka_unit_test(test_mul_div_rounding),
         cmocka_unit_test(test_mul_matches_long_multiplication),
+        cmocka_unit_test(test_mul_div_wide_against_exact_integers),
+        cmocka_unit_test(test_fits_int_digits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
