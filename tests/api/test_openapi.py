@@ -335,8 +335,9 @@ def test_webhooks_state_the_response_rules(openapi):
 def test_load_shedding_answers_as_documented(make_server):
     """Rule: load shedding answers 429 with Retry-After: 1 and its exact body,
     before authentication (no rate-limit headers), on a route documented with
-    LoadShed (the token endpoint) as on one documented with TooManyRequests;
-    the suite checks both answers against the document (Api)."""
+    LoadShed (the signed download, no token) as on one documented with
+    TooManyRequests; the suite checks both answers against the document (Api).
+    Both are reads, the class the held request fills (writes are shed apart)."""
     s = make_server("--test-hooks", "--max-in-flight", "1")
     t = s.new_tenant("shed-doc")
     tok = t.token
@@ -354,7 +355,8 @@ def test_load_shedding_answers_as_documented(make_server):
     shed = {}
     try:
         deadline = time.monotonic() + 60
-        probes = {"token": lambda: s.api().post("/v1/oauth/token", json={}, timeout=2),
+        probes = {"download": lambda: s.api().get(
+                      "/v1/reports/inventory-summary/00000000-0000-4000-8000-000000000000/download", timeout=2),
                   "filer": lambda: t.get("/v1/filers/default", token=tok, timeout=2)}
         while th.is_alive() and time.monotonic() < deadline and len(shed) < 2:
             for name, probe in probes.items():
@@ -367,7 +369,7 @@ def test_load_shedding_answers_as_documented(make_server):
             time.sleep(0.02)
     finally:
         th.join(60)
-    assert set(shed) == {"token", "filer"}, f"shed only {sorted(shed)} while a request was held"
+    assert set(shed) == {"download", "filer"}, f"shed only {sorted(shed)} while a request was held"
     for r in shed.values():
         assert r.headers["Retry-After"] == "1"
         assert r.json() == {"error": "Too Many Requests", "message": "Too Many Requests"}
