@@ -112,6 +112,68 @@ static int tenant_list(const admin_context_t *ctx, store_conn_t *db, const args_
     return admin_print_json(json_pack("{s:o}", "tenants", list));
 }
 
+/* The tenant's data as {"accounts": 2, ...}, the kinds it holds only. */
+static json_t *tenant_data_json(const store_tenant_data_t *d)
+{
+    const struct {
+        const char *name;
+        int64_t n;
+    } kinds[] = {{"account_owners", d->account_owners}, {"accounts", d->accounts},
+                 {"transactions", d->transactions},     {"assets", d->assets},
+                 {"filers", d->filers},                 {"reports", d->reports},
+                 {"subscriptions", d->subscriptions},   {"events", d->events},
+                 {"tin_checks", d->tin_checks},         {"tax_documents", d->tax_documents},
+                 {"tax_forms", d->tax_forms}};
+    json_t *out = json_object();
+    for (size_t i = 0; out != NULL && i < sizeof kinds / sizeof kinds[0]; i++)
+        if (kinds[i].n > 0)
+            json_object_set_new(out, kinds[i].name, json_integer(kinds[i].n));
+    return out;
+}
+
+/* tenant delete TENANT [--purge] (the tenant may also be given as --tenant
+ * ID). Without --purge a tenant that holds data is refused, naming what it
+ * holds; with it, every row goes in one transaction. Either way its
+ * credentials stop minting at once and every running process refuses its
+ * tokens at its next settings refresh (store_tenant_delete). */
+static int tenant_delete(const admin_context_t *ctx, store_conn_t *db, const args_t *a)
+{
+    static const char *const allowed[] = {"--tenant", NULL};
+    static const char *const switches[] = {"--purge", NULL};
+    args_t rest = *a;
+    const char *tenant = NULL;
+    if (rest.argc > 0 && strncmp(rest.argv[0], "--", 2) != 0) {
+        tenant = rest.argv[0];
+        rest = (args_t){rest.argc - 1, rest.argv + 1};
+    }
+    if (admin_check_flags(&rest, allowed, switches) != 0)
+        return EXIT_USAGE;
+    const char *flag = admin_flag_in(&rest, "--tenant", switches);
+    if ((tenant == NULL) == (flag == NULL))
+        return admin_fail(EXIT_USAGE, "tenant delete needs the tenant id, once");
+    tenant = tenant != NULL ? tenant : flag;
+    bool purge = admin_switch(&rest, "--purge", switches);
+    store_tenant_data_t data;
+    store_status_t rc = store_tenant_delete(db, tenant, purge, clock_now_ms(ctx->clock), &data);
+    if (rc == STORE_NOT_FOUND)
+        return admin_fail(EXIT_REFUSED, "no tenant with id '%s'", tenant);
+    if (rc == STORE_CONFLICT) {
+        json_t *held = tenant_data_json(&data);
+        char *text = held != NULL ? json_dumps(held, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+        int code = admin_fail(EXIT_REFUSED,
+                              "tenant '%s' still holds data %s; nothing was deleted (use --purge "
+                              "to delete it with all its data)",
+                              tenant, text != NULL ? text : "");
+        free(text);
+        json_decref(held);
+        return code;
+    }
+    if (rc != STORE_OK)
+        return admin_store_failed(rc, "tenant deletion");
+    return admin_print_json(json_pack("{s:s, s:b, s:o}", "tenant_id", tenant, "purged", purge,
+                                      "deleted", tenant_data_json(&data)));
+}
+
 static int credentials_create(const admin_context_t *ctx, store_conn_t *db, const args_t *a)
 {
     static const char *const allowed[] = {"--tenant", "--scopes", NULL};
@@ -259,6 +321,7 @@ struct admin_command {
 static const admin_command_t COMMANDS[] = {
     {"tenant", "create", tenant_create, "tenant create --name NAME"},
     {"tenant", "list", tenant_list, "tenant list"},
+    {"tenant", "delete", tenant_delete, "tenant delete TENANT_ID [--purge]"},
     {"credentials", "create", credentials_create,
      "credentials create --tenant ID [--scopes s1,s2]"},
     {"credentials", "revoke", credentials_revoke, "credentials revoke --client-id ID"},

@@ -24,6 +24,8 @@ const route_t *api_routes(bool test_hooks, size_t *count);
 void api_oauth_token(request_t *req);
 /* src/api/health.c */
 void api_healthz(request_t *req);
+void api_livez(request_t *req);
+void api_readyz(request_t *req);
 void api_metrics(request_t *req);
 /* src/api/account_owners.c */
 void api_owners_create(request_t *req);

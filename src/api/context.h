@@ -16,6 +16,7 @@
 
 #include "core/clock.h"
 #include "core/crypto.h"
+#include "http/authfail.h"
 #include "http/metrics.h"
 #include "http/ratelimit.h"
 #include "http/token.h"
@@ -24,8 +25,16 @@
 
 struct webhook_engine;
 
+/* The token endpoint's throttle of failed secrets (api/oauth.c): this many
+ * failures of one client id from one address within the window refuse that
+ * pair until the window ends. The table holds this many pairs at most
+ * (32 bytes each). */
+#define API_AUTH_FAILURE_LIMIT 5
+#define API_AUTH_FAILURE_WINDOW_MS 60000
+#define API_AUTH_FAILURE_PAIRS 65536
+
 /* The operator's settings as the gateway reads them on every authenticated
- * request: revoked credentials and rate-limit rules. app/ answers from a
+ * request: revoked credentials, deleted tenants and rate-limit rules. app/ answers from a
  * snapshot that trails the database by under a second, so no lookup waits for
  * the database. Each function is thread-safe and gets cls back. */
 typedef struct api_settings {
@@ -37,6 +46,8 @@ typedef struct api_settings {
      * tenant or for every tenant; false when there is none. */
     bool (*route_rule)(void *cls, const char *tenant_id, const char *route_key,
                        ratelimit_rule_t *rule);
+    /* The tenant was deleted (`taxd admin tenant delete`): its tokens are void. */
+    bool (*is_tenant_deleted)(void *cls, const char *tenant_id);
 } api_settings_t;
 
 typedef struct api_context {
@@ -51,6 +62,7 @@ typedef struct api_context {
     const crypto_hmac_key_t *links_key;   /* signs report download links */
 
     tokencache_t *tokens;                 /* tokens that verified */
+    authfail_t *auth_failures;            /* failed secrets by (client id, address) */
     ratelimit_t *limiter;                 /* the buckets */
     api_settings_t settings;
     const char *const *route_labels;      /* "METHOD /template" by route index */

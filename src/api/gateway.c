@@ -3,9 +3,10 @@
  *
  * Authentication (spec § Authentication 3-4) has two distinct 401 messages:
  * the header's syntax is judged first ("Invalid authorization header"), then
- * the token itself ("Invalid token"). A revoked credential's tokens are
- * refused from the operator's settings snapshot, so verification never waits
- * for the database.
+ * the token itself ("Invalid token"). A revoked credential's tokens, and a
+ * deleted tenant's, are refused from the operator's settings snapshot (after
+ * the token cache, which remembers only signatures and claims), so
+ * verification never waits for the database.
  *
  * Rate limits (spec § Limits): each authenticated request takes a token from
  * its tenant x method x route bucket and then, when the operator set one, from
@@ -54,7 +55,8 @@ static bool authenticate(const api_context_t *ctx, request_t *req)
         return false;
     }
     if (!verify_token(ctx, token, token_len, &req->claims) ||
-        ctx->settings.is_revoked(ctx->settings.cls, req->claims.client_id)) {
+        ctx->settings.is_revoked(ctx->settings.cls, req->claims.client_id) ||
+        ctx->settings.is_tenant_deleted(ctx->settings.cls, req->claims.tenant_id)) {
         reply_error(req, 401, "Invalid token");
         return false;
     }

@@ -4,7 +4,16 @@
  * Only a keyed hash of each client secret is stored; the presented secret is
  * hashed with the server key and compared in constant time. An unknown
  * client id is hashed and compared all the same, so the answer's timing does
- * not reveal which client ids exist. */
+ * not reveal which client ids exist.
+ *
+ * Failed secrets are throttled per (client id, client address)
+ * (http/authfail.h): API_AUTH_FAILURE_LIMIT failures within the window
+ * answer 429 "Rate limit exceeded. Retry in N seconds." with Retry-After
+ * until the window ends. The pair is the key so that nobody can lock a
+ * known client out from elsewhere; and while a pair is throttled even the
+ * right secret is refused, before any lookup, or the throttle would tell a
+ * guesser which guess was right. A wrong tenant_id (403) is not a failed
+ * secret. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +69,20 @@ static void answer_token(request_t *req, const store_credential_t *cred)
     reply_json(req, 200, body);
 }
 
+/* 429 while the pair is throttled; true when it was. */
+static bool throttled(request_t *req, const char *client_id, const char *address)
+{
+    uint32_t wait_s = authfail_check(api_ctx(req)->auth_failures, client_id, address,
+                                     api_now_ms(req));
+    if (wait_s == 0)
+        return false;
+    char *seconds = arena_sprintf(req->arena, "%u", wait_s);
+    if (seconds != NULL)
+        reply_header(req, "Retry-After", seconds);
+    reply_error_body(req, 429, error_body_rate_limited(ERROR_LIMIT_TENANT, wait_s));
+    return true;
+}
+
 void api_oauth_token(request_t *req)
 {
     json_t *body = api_read_body(req, &TOKEN_REQUEST, "token request");
@@ -69,6 +92,9 @@ void api_oauth_token(request_t *req)
     const char *client_id = json_string_value(json_object_get(body, "client_id"));
     const char *secret = json_string_value(json_object_get(body, "client_secret"));
     const char *tenant_id = json_string_value(json_object_get(body, "tenant_id"));
+    const char *address = request_client_address(req);
+    if (throttled(req, client_id, address))
+        return;
     store_conn_t *db = api_db(req);
     if (db == NULL)
         return;
@@ -82,9 +108,11 @@ void api_oauth_token(request_t *req)
         memset(&cred, 0, sizeof cred); /* compare against nothing, in the same time */
     bool valid = secret_matches(req, secret, cred.secret_hash);
     if (rc == STORE_NOT_FOUND || !valid || cred.revoked_at != 0) {
+        authfail_record(api_ctx(req)->auth_failures, client_id, address, api_now_ms(req));
         reply_error(req, 401, "Invalid client credentials");
         return;
     }
+    authfail_forget(api_ctx(req)->auth_failures, client_id, address);
     if (tenant_id != NULL && strcmp(tenant_id, cred.tenant_id) != 0) {
         reply_error_body(req, 403, error_body_forbidden());
         return;

@@ -14,6 +14,9 @@
 static const route_t ROUTES[] = {
     {"POST", "/v1/oauth/token", 0, 0, (void *)api_oauth_token, 0, 0},
     {"GET", "/healthz", 0, 0, (void *)api_healthz, 0, ROUTE_INLINE},
+    {"GET", "/livez", 0, 0, (void *)api_livez, 0, ROUTE_INLINE},
+    /* not inline: it reads (and may probe) the database, under a 1 s deadline */
+    {"GET", "/readyz", 0, 0, (void *)api_readyz, 0, 0},
     {"GET", "/metrics", 0, 0, (void *)api_metrics, 0, ROUTE_INLINE},
     {"POST", "/v1/account-owners", SCOPE_ACCOUNTS, 0, (void *)api_owners_create, 0, 0},
     {"GET", "/v1/account-owners", SCOPE_ACCOUNTS, 0, (void *)api_owners_list, 0, 0},

@@ -107,10 +107,12 @@ static int build_http_parts(service_t *svc, char **err)
     svc->metrics = metrics_new(svc->route_labels, count);
     svc->limiter = ratelimit_new(LIMITER_CAPACITY);
     svc->tokens = tokencache_new(TOKEN_CACHE_SLOTS);
+    svc->auth_failures = authfail_new(API_AUTH_FAILURE_PAIRS, API_AUTH_FAILURE_LIMIT,
+                                      API_AUTH_FAILURE_WINDOW_MS);
     ratelimit_rule_t global = {svc->cfg.default_rate, svc->cfg.default_burst};
     svc->settings = settings_new(global);
     if (svc->metrics == NULL || svc->limiter == NULL || svc->settings == NULL ||
-        svc->tokens == NULL) {
+        svc->tokens == NULL || svc->auth_failures == NULL) {
         *err = dup_message("service", "out of memory");
         return -1;
     }
@@ -180,6 +182,7 @@ void service_close(service_t *svc)
     settings_free(svc->settings);
     ratelimit_free(svc->limiter);
     tokencache_free(svc->tokens);
+    authfail_free(svc->auth_failures);
     metrics_free(svc->metrics);
     for (size_t i = 0; svc->route_labels != NULL && i < svc->route_count; i++)
         free((char *)svc->route_labels[i]);
@@ -211,6 +214,11 @@ static bool settings_revoked_cb(void *settings, const char *client_id)
     return settings_is_revoked(settings, client_id);
 }
 
+static bool settings_tenant_deleted_cb(void *settings, const char *tenant_id)
+{
+    return settings_is_tenant_deleted(settings, tenant_id);
+}
+
 static ratelimit_rule_t settings_tenant_rule_cb(void *settings, const char *tenant_id)
 {
     return settings_tenant_rule(settings, tenant_id);
@@ -239,9 +247,10 @@ void service_api_context(service_t *svc, api_context_t *api)
         .tin_key = svc->tin_key,
         .links_key = svc->links_key,
         .tokens = svc->tokens,
+        .auth_failures = svc->auth_failures,
         .limiter = svc->limiter,
         .settings = {svc->settings, settings_revoked_cb, settings_tenant_rule_cb,
-                     settings_route_rule_cb},
+                     settings_route_rule_cb, settings_tenant_deleted_cb},
         .route_labels = svc->route_labels,
         .metrics = svc->metrics,
         .wake = wake_cb,

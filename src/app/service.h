@@ -31,6 +31,7 @@ typedef struct service {
     store_t *store;
     token_signer_t *signer;
     tokencache_t *tokens;             /* tokens that verified */
+    authfail_t *auth_failures;        /* the token endpoint's failed secrets */
     crypto_hmac_key_t *secret_hasher; /* keyed hash of client secrets */
     uint8_t tin_key[CRYPTO_AEAD_KEY_LEN]; /* seals TINs at rest (core/tin.h) */
     crypto_hmac_key_t *links_key;     /* signs report download links (reports/links.h) */

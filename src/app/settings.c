@@ -1,21 +1,64 @@
 /* settings: snapshot of operator configuration. See settings.h.
  *
  * The snapshot is replaced whole under a write lock held only for the pointer
- * swap; readers hold the read lock for one lookup. Revoked client ids are a
- * sorted array searched with bsearch: the list is short and read on every
- * authenticated request. */
+ * swap; readers hold the read lock for one lookup. Revoked client ids and
+ * deleted tenant ids are sorted arrays searched with bsearch: the lists are
+ * short and read on every authenticated request. */
 #include "app/settings.h"
 
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+typedef struct id_list {
+    char **ids; /* sorted */
+    size_t count;
+} id_list_t;
+
 typedef struct snapshot {
     int64_t version;
-    char **revoked; /* sorted */
-    size_t revoked_count;
+    id_list_t revoked;         /* client ids */
+    id_list_t deleted_tenants; /* tenant ids */
     ratelimit_policy_t *policy;
 } snapshot_t;
+
+static void id_list_free(id_list_t *l)
+{
+    for (size_t i = 0; i < l->count; i++)
+        free(l->ids[i]);
+    free(l->ids);
+}
+
+/* An each-callback of the store: appends id; 1 (stop) without memory. */
+static int id_list_add(const char *id, void *ctx)
+{
+    id_list_t *l = ctx;
+    char **grown = realloc(l->ids, (l->count + 1) * sizeof *grown);
+    if (grown == NULL)
+        return 1;
+    l->ids = grown;
+    l->ids[l->count] = strdup(id);
+    if (l->ids[l->count] == NULL)
+        return 1;
+    l->count++;
+    return 0;
+}
+
+static int compare_ids(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void id_list_sort(id_list_t *l)
+{
+    if (l->count > 1)
+        qsort(l->ids, l->count, sizeof *l->ids, compare_ids);
+}
+
+static bool id_list_has(const id_list_t *l, const char *id)
+{
+    return l->count > 0 && bsearch(&id, l->ids, l->count, sizeof *l->ids, compare_ids) != NULL;
+}
 
 struct settings {
     pthread_rwlock_t lock;
@@ -28,9 +71,8 @@ static void snapshot_free(snapshot_t *s)
 {
     if (s == NULL)
         return;
-    for (size_t i = 0; i < s->revoked_count; i++)
-        free(s->revoked[i]);
-    free(s->revoked);
+    id_list_free(&s->revoked);
+    id_list_free(&s->deleted_tenants);
     ratelimit_policy_free(s->policy);
     free(s);
 }
@@ -72,30 +114,11 @@ void settings_free(settings_t *settings)
     free(settings);
 }
 
-static int collect_revoked(const char *client_id, void *ctx)
-{
-    snapshot_t *s = ctx;
-    char **grown = realloc(s->revoked, (s->revoked_count + 1) * sizeof *grown);
-    if (grown == NULL)
-        return 1;
-    s->revoked = grown;
-    s->revoked[s->revoked_count] = strdup(client_id);
-    if (s->revoked[s->revoked_count] == NULL)
-        return 1;
-    s->revoked_count++;
-    return 0;
-}
-
 static int collect_limit(const store_rate_limit_t *limit, void *ctx)
 {
     snapshot_t *s = ctx;
     ratelimit_rule_t rule = {limit->rate, limit->burst};
     return ratelimit_policy_add(s->policy, limit->tenant_id, limit->route, rule) == 0 ? 0 : 1;
-}
-
-static int compare_ids(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 static store_status_t snapshot_load(settings_t *st, store_conn_t *conn, int64_t version,
@@ -105,15 +128,17 @@ static store_status_t snapshot_load(settings_t *st, store_conn_t *conn, int64_t 
     if (s == NULL)
         return STORE_ERROR;
     s->version = version;
-    store_status_t rc = store_revoked_each(conn, collect_revoked, s);
+    store_status_t rc = store_revoked_each(conn, id_list_add, &s->revoked);
+    if (rc == STORE_OK)
+        rc = store_deleted_tenant_each(conn, id_list_add, &s->deleted_tenants);
     if (rc == STORE_OK)
         rc = store_rate_limit_each(conn, collect_limit, s);
     if (rc != STORE_OK) {
         snapshot_free(s);
         return rc;
     }
-    if (s->revoked_count > 1)
-        qsort(s->revoked, s->revoked_count, sizeof *s->revoked, compare_ids);
+    id_list_sort(&s->revoked);
+    id_list_sort(&s->deleted_tenants);
     *out = s;
     return STORE_OK;
 }
@@ -143,10 +168,15 @@ store_status_t settings_refresh(settings_t *settings, store_conn_t *conn)
 bool settings_is_revoked(settings_t *settings, const char *client_id)
 {
     pthread_rwlock_rdlock(&settings->lock);
-    const snapshot_t *s = settings->current;
-    bool found = s->revoked_count > 0 &&
-                 bsearch(&client_id, s->revoked, s->revoked_count, sizeof *s->revoked,
-                         compare_ids) != NULL;
+    bool found = id_list_has(&settings->current->revoked, client_id);
+    pthread_rwlock_unlock(&settings->lock);
+    return found;
+}
+
+bool settings_is_tenant_deleted(settings_t *settings, const char *tenant_id)
+{
+    pthread_rwlock_rdlock(&settings->lock);
+    bool found = id_list_has(&settings->current->deleted_tenants, tenant_id);
     pthread_rwlock_unlock(&settings->lock);
     return found;
 }

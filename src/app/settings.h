@@ -1,6 +1,6 @@
 /* settings: what the operator configures in the database and every running
- * process must follow within a second — revoked credentials and rate-limit
- * rules. A background refresher polls one counter (store_settings_version) a
+ * process must follow within a second — revoked credentials, deleted
+ * tenants and rate-limit rules. A background refresher polls one counter (store_settings_version) a
  * few times a second and rebuilds an immutable snapshot only when it moved;
  * request threads read the current snapshot under a read lock, so a token is
  * verified without a database round trip yet revocation still bites. */
@@ -24,6 +24,7 @@ void settings_free(settings_t *settings);
 store_status_t settings_refresh(settings_t *settings, store_conn_t *conn);
 
 bool settings_is_revoked(settings_t *settings, const char *client_id);
+bool settings_is_tenant_deleted(settings_t *settings, const char *tenant_id);
 ratelimit_rule_t settings_tenant_rule(settings_t *settings, const char *tenant_id);
 bool settings_route_rule(settings_t *settings, const char *tenant_id, const char *route_key,
                          ratelimit_rule_t *rule);

@@ -20,10 +20,20 @@
  *
  * Leadership passes to the head of the queue after each batch, so a leader
  * answers its own caller after one batch instead of serving everyone. Other
- * processes on the same database still take turns through SQLite's lock. */
+ * processes on the same database still take turns through SQLite's lock.
+ *
+ * Health (store_health, GET /healthz): the queue is where every write of
+ * the process passes, so it keeps what a load balancer needs to know in
+ * atomics: when a transaction last ran to its end, whether the last one
+ * failed on storage (and SQLite's code and errno, for the reason), and how
+ * many writes are pending since when. They are written under q->lock (never
+ * held across a batch) and read without it, so reading them waits for no
+ * writer, however long SQLite's write lock is held elsewhere. */
 #include <errno.h>
 #include <pthread.h>
 #include <sqlite3.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -59,6 +69,13 @@ struct commit_queue {
     pthread_condattr_t monotonic; /* each job's wake: CLOCK_MONOTONIC, for the deadline waits */
     commit_job_t *head, *tail;
     bool leading;           /* a batch is running or leadership is being handed over */
+
+    /* health: see the top of the file */
+    _Atomic int64_t last_commit_ms;   /* monotonic; 0 never */
+    _Atomic int64_t fault;            /* 0, or SQLite's code << 32 | the errno it saw */
+    _Atomic int64_t pending;          /* jobs queued or in a running batch */
+    _Atomic int64_t pending_since_ms; /* set before pending leaves 0 */
+    _Atomic int64_t probe_ms;         /* the last recovery probe (store_health_probe) */
 };
 
 commit_queue_t *commit_queue_new(store_t *store)
@@ -93,10 +110,123 @@ static bool past(int64_t deadline_ms)
     return deadline_ms != 0 && clock_monotonic_ms() >= deadline_ms;
 }
 
+/* ---- health */
+
+/* Failures of the storage under the database, as opposed to a write's own
+ * (a constraint) or a wait (a lock held elsewhere, a deadline). */
+static bool storage_failure(int rc)
+{
+    switch (rc & 0xff) {
+    case SQLITE_FULL:
+    case SQLITE_IOERR:
+    case SQLITE_READONLY:
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+    case SQLITE_CANTOPEN:
+    case SQLITE_PERM:
+        return true;
+    default:
+        return false;
+    }
+}
+
+static bool lock_or_stop(int rc)
+{
+    int primary = rc & 0xff;
+    return primary == SQLITE_BUSY || primary == SQLITE_LOCKED || primary == SQLITE_INTERRUPT;
+}
+
+static void note_failure(commit_queue_t *q, int rc, int sys_errno)
+{
+    atomic_store(&q->fault, (int64_t)rc << 32 | (uint32_t)sys_errno);
+}
+
+void commit_queue_note_failure(commit_queue_t *q, int rc, int sys_errno)
+{
+    note_failure(q, rc, sys_errno);
+}
+
+/* After a batch ran on conn (whose last_rc was cleared before it): a job
+ * that committed, or one that failed on its own rules, proves the write
+ * path works; a storage failure marks it failed; a batch that only waited
+ * (timeouts, a lock held elsewhere) tells nothing. */
+static void note_outcome(commit_queue_t *q, const store_conn_t *conn, const commit_job_t *batch)
+{
+    bool committed = false, answered = false;
+    for (const commit_job_t *j = batch; j != NULL; j = j->next) {
+        committed |= j->status == STORE_OK;
+        answered |= j->status != STORE_TIMEOUT;
+    }
+    if (!committed && storage_failure(conn->last_rc)) {
+        note_failure(q, conn->last_rc, conn->last_errno);
+        return;
+    }
+    if (committed || (answered && !lock_or_stop(conn->last_rc))) {
+        atomic_store(&q->last_commit_ms, clock_monotonic_ms());
+        atomic_store(&q->fault, 0);
+    }
+}
+
+/* What a failed commit's code and errno mean to an operator. */
+static const char *failure_words(int rc, int sys_errno)
+{
+    int primary = rc & 0xff;
+    if (sys_errno == ENOSPC || sys_errno == EDQUOT || primary == SQLITE_FULL)
+        return "disk full";
+    if (sys_errno == EROFS || primary == SQLITE_READONLY)
+        return "database is read-only";
+    if (sys_errno == EACCES || sys_errno == EPERM || primary == SQLITE_PERM ||
+        primary == SQLITE_CANTOPEN)
+        return "database file cannot be written";
+    if (primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB)
+        return "database file is corrupt";
+    return "I/O error";
+}
+
+void commit_queue_health(commit_queue_t *q, int64_t now_ms, store_health_t *out)
+{
+    /* pending before its start time: a writer sets the time first */
+    int64_t pending = atomic_load(&q->pending);
+    int64_t since = atomic_load(&q->pending_since_ms);
+    int64_t last = atomic_load(&q->last_commit_ms);
+    int64_t fault = atomic_load(&q->fault);
+    *out = (store_health_t){.ok = true,
+                            .commit_failed = fault != 0,
+                            .last_commit_ms = last,
+                            .pending = pending,
+                            .pending_since_ms = pending > 0 ? since : 0};
+    if (fault != 0) {
+        out->ok = false;
+        snprintf(out->reason, sizeof out->reason, "the last commit failed: %s",
+                 failure_words((int)(fault >> 32), (int)(uint32_t)fault));
+        return;
+    }
+    int64_t waiting_from = since > last ? since : last;
+    if (pending > 0 && now_ms - waiting_from >= STORE_HEALTH_STALL_MS) {
+        out->ok = false;
+        snprintf(out->reason, sizeof out->reason,
+                 "writes are pending and none has committed for %lld s",
+                 (long long)((now_ms - waiting_from) / 1000));
+    }
+}
+
+bool commit_queue_probe_due(commit_queue_t *q, int64_t now_ms)
+{
+    if (atomic_load(&q->fault) == 0)
+        return false;
+    int64_t last = atomic_load(&q->probe_ms);
+    if (last != 0 && now_ms - last < 1000)
+        return false;
+    return atomic_compare_exchange_strong(&q->probe_ms, &last, now_ms);
+}
+
 /* ---- the queue (called with q->lock held) */
 
 static void enqueue(commit_queue_t *q, commit_job_t *job)
 {
+    if (atomic_load(&q->pending) == 0)
+        atomic_store(&q->pending_since_ms, clock_monotonic_ms());
+    atomic_store(&q->pending, atomic_load(&q->pending) + 1);
     if (q->tail != NULL)
         q->tail->next = job;
     else
@@ -243,6 +373,7 @@ static store_conn_t *batch_conn(commit_queue_t *q, store_conn_t *leader)
 static void run_batch(store_conn_t *conn, commit_job_t *batch)
 {
     int64_t own = conn->deadline_ms;
+    conn->last_rc = conn->last_errno = 0;
     store_set_deadline(conn, batch_deadline(batch));
     if (batch->next == NULL)
         batch->status = past(batch->deadline_ms) ? STORE_TIMEOUT
@@ -250,6 +381,12 @@ static void run_batch(store_conn_t *conn, commit_job_t *batch)
     else
         run_many(conn, batch);
     store_set_deadline(conn, own);
+}
+
+/* A job leaves the queue's count (q->lock held). */
+static void job_leaves(commit_queue_t *q)
+{
+    atomic_store(&q->pending, atomic_load(&q->pending) - 1);
 }
 
 /* commit_queue_run with the job set up: queue it, then wait for its batch or
@@ -263,19 +400,24 @@ static store_status_t commit_queue_run_job(commit_queue_t *q, commit_job_t *job)
         job->lead = true;
     }
     if (!await_turn(q, job)) {
+        job_leaves(q);
         pthread_mutex_unlock(&q->lock);
         return STORE_TIMEOUT;
     }
     if (job->done) {
+        job_leaves(q);
         pthread_mutex_unlock(&q->lock);
         return job->status;
     }
     commit_job_t *batch = take_all(q);
     pthread_mutex_unlock(&q->lock);
 
-    run_batch(batch_conn(q, job->conn), batch);
+    store_conn_t *conn = batch_conn(q, job->conn);
+    run_batch(conn, batch);
+    note_outcome(q, conn, batch);
 
     pthread_mutex_lock(&q->lock);
+    job_leaves(q);
     for (commit_job_t *j = batch, *next; j != NULL; j = next) {
         next = j->next; /* a waiter's job dies once it sees done */
         j->done = true;

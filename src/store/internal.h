@@ -46,6 +46,8 @@ struct store_conn {
     bool in_cleanup;           /* ROLLBACK must not be interrupted */
     const _Atomic bool *fault; /* the store's injected fault, see store_set_fault */
     struct commit_queue *commits; /* the store's group commit (commit.c); NULL: none */
+    int last_rc;               /* SQLite's code of the last failure (conn_fail); 0 none */
+    int last_errno;            /* the system errno SQLite saw with it */
     store_conn_t *next_idle;
 };
 
@@ -76,6 +78,13 @@ void commit_queue_free(commit_queue_t *q);
 /* Runs body in a batch with the writes queued meanwhile (see commit.c). */
 store_status_t commit_queue_run(commit_queue_t *q, store_conn_t *conn, tx_body_t body,
                                 const void *arg);
+/* The queue's view of write health (store_health). */
+void commit_queue_health(commit_queue_t *q, int64_t now_ms, store_health_t *out);
+/* A write refused before it reached the queue as storage would refuse it
+ * (the injected fault): counts as a failed commit with SQLite code rc. */
+void commit_queue_note_failure(commit_queue_t *q, int rc, int sys_errno);
+/* True (and the probe's time taken) when a recovery probe is due at now_ms. */
+bool commit_queue_probe_due(commit_queue_t *q, int64_t now_ms);
 /* Bumps the settings version (inside a write): running processes reload. */
 store_status_t conn_bump_settings(store_conn_t *conn);
 

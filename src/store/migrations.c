@@ -641,6 +641,21 @@ static const char *const MIGRATIONS[] = {
     "ALTER TABLE inventory_reliefs_v10 RENAME TO inventory_reliefs;"
     "CREATE INDEX inventory_reliefs_tx ON inventory_reliefs (account, transaction_id);"
     "CREATE INDEX inventory_reliefs_datetime ON inventory_reliefs (account, datetime);",
+
+    /* v11: the ids of deleted tenants, so that every running process refuses
+     * their tokens from its settings snapshot (a token names its tenant, and
+     * tokens are not stored: without the id nothing would refuse them until
+     * they expire); and the one row GET /readyz rewrites to prove that a
+     * commit writes again (a row rewritten with the bytes it holds is not
+     * written at all by SQLite, so the probe stores the time). */
+    "CREATE TABLE deleted_tenants ("
+    "  id TEXT PRIMARY KEY,"
+    "  deleted_at INTEGER NOT NULL"
+    ") STRICT, WITHOUT ROWID;"
+    "CREATE TABLE write_probe ("
+    "  singleton INTEGER PRIMARY KEY CHECK (singleton = 1),"
+    "  at INTEGER NOT NULL"
+    ") STRICT;",
 };
 
 #define MIGRATION_COUNT ((int)(sizeof MIGRATIONS / sizeof MIGRATIONS[0]))

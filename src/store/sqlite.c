@@ -104,7 +104,10 @@ const char *store_status_name(store_status_t status)
 static void conn_log(store_conn_t *conn, log_level_t level, const char *msg, const char *op, int rc)
 {
     const char *detail = conn->db != NULL ? sqlite3_errmsg(conn->db) : sqlite3_errstr(rc);
-    log_event(level, msg, json_pack("{s:s, s:i, s:s}", "op", op, "code", rc, "error", detail));
+    /* the errno tells a full disk from a read-only one behind an I/O error */
+    int sys_errno = conn->db != NULL ? sqlite3_system_errno(conn->db) : 0;
+    log_event(level, msg, json_pack("{s:s, s:i, s:s, s:i}", "op", op, "code", rc, "error", detail,
+                                    "errno", sys_errno));
 }
 
 static bool conn_deadline_passed(const store_conn_t *conn)
@@ -116,7 +119,16 @@ static bool conn_deadline_passed(const store_conn_t *conn)
  * not an expected outcome (a taken key, a missing parent). */
 store_status_t conn_fail(store_conn_t *conn, const store_sql_t *id, int rc)
 {
+    int thread_errno = errno; /* first: nothing below may change it */
     int primary = rc & 0xff;
+    /* For the group commit's health (commit.c): SQLite keeps the errno of a
+     * failed write of the WAL to itself (sqlite3_system_errno stays 0 for
+     * it), so the thread's errno, read as SQLite returns, is the best word
+     * on an I/O error; it only picks the reason an operator reads. */
+    conn->last_rc = rc;
+    conn->last_errno = conn->db != NULL ? sqlite3_system_errno(conn->db) : 0;
+    if (conn->last_errno == 0 && primary == SQLITE_IOERR)
+        conn->last_errno = thread_errno;
     bool lock_or_stop =
         primary == SQLITE_BUSY || primary == SQLITE_LOCKED || primary == SQLITE_INTERRUPT;
     if (lock_or_stop && (conn->timed_out || conn_deadline_passed(conn))) {
@@ -490,6 +502,8 @@ store_status_t conn_write_alone(store_conn_t *conn, tx_body_t body, const void *
 store_status_t conn_write(store_conn_t *conn, tx_body_t body, const void *arg)
 {
     store_status_t status = conn_enter(conn);
+    if (status == STORE_ERROR && conn->commits != NULL) /* the injected fault: an I/O error */
+        commit_queue_note_failure(conn->commits, SQLITE_IOERR, 0);
     if (status != STORE_OK)
         return status;
     if (!sqlite3_get_autocommit(conn->db)) /* a write inside a write: a programming error */
@@ -859,6 +873,34 @@ store_status_t store_settings_version(store_conn_t *conn, int64_t *version)
 
 /* Reads a row of the database file (SELECT 1 would not touch it), so a locked
  * or unreadable database fails the health check. */
+void store_health(store_t *store, int64_t now_ms, store_health_t *out)
+{
+    commit_queue_health(store->commits, now_ms, out);
+}
+
+static const store_sql_t Q_HEALTH_PROBE = {"health_probe",
+    "INSERT INTO write_probe (singleton, at) VALUES (1, ?1)"
+    " ON CONFLICT (singleton) DO UPDATE SET at = excluded.at"};
+
+/* Writes the probe's time: new bytes, so the commit really writes a page
+ * (SQLite skips a row rewritten as it is, and an empty commit writes nothing). */
+static store_status_t health_probe_tx(store_conn_t *conn, const void *arg)
+{
+    const int64_t *at = arg;
+    sqlite3_stmt *stmt;
+    store_status_t status = conn_prepare(conn, &Q_HEALTH_PROBE, &stmt);
+    if (status != STORE_OK)
+        return status;
+    return run_bound(conn, &Q_HEALTH_PROBE, stmt, bind_int(stmt, 1, *at));
+}
+
+store_status_t store_health_probe(store_conn_t *conn, int64_t now_ms)
+{
+    if (conn->commits == NULL || !commit_queue_probe_due(conn->commits, now_ms))
+        return STORE_OK;
+    return conn_write(conn, health_probe_tx, &now_ms);
+}
+
 store_status_t store_ping(store_conn_t *conn)
 {
     int64_t version;

@@ -93,8 +93,38 @@ store_status_t store_write(store_conn_t *conn, store_write_fn fn, const void *ar
  * and whatever is committed meanwhile. Returns fn's status. */
 store_status_t store_read(store_conn_t *conn, store_write_fn fn, const void *arg);
 
-/* A cheap read proving the database answers (GET /healthz). */
+/* A cheap read proving the database answers (GET /readyz). */
 store_status_t store_ping(store_conn_t *conn);
+
+/* ---- health of the write path, as this process's group commit saw it.
+ * Read from atomics the committing threads keep: no connection, no lock a
+ * writer holds, so it answers at once while SQLite's write lock is held
+ * elsewhere or a disk is full (GET /healthz). */
+#define STORE_HEALTH_STALL_MS 10000 /* writes pending this long without a commit: unhealthy */
+#define STORE_HEALTH_REASON_MAX 128
+
+typedef struct store_health {
+    bool ok;
+    char reason[STORE_HEALTH_REASON_MAX]; /* why not ok, for the 503 body; "" when ok */
+    bool commit_failed;       /* the last transaction ended on a storage failure */
+    int64_t last_commit_ms;   /* monotonic time a transaction last ran to its end; 0 never */
+    int64_t pending;          /* writes queued or running now */
+    int64_t pending_since_ms; /* monotonic time writes began to be pending; 0 when none */
+} store_health_t;
+
+/* Fills *out for monotonic time now_ms (clock_monotonic_ms). Not ok when
+ * the last transaction failed on storage (disk full, read-only, I/O error,
+ * corruption), or when writes are pending and none has run to its end for
+ * STORE_HEALTH_STALL_MS. A transaction that its own writes rolled back (a
+ * taken id) still proves the write path works. */
+void store_health(store_t *store, int64_t now_ms, store_health_t *out);
+
+/* When the last transaction failed on storage and no probe ran in the last
+ * second: one small write through the group commit (the time, in a row of
+ * its own that nothing reads), so a store whose disk came back is
+ * healthy again without waiting for a client's write. STORE_OK when no
+ * probe was due; else the probe's status. Bounded by conn's deadline. */
+store_status_t store_health_probe(store_conn_t *conn, int64_t now_ms);
 
 /* ---- settings version: every operator change (revocation, rate limit, and
  * later subscriptions) bumps one counter in the same transaction, so running
@@ -128,6 +158,29 @@ store_status_t store_tenant_get(store_conn_t *conn, const char *tenant_id, store
  * from each stops the walk (and is not an error). */
 store_status_t store_tenant_each(store_conn_t *conn,
                                  int (*each)(const store_tenant_t *tenant, void *ctx), void *ctx);
+
+/* What a tenant holds beyond what every tenant starts with (its default
+ * filer, its reporting-currency asset) and its access (credentials, rate
+ * limits): the rows `tenant delete` refuses to drop without --purge. */
+typedef struct store_tenant_data {
+    int64_t account_owners, accounts, transactions, assets, filers, reports, subscriptions,
+        events, tin_checks, tax_documents, tax_forms;
+} store_tenant_data_t;
+
+/* Deletes the tenant in one transaction: every row of it in every table
+ * (its data, its seed, its credentials and rate limits, the deliveries of
+ * its events), then records its id among the deleted tenants and bumps the
+ * settings version, so every running process refuses its tokens at its
+ * next settings refresh (store_deleted_tenant_each). *data receives what it
+ * held (counted inside the same transaction). Without purge, a tenant
+ * holding any data is left untouched: STORE_CONFLICT. STORE_NOT_FOUND when
+ * there is no such tenant. */
+store_status_t store_tenant_delete(store_conn_t *conn, const char *tenant_id, bool purge,
+                                   int64_t now, store_tenant_data_t *data);
+/* Calls each(tenant_id, ctx) for every deleted tenant. */
+store_status_t store_deleted_tenant_each(store_conn_t *conn,
+                                         int (*each)(const char *tenant_id, void *ctx),
+                                         void *ctx);
 
 /* ---- credentials (client id + keyed hash of the secret) */
 typedef struct store_credential {

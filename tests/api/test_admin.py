@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import RFC3339_MS_Z_RE, TAXD_BIN, UUID4_RE, admin, admin_raw, run_taxd
+from conftest import RFC3339_MS_Z_RE, SETTINGS_PROPAGATION_S, TAXD_BIN, UUID4_RE, admin, admin_raw, poll, run_taxd
 
 KNOWN_SCOPES = ["reports", "accounts", "assets", "transactions", "inventory", "tax-documents"]
 
@@ -264,3 +264,147 @@ def test_credential_from_admin_mints_on_running_server(server):
     r = server.api().post("/v1/oauth/token", json={"grant_type": "client_credentials", "client_id": c["client_id"],
                                                    "client_secret": c["client_secret"]})
     assert r.status_code == 200, r.text
+
+
+# ------------------------------------------------------------ tenant delete
+
+TX_PATH = "/v1/transactions/external-id"
+REPORTS = "/v1/reports/inventory-summary"
+ADDRESS = {"line1": "1 Main St", "city": "Springfield", "state": "IL", "postal_code": "62701",
+           "country_code": "US"}
+ENGINE_WAIT_S = 120.0
+
+
+def _call(t, method, path, json_body=None, expect=None):
+    r = t.server.api().request(method, path, headers=t.auth(), json=json_body)
+    if expect is not None:
+        assert r.status_code in (expect if isinstance(expect, tuple) else (expect,)), \
+            f"{method} {path}: {r.status_code} {r.text[:600]}"
+    return r
+
+
+def _line(code, amount):
+    kind = "fiat" if code == "USD" else "crypto"
+    return {"asset_amount": {"amount": amount, "asset": {"code": code, "type": kind}}}
+
+
+def _row_counts(db):
+    """Rows of every table of the database (read-only), by table."""
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10)
+    try:
+        tables = [r[0] for r in con.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")]
+        return {name: con.execute(f'SELECT count(*) FROM "{name}"').fetchone()[0] for name in tables}
+    finally:
+        con.close()
+
+
+def _fill_every_kind_of_data(server, t):
+    """Rows of the tenant in every table a tenant's data reaches."""
+    admin(server.db, "ratelimit", "set", "--tenant", t.tenant_id, "--rate", "500", "--burst", "600")
+    server.admin("credentials", "create", "--tenant", t.tenant_id, "--scopes", "reports")
+    server.admin("subscription", "create", "--tenant", t.tenant_id, "--url", "https://127.0.0.1:9/hook",
+                 "--events", "INVENTORY_UPDATE,FORM_STATUS_UPDATE,ACCOUNT_OWNER_TAX_DOCUMENTATION_STATUS")
+    _call(t, "POST", "/v1/filers", {"id": "filer-2", "name": "Filer Two", "tin": "12-3456789"}, expect=201)
+    _call(t, "POST", "/v1/assets", {"code": "DOGE", "name": "Dogecoin", "type": "crypto", "decimals": 8},
+          expect=201)
+    _call(t, "POST", "/v1/account-owners", {
+        "id": "o1", "name": "Jane Q Public", "account_owner_type": "individual", "tax_country_code": "US",
+        "tin": "123-45-6789", "tin_type": "SSN", "address": ADDRESS}, expect=201)
+    _call(t, "POST", "/v1/accounts", {"id": "a1", "account_owner_id": "o1", "filer_id": "filer-2"}, expect=201)
+    for i, (sent, received) in enumerate([(None, ("BTC", "2")), (("BTC", "0.5"), ("USD", "15000"))]):
+        tx = {"id": f"t{i}", "account_id": "a1", "datetime": f"2023-0{i + 1}-01T00:00:00Z",
+              "type": "deposit" if sent is None else "trade", "received": [_line(*received)]}
+        if sent:
+            tx["sent"] = [_line(*sent)]
+        _call(t, "POST", TX_PATH, tx, expect=201)
+    _call(t, "GET", "/v1/inventory/summaries?account_id=a1", expect=200)  # lots, reliefs, summaries
+    _call(t, "POST", "/v1/account-owners/o1/tax-documentation", {
+        "document_type": "W-9", "name": "Jane Q Public", "entity_classification": "INDIVIDUAL",
+        "tin_type": "SSN", "tin": "123-45-6789", "address": ADDRESS, "certified": True,
+        "signature_date": "2024-05-10"}, expect=201)
+    vid = _call(t, "POST", "/v1/tin-validations", {"name": "Jane Q Public", "tin": "123-45-6789",
+                                                   "tin_type": "SSN"}, expect=202).json()["data"]["validation_id"]
+    rid = _call(t, "POST", REPORTS, {}, expect=202).json()["report_id"]
+    server.admin("forms", "generate", "--tenant", t.tenant_id, "--tax-year", "2023",
+                 "--form-type", "GAIN_LOSS_SUMMARY", "--account", "a1")
+    # the engines settle: the TIN check and the report are done
+    poll(lambda: _call(t, "GET", f"/v1/tin-validations/{vid}", expect=200).json()["data"]["status"] != "PENDING",
+         ENGINE_WAIT_S, interval=0.1, what="the TIN check")
+    poll(lambda: _call(t, "GET", f"{REPORTS}/{rid}", expect=200).json()["status"] in ("completed", "failed"),
+         ENGINE_WAIT_S, interval=0.1, what="the report")
+
+
+def test_tenant_delete_refuses_a_tenant_with_data_and_purge_removes_every_row(server):
+    """`taxd admin tenant delete` refuses (exit 1, naming what the tenant
+    holds, nothing deleted) while the tenant has data; with --purge every
+    row of the tenant in every table goes in one transaction (each table's
+    row count is back where it was before the tenant existed), a token
+    minted before is refused by the running server at once (401 Invalid
+    token, though the token cache knows it), the tenant's credentials no
+    longer mint, and another tenant is untouched."""
+    other = server.new_tenant("bystander")
+    _call(other, "POST", "/v1/account-owners", {"id": "b1", "name": "B", "account_owner_type": "entity"},
+          expect=201)
+    _call(other, "POST", "/v1/accounts", {"id": "b-acc", "account_owner_id": "b1"}, expect=201)
+    before = _row_counts(server.db)
+
+    t = server.new_tenant("doomed")
+    _fill_every_kind_of_data(server, t)
+    filled = _row_counts(server.db)
+    reached = {name for name in filled if filled[name] > before.get(name, 0)}
+    for name in ("account_owners", "accounts", "transactions", "events", "deliveries", "inventory_lots",
+                 "inventory_summaries", "reports", "subscriptions", "subscription_secrets", "tin_checks",
+                 "tax_documents", "tax_documentation_current", "tax_forms", "credentials", "rate_limits"):
+        assert name in reached, f"the test must put rows of the tenant in {name}"
+    token = t.token
+    assert t.get("/v1/filers/default").status_code == 200  # the token cache now holds it
+
+    p = admin_raw(server.db, "tenant", "delete", t.tenant_id)
+    err = assert_cli_error(p)
+    assert p.returncode == 1
+    assert "still holds data" in err["error"] and "--purge" in err["error"]
+    assert '"accounts":1' in err["error"] and '"transactions":2' in err["error"]
+    assert _row_counts(server.db) == filled
+    assert t.get("/v1/filers/default").status_code == 200
+
+    out = admin(server.db, "tenant", "delete", t.tenant_id, "--purge")
+    assert out["tenant_id"] == t.tenant_id and out["purged"] is True
+    assert out["deleted"]["accounts"] == 1 and out["deleted"]["transactions"] == 2
+
+    def refused():
+        r = t.get("/v1/filers/default", token=token)
+        return r if r.status_code == 401 else None
+    r = poll(lambda: (lambda x: (x,) if x is not None else None)(refused()), SETTINGS_PROPAGATION_S,
+             what="the deleted tenant's token to be refused")[0]
+    assert r.json() == {"error": "Unauthorized", "message": "Invalid token"}
+    r = server.api().post("/v1/oauth/token", json={"grant_type": "client_credentials", "client_id": t.client_id,
+                                                   "client_secret": t.client_secret})
+    assert r.status_code == 401 and r.json()["message"] == "Invalid client credentials"
+
+    after = _row_counts(server.db)
+    expected = dict(before, deleted_tenants=before.get("deleted_tenants", 0) + 1)
+    assert after == expected, {k: (before.get(k), after.get(k)) for k in after if after.get(k) != expected.get(k)}
+    assert t.tenant_id not in {x["tenant_id"] for x in admin(server.db, "tenant", "list")["tenants"]}
+    # the other tenant is untouched
+    assert _call(other, "GET", "/v1/accounts/b-acc").status_code == 200
+    assert other.get("/v1/filers/default").status_code == 200
+
+
+def test_tenant_delete_without_data_needs_no_purge_and_voids_its_tokens(server):
+    """A tenant holding nothing but what it starts with (its default filer,
+    its USD asset, its credentials) is deleted without --purge; its tokens
+    stop working too. The tenant may be named positionally or with --tenant;
+    an unknown tenant is refused."""
+    t = server.new_tenant("empty")
+    token = t.token
+    assert t.get("/v1/filers/default").status_code == 200
+    out = admin(server.db, "tenant", "delete", "--tenant", t.tenant_id)
+    assert out == {"tenant_id": t.tenant_id, "purged": False, "deleted": {}}
+    poll(lambda: t.get("/v1/filers/default", token=token).status_code == 401, SETTINGS_PROPAGATION_S,
+         what="the deleted tenant's token to be refused")
+    for args in [("tenant", "delete", t.tenant_id), ("tenant", "delete", "no-such-tenant", "--purge")]:
+        p = admin_raw(server.db, *args)
+        assert p.returncode == 1 and "no tenant with id" in assert_cli_error(p)["error"]
+    for args in [("tenant", "delete"), ("tenant", "delete", "x", "--tenant", "y"), ("tenant", "delete", "x", "--force")]:
+        assert admin_raw(server.db, *args).returncode == 2

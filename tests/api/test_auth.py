@@ -1,14 +1,17 @@
 """Authentication: the token endpoint, the bearer token and its checks
 (spec § Authentication, § Errors 401/403, § Limits token lifetime)."""
 import json
+import re
 import time
 
 import jwt
 import pytest
+import requests
+import requests.adapters
 
 from conftest import (FORBIDDEN, GATEWAY_DENY, INVALID_CLIENT, INVALID_HEADER, INVALID_TOKEN,
                       SETTINGS_PROPAGATION_S, UUID4_RE, Server, admin, assert_no_rl_headers, assert_rl_headers,
-                      body, forge_jwt, poll)
+                      body, check_against_openapi, forge_jwt, poll)
 
 TOKEN = "/v1/oauth/token"
 FILER = "/v1/filers/default"
@@ -514,3 +517,93 @@ def test_clock_hook_answer_and_uuid(hooks_server):
     r = s.api().post("/_test/clock", json={"offset_ms": -5000})
     assert r.status_code == 200
     assert body(r) == {"offset_ms": -5000}
+
+
+# ------------------------------------------------ throttling failed secrets
+
+RETRY_IN_RE = r"^Rate limit exceeded\. Retry in ([0-9]+) seconds\.$"
+
+
+class _FromAddress(requests.adapters.HTTPAdapter):
+    """Connects from a chosen loopback address (the whole of 127/8 is local)."""
+
+    def __init__(self, address):
+        self.address = address
+        super().__init__()
+
+    def init_poolmanager(self, *args, **kwargs):
+        kwargs["source_address"] = (self.address, 0)
+        super().init_poolmanager(*args, **kwargs)
+
+
+def mint_from(server, address, b):
+    with requests.Session() as s:
+        s.mount("http://", _FromAddress(address))
+        r = s.post(server.url + TOKEN, json=b, timeout=30)
+    check_against_openapi(r)
+    return r
+
+
+def wrong(t):
+    return token_body(t, client_secret="not-the-secret")
+
+
+def assert_throttled(r):
+    assert r.status_code == 429, r.text
+    b = body(r)
+    assert b["error"] == "rate_limit_exceeded"
+    m = re.match(RETRY_IN_RE, b["message"])
+    assert m, b
+    assert r.headers["Retry-After"] == m.group(1)
+    assert 1 <= int(m.group(1)) <= 60
+    assert_no_rl_headers(r)
+    return int(m.group(1))
+
+
+def test_failed_secrets_are_throttled_per_client_id_and_address(hooks_server, openapi):
+    """5 failed secrets of one client id from one address within a minute:
+    further attempts from that address for that id answer 429
+    rate_limit_exceeded "Rate limit exceeded. Retry in N seconds." with
+    Retry-After: N, the right secret included (else the throttle would tell
+    a guesser which guess was right). The same client id from another
+    address, and another client id from the throttled address, still mint:
+    nobody can lock a known client out from elsewhere. The window ends."""
+    s = hooks_server
+    t, other = s.new_tenant("victim"), s.new_tenant("bystander")
+    for _ in range(5):
+        assert mint_from(s, "127.0.0.2", wrong(t)).status_code == 401
+    r = mint_from(s, "127.0.0.2", wrong(t))
+    assert_throttled(r)
+    openapi.check(r, "POST", TOKEN)
+    assert_throttled(mint_from(s, "127.0.0.2", token_body(t)))  # the right secret too
+    # not locked out from elsewhere; other clients from the same address unaffected
+    assert mint_from(s, "127.0.0.1", token_body(t)).status_code == 200
+    assert mint_from(s, "127.0.0.3", token_body(t)).status_code == 200
+    assert mint_from(s, "127.0.0.2", token_body(other)).status_code == 200
+    assert mint_from(s, "127.0.0.1", wrong(t)).status_code == 401  # its own count
+    # the window ends a minute after the first failure
+    assert s.api().post("/_test/clock", json={"offset_ms": 61000}).status_code == 200
+    assert mint_from(s, "127.0.0.2", token_body(t)).status_code == 200
+
+
+def test_unknown_client_ids_are_throttled_alike(hooks_server):
+    """An unknown client id counts like a wrong secret (the answers must not
+    tell which ids exist)."""
+    s = hooks_server
+    b = {"grant_type": "client_credentials", "client_id": "cl_nobody", "client_secret": "x"}
+    for _ in range(5):
+        assert mint_from(s, "127.0.0.2", b).status_code == 401
+    assert_throttled(mint_from(s, "127.0.0.2", b))
+
+
+def test_a_success_forgets_earlier_failures(hooks_server):
+    """Four typos, then the right secret: the count starts again, so four
+    more failures are still 401, not 429."""
+    s = hooks_server
+    t = s.new_tenant("typos")
+    for _ in range(4):
+        assert mint_from(s, "127.0.0.2", wrong(t)).status_code == 401
+    assert mint_from(s, "127.0.0.2", token_body(t)).status_code == 200
+    for _ in range(4):
+        assert mint_from(s, "127.0.0.2", wrong(t)).status_code == 401
+    assert mint_from(s, "127.0.0.2", token_body(t)).status_code == 200

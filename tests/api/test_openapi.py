@@ -113,7 +113,7 @@ def test_openapi_security(openapi):
     assert doc["security"] == [{"bearerAuth": []}]
     for path in ("/v1/oauth/token",):
         assert doc["paths"][path]["post"]["security"] == []
-    for path in ("/healthz", "/metrics"):
+    for path in ("/healthz", "/livez", "/readyz", "/metrics"):
         assert doc["paths"][path]["get"]["security"] == []
     for path in ("/v1/filers", "/v1/filers/{filerId}"):
         assert "security" not in doc["paths"][path]["get"]

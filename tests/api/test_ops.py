@@ -47,21 +47,29 @@ def _set_store_fault(server, failing):
     assert r.status_code == 200 and body(r) == {"failing": failing}, r.text
 
 
-def test_healthz_503_when_database_does_not_answer(hooks_server, openapi):
-    """GET /healthz: 503 {"error":"Service Unavailable",...} when the database
-    does not answer (an injected I/O failure), 200 again once it does."""
-    assert hooks_server.api().get("/healthz").status_code == 200
+def test_healthz_503_when_a_write_fails_and_readyz_when_the_database_does_not_answer(hooks_server, openapi):
+    """An injected I/O failure: /readyz is 503 at once (its read fails);
+    /healthz, which looks at no connection, turns 503 once a write failed,
+    and both are 200 again once the database answers and commits."""
+    api = hooks_server.api()
+    t = hooks_server.new_tenant("faulty-health")
+    assert t.token  # minted before the fault
+    assert api.get("/healthz").status_code == 200
     _set_store_fault(hooks_server, True)
     try:
-        r = hooks_server.api().get("/healthz")
+        ready = api.get("/readyz")
+        write = api.post("/v1/filers", headers=t.auth(), json={"id": "f1", "name": "F"})
+        r = api.get("/healthz")
     finally:
         _set_store_fault(hooks_server, False)
+    assert ready.status_code == 503 and body(ready)["error"] == "Service Unavailable"
+    assert write.status_code == 500
     assert r.status_code == 503
-    b = body(r)
-    assert b["error"] == "Service Unavailable" and isinstance(b["message"], str) and b["message"]
+    assert body(r) == {"error": "Service Unavailable", "message": "the last commit failed: I/O error"}
     assert_no_rl_headers(r)
     openapi.check(r, "GET", "/healthz")
-    assert hooks_server.api().get("/healthz").status_code == 200
+    assert api.get("/readyz").status_code == 200  # its probe commits
+    assert api.get("/healthz").status_code == 200
 
 
 def test_500_body_when_the_store_fails(hooks_server, openapi):

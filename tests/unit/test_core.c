@@ -79,7 +79,10 @@ static void test_config_defaults(void **state)
      * clients are bounded by the idle timeout and the per-address limit. */
     assert_int_equal(cfg.threads, 16);
     assert_int_equal(cfg.connection_timeout_s, 60);
-    assert_int_equal(cfg.per_ip_connection_limit, 1024);
+    assert_int_equal(cfg.per_ip_connection_limit, 512);
+    assert_int_equal(cfg.connection_limit, 16384);
+    assert_int_equal(cfg.header_timeout_ms, 10000);
+    assert_int_equal(cfg.max_large_bodies, 4);
     assert_int_equal(cfg.max_in_flight, 512);
     assert_int_equal(cfg.default_rate, 100);
     assert_int_equal(cfg.default_burst, 1000);

@@ -2,7 +2,10 @@
  * $TAXD_TEST_ENOSPC_FLAG exists, writes to the database's files (*.db,
  * *-wal, *-journal) may add the number of bytes the flag file holds, then
  * fail with ENOSPC, as write(2) does on a full file system; removing the
- * flag file frees the space. Other files (logs, sockets) are untouched. */
+ * flag file frees the space. Other files (logs, sockets) are untouched.
+ * When the flag file says "<bytes> erofs" the writes fail with EROFS
+ * instead, as on a file system remounted read-only (tests run as root,
+ * which file modes do not stop). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -38,6 +41,7 @@ static int full(int fd, size_t n)
     ssize_t got = read(ff, buf, sizeof buf - 1);
     close(ff);
     long long budget = got > 0 ? atoll(buf) : 0;
+    int refusal = got > 0 && strstr(buf, "erofs") != NULL ? EROFS : ENOSPC;
     char link[64], path[4096];
     snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
     ssize_t len = readlink(link, path, sizeof path - 1);
@@ -48,7 +52,7 @@ static int full(int fd, size_t n)
         return 0;
     if (atomic_fetch_add(&used, (long long)n) + (long long)n <= budget)
         return 0;
-    errno = ENOSPC;
+    errno = refusal;
     return 1;
 }
 
