@@ -61,7 +61,7 @@ build/asan/tests/%: tests/unit/%.c $(UNIT_SUPPORT) $(ASAN_LIB)
 
 asan: build/asan/taxd
 
-$(DEPS_STAMP): scripts/install-deps
+$(DEPS_STAMP): scripts/install-deps tests/openapi/package-lock.json
 	scripts/install-deps
 	@mkdir -p build && touch $@
 
@@ -76,11 +76,17 @@ unit: $(UNIT_BIN)
 unit-asan: $(UNIT_ASAN)
 	@set -e; for t in $^; do echo "== $$t (asan)"; $$t; done
 
+# The OpenAPI linter tests/api/test_openapi.py runs (npm ci in tests/openapi by
+# scripts/install-deps), installed again whenever its lock file changes.
+OPENAPI_LINTER = tests/openapi/node_modules/.taxd-installed-lock
+$(OPENAPI_LINTER): tests/openapi/package-lock.json
+	scripts/install-deps
+
 # API tests run the real binary; the sanitizer build is exercised by the same suite.
-api: build/taxd
+api: build/taxd $(OPENAPI_LINTER)
 	TAXD_BIN=$(CURDIR)/build/taxd $(PYTEST) -q -m "not hostile" tests/api
 
-api-asan: build/asan/taxd
+api-asan: build/asan/taxd $(OPENAPI_LINTER)
 	TAXD_BIN=$(CURDIR)/build/asan/taxd $(PYTEST) -q -m "not hostile" tests/api
 
 # Attacks measured for latency (tests/api/test_hostile.py): plain build only, since

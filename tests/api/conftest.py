@@ -449,8 +449,12 @@ class OpenApi:
             if h.get("required"):
                 assert name.lower() in (k.lower() for k in r.headers), \
                     f"{where}: documented required header {name} missing"
-            if name in r.headers and (h.get("schema") or {}).get("type") == "integer":
-                assert re.fullmatch(r"\d+", r.headers[name].strip()), f"{where}: header {name}={r.headers[name]!r} not an integer"
+            schema = h.get("schema") or {}
+            if name in r.headers and schema.get("type") == "integer":
+                value = r.headers[name].strip()
+                assert re.fullmatch(r"\d+", value), f"{where}: header {name}={value!r} not an integer"
+                errors = [e.message for e in self.schema_validator(schema).iter_errors(int(value))]
+                assert not errors, f"{where}: header {name}={value!r} does not match docs/openapi.yaml: {errors}"
         content = resp_obj.get("content") or {}
         if not content:
             # documented without a body (204): there must be none

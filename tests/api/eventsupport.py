@@ -17,6 +17,7 @@ import uuid
 import pytest
 
 from conftest import Server
+from webhook_contract import shared_contract
 from webhook_receiver import Receiver, header
 
 WAIT_S = 30.0  # bound for a delivery to arrive (2 shared cores, ASan)
@@ -26,9 +27,14 @@ ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 @pytest.fixture(scope="module")
 def events_receiver(tmp_path_factory):
+    """The receiver of the module; at the end every delivery it recorded is
+    checked against the `webhooks:` section of docs/openapi.yaml."""
     r = Receiver(tmp_path_factory.mktemp("receiver")).start()
     yield r
-    r.stop()
+    try:
+        shared_contract().check_all(r.requests())
+    finally:
+        r.stop()
 
 
 @pytest.fixture(scope="module")

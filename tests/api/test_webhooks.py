@@ -30,6 +30,7 @@ from email.utils import formatdate
 import pytest
 
 from conftest import Server, poll
+from webhook_contract import shared_contract
 from webhook_receiver import Proxy407, Receiver, header
 
 T0 = "2024-03-01T10:00:00.000Z"
@@ -42,9 +43,14 @@ TRICKY = "acct \"q\" \\ \x01\x1f\x7f \u00e9\u20ac\U0001F600\u2028 </script>"
 
 @pytest.fixture(scope="module")
 def receiver(tmp_path_factory):
+    """The receiver of the module; at the end every delivery it recorded is
+    checked against the `webhooks:` section of docs/openapi.yaml."""
     r = Receiver(tmp_path_factory.mktemp("receiver")).start()
     yield r
-    r.stop()
+    try:
+        shared_contract().check_all(r.requests())
+    finally:
+        r.stop()
 
 
 @pytest.fixture(scope="module")
