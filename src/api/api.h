@@ -57,7 +57,10 @@ void api_inventory_summaries(request_t *req);
 void api_inventory_lots(request_t *req);
 void api_transfer_lots(request_t *req);
 void api_withholding_austria(request_t *req);
-/* src/api/reports.c */
+/* src/api/reports.c. The trigger's route key, under which app/ gives it a
+ * default rate limit of its own (docs/decisions.md, "Report triggers are
+ * bounded"). */
+#define API_REPORTS_TRIGGER_ROUTE "POST /v1/reports/inventory-summary"
 void api_reports_trigger(request_t *req);
 void api_reports_get(request_t *req);
 void api_reports_download(request_t *req);

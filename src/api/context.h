@@ -60,6 +60,7 @@ typedef struct api_context {
     const crypto_hmac_key_t *secret_hasher; /* keyed hash of client secrets */
     const uint8_t *tin_key;               /* CRYPTO_AEAD_KEY_LEN bytes: seals TINs at rest */
     const crypto_hmac_key_t *links_key;   /* signs report download links */
+    unsigned report_max_active;           /* reports pending or processing per tenant */
 
     tokencache_t *tokens;                 /* tokens that verified */
     authfail_t *auth_failures;            /* failed secrets by (client id, address) */

@@ -13,11 +13,22 @@
  * 1 to 256 characters and bytes; the route's body limit is raised to 16 MiB
  * to fit them); "format" is csv (default) or jsonl.
  *
+ * Bounds (docs/decisions.md, "Report triggers are bounded"): the gateway
+ * applies the trigger's own rate limit (a built-in endpoint rule the
+ * operator can replace); here, a tenant with --report-max-active reports
+ * pending or processing gets 429 "Too many requests." with Retry-After,
+ * counted in the insert's own transaction. The ids are stored as cut out of
+ * the body the server received (see ids_text), and the parsed ones are
+ * released before the insert: a trigger holds the body and nothing more.
+ *
  * Status. A malformed id (not a UUID v4) is 404 like an unknown one; another
  * tenant's report is 403; a report past its retention is 404 even before
  * the janitor deleted it. A completed report's answer carries a fresh signed
  * link (a new nonce every time) valid 15 minutes, and the metadata computed
- * at completion.
+ * at completion, complete: every skipped id is listed, never truncated or
+ * paged. They are listed from the requested ids as stored and the bitmap of
+ * those skipped (reports/idlist.h), streamed: the answer holds one copy of
+ * the requested ids in memory while it is sent, and builds no list.
  *
  * Download. The link is verified before the database is touched (403 with a
  * reason), then the report must exist, be completed and be within its
@@ -36,6 +47,7 @@
 #include "core/utf8.h"
 #include "http/errors.h"
 #include "reports/format.h"
+#include "reports/idlist.h"
 #include "reports/links.h"
 #include "store/reports.h"
 
@@ -43,6 +55,9 @@
 #define RETENTION_MS (30LL * 24 * 3600 * 1000)
 #define TEST_HEADER "x-taxd-test-report"
 #define TEST_PAUSE_MAX_MS 600000
+/* Retry-After when the tenant has too many reports pending or processing:
+ * reports of the maximum size complete in a few seconds. */
+#define ACTIVE_RETRY_AFTER_S 2
 
 static const char *const FORMATS[] = {"csv", "jsonl", NULL};
 static const v_field ACCOUNT_ID_ITEM = {"account_id", V_STRING, .required = true, .min_len = 1,
@@ -125,28 +140,57 @@ static void free_text(void *p)
     free(p);
 }
 
-/* The id list as stored: the array as sent (duplicates kept), compact. */
-static bool ids_text(request_t *req, const json_t *body, char **out)
+/* The id list as stored: the array as sent (duplicates kept, escapes as
+ * the client wrote them), without whitespace. It is cut out of the body the
+ * server already holds and compacted in place, so no other copy is made;
+ * only a body whose keys use escapes has its parsed array serialized. The
+ * parsed array is then released from the body at once: up to 16 MB of
+ * strings that nothing reads again. */
+static bool ids_text(request_t *req, json_t *body, const char **out, size_t *len)
 {
     const json_t *ids = body != NULL ? json_object_get(body, "account_ids") : NULL;
     *out = NULL;
+    *len = 0;
     if (ids == NULL)
         return true;
-    *out = json_dumps(ids, JSON_COMPACT);
-    if (*out == NULL || arena_defer(req->arena, free_text, *out) != 0) {
-        free(*out);
-        api_internal_error(req, "report: out of memory for the account ids");
-        return false;
+    size_t start = 0, span = 0;
+    if (report_body_ids_span(req->body, req->body_len, &start, &span)) {
+        *len = report_json_compact(req->body + start, span);
+        *out = req->body + start;
+    } else {
+        char *text = json_dumps(ids, JSON_COMPACT);
+        if (text == NULL || arena_defer(req->arena, free_text, text) != 0) {
+            free(text);
+            api_internal_error(req, "report: out of memory for the account ids");
+            return false;
+        }
+        *out = text;
+        *len = strlen(text);
     }
+    json_object_del(body, "account_ids");
     return true;
+}
+
+/* 429 "Too many requests." with Retry-After: the tenant has its maximum of
+ * reports pending or processing. */
+static void reply_too_many_active(request_t *req)
+{
+    const char *value = arena_sprintf(req->arena, "%d", ACTIVE_RETRY_AFTER_S);
+    if (value != NULL)
+        reply_header(req, "Retry-After", value);
+    metrics_count_limit_reject(api_ctx(req)->metrics, METRICS_LIMIT_ENDPOINT);
+    reply_error_body(req, 429, error_body_rate_limited(ERROR_LIMIT_ENDPOINT,
+                                                       ACTIVE_RETRY_AFTER_S));
 }
 
 void api_reports_trigger(request_t *req)
 {
     store_report_t r = {0};
     json_t *body = NULL;
+    const char *account_ids = NULL;
+    size_t ids_len = 0;
     if (!read_directive(req, r.test_directive) || !read_trigger(req, &body) ||
-        !ids_text(req, body, &r.account_ids))
+        !ids_text(req, body, &account_ids, &ids_len))
         return;
     const json_t *format = body != NULL ? json_object_get(body, "format") : NULL;
     snprintf(r.format, sizeof r.format, "%s", format != NULL ? json_string_value(format) : "csv");
@@ -161,9 +205,15 @@ void api_reports_trigger(request_t *req)
         api_internal_error(req, "uuid generation");
         return;
     }
-    store_status_t st = store_report_create(db, &r);
+    bool admitted = false;
+    store_status_t st = store_report_create(db, &r, account_ids, ids_len,
+                                            api_ctx(req)->report_max_active, &admitted);
     if (st != STORE_OK) {
         reply_store_failure(req, st);
+        return;
+    }
+    if (!admitted) {
+        reply_too_many_active(req);
         return;
     }
     api_wake_engines(req);
@@ -202,7 +252,8 @@ static bool find_report(request_t *req, unsigned texts, store_report_t *r)
 
 /* ---- status ------------------------------------------------------------ */
 
-/* download_url, expires_at and metadata of a completed report. */
+/* download_url, expires_at and metadata of a completed report; metadata is
+ * the last member. */
 static bool add_completed(request_t *req, const store_report_t *r, json_t *out)
 {
     char url[REPORT_LINK_MAX];
@@ -222,6 +273,125 @@ static bool add_completed(request_t *req, const store_report_t *r, json_t *out)
     return true;
 }
 
+/* A completed report's answer whose skipped ids come from the stored
+ * requested ids and bitmap: the JSON before the ids (up to the '[' of
+ * not_found_in_organization), the ids, then TAIL. */
+#define TAIL "]}}}"
+#define TAIL_LEN (sizeof TAIL - 1)
+
+typedef struct skipped_body {
+    char *head;                  /* malloc'd */
+    size_t head_len;
+    char *ids;                   /* malloc'd: the requested ids as stored */
+    uint8_t *bits;               /* malloc'd: the skipped bitmap */
+    uint64_t list_bytes;         /* what the reader produces */
+    uint64_t list_done;
+    report_skipped_reader_t reader;
+} skipped_body_t;
+
+static void skipped_body_free(void *cls)
+{
+    skipped_body_t *b = cls;
+    free(b->head);
+    free(b->ids);
+    free(b->bits);
+    free(b);
+}
+
+/* reply_stream_read_fn: the head, the skipped ids, the tail, in order
+ * (libmicrohttpd asks for the body sequentially). */
+static ssize_t skipped_body_read(void *cls, uint64_t pos, char *out, size_t max)
+{
+    skipped_body_t *b = cls;
+    uint64_t list_end = b->head_len + b->list_bytes;
+    if (pos >= list_end + TAIL_LEN)
+        return REPLY_STREAM_END;
+    if (pos < b->head_len) {
+        size_t n = (size_t)(b->head_len - pos) < max ? (size_t)(b->head_len - pos) : max;
+        memcpy(out, b->head + pos, n);
+        return (ssize_t)n;
+    }
+    if (pos >= list_end) {
+        size_t off = (size_t)(pos - list_end);
+        size_t n = TAIL_LEN - off < max ? TAIL_LEN - off : max;
+        memcpy(out, TAIL + off, n);
+        return (ssize_t)n;
+    }
+    if (pos - b->head_len != b->list_done)
+        return REPLY_STREAM_ERROR; /* not sequential: never send garbage */
+    uint64_t left = list_end - pos;
+    long n = report_skipped_read(&b->reader, out, left < max ? (size_t)left : max);
+    if (n <= 0)
+        return REPLY_STREAM_ERROR; /* shorter than measured, or malformed */
+    b->list_done += (uint64_t)n;
+    return (ssize_t)n;
+}
+
+/* Makes metadata.skipped_account_ids.not_found_in_organization an empty
+ * array, the last member of the last member of out's last member, and
+ * returns out's compact text cut just after that array's '['. NULL when
+ * memory ran out. */
+static char *head_text(json_t *out, size_t *len)
+{
+    json_t *metadata = json_object_get(out, "metadata");
+    json_t *skipped = json_object_get(metadata, "skipped_account_ids");
+    skipped = skipped != NULL ? json_incref(skipped) : json_object();
+    json_object_del(metadata, "skipped_account_ids");
+    json_object_del(skipped, "not_found_in_organization");
+    if (json_object_set_new(skipped, "not_found_in_organization", json_array()) != 0 ||
+        json_object_set_new(metadata, "skipped_account_ids", skipped) != 0)
+        return NULL;
+    char *text = json_dumps(out, JSON_COMPACT);
+    size_t n = text != NULL ? strlen(text) : 0;
+    if (n < TAIL_LEN + 1 || memcmp(text + n - TAIL_LEN - 1, "[" TAIL, TAIL_LEN + 1) != 0) {
+        free(text); /* members out of order: cannot happen with jansson >= 2.8 */
+        return NULL;
+    }
+    text[n - TAIL_LEN] = '\0';
+    *len = n - TAIL_LEN;
+    return text;
+}
+
+/* Answers out (consumed) with the skipped ids of r streamed into it; takes
+ * r's bitmap. False (nothing answered yet) when the ids cannot be read or
+ * memory ran out; a report deleted meanwhile is answered 404, a lock
+ * timeout 504. */
+static bool reply_with_skipped(request_t *req, store_report_t *r, json_t *out)
+{
+    skipped_body_t *b = calloc(1, sizeof *b);
+    if (b == NULL) {
+        json_decref(out);
+        return false;
+    }
+    b->head = head_text(out, &b->head_len);
+    json_decref(out);
+    size_t ids_len = 0;
+    int64_t count = 0;
+    store_conn_t *db = api_db(req);
+    store_status_t st = db == NULL ? STORE_ERROR
+                                   : store_report_requested(db, r->id, &b->ids, &ids_len);
+    b->bits = r->skipped;
+    r->skipped = NULL;
+    if (st == STORE_NOT_FOUND || st == STORE_TIMEOUT) {
+        skipped_body_free(b); /* deleted meanwhile (retention), or the database stayed locked */
+        if (st == STORE_NOT_FOUND)
+            reply_error(req, 404, "Report with id '%s' not found", r->id);
+        else
+            reply_store_failure(req, st);
+        return true;
+    }
+    if (b->head == NULL || st != STORE_OK ||
+        report_skipped_measure(b->ids, ids_len, b->bits, r->skipped_len, &b->list_bytes,
+                               &count) != 0) {
+        skipped_body_free(b);
+        return false;
+    }
+    report_skipped_reader_begin(&b->reader, b->ids, ids_len, b->bits, r->skipped_len);
+    reply_stream(req, 200, "application/json", b->head_len + b->list_bytes + TAIL_LEN,
+                 skipped_body_read, b, skipped_body_free);
+    return true;
+}
+
 void api_reports_get(request_t *req)
 {
     store_report_t r;
@@ -234,19 +404,25 @@ void api_reports_get(request_t *req)
     }
     json_t *out = report_head(&r);
     bool ok = out != NULL;
-    if (ok && strcmp(r.status, "completed") == 0)
+    bool completed = strcmp(r.status, "completed") == 0;
+    if (ok && completed)
         ok = add_completed(req, &r, out);
     else if (ok && strcmp(r.status, "failed") == 0)
         ok = json_object_set_new(out, "error", json_pack("{s:s, s:s}", "code", r.error_code,
                                                          "message", r.error_message)) == 0;
+    if (ok && completed && r.scoped && r.skipped != NULL) {
+        ok = reply_with_skipped(req, &r, out);
+        out = NULL;
+    }
     store_report_clear(&r);
     if (!ok) {
         json_decref(out);
-        api_internal_error(req, "report status: the stored metadata does not parse, the link "
-                                "cannot be made, or memory ran out");
+        api_internal_error(req, "report status: the stored metadata or ids do not parse, the "
+                                "link cannot be made, or memory ran out");
         return;
     }
-    reply_json(req, 200, out);
+    if (out != NULL)
+        reply_json(req, 200, out);
 }
 
 /* ---- download ---------------------------------------------------------- */

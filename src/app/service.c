@@ -111,8 +111,10 @@ static int build_http_parts(service_t *svc, char **err)
                                       API_AUTH_FAILURE_WINDOW_MS);
     ratelimit_rule_t global = {svc->cfg.default_rate, svc->cfg.default_burst};
     svc->settings = settings_new(global);
+    ratelimit_rule_t trigger = {svc->cfg.report_trigger_rate, svc->cfg.report_trigger_burst};
     if (svc->metrics == NULL || svc->limiter == NULL || svc->settings == NULL ||
-        svc->tokens == NULL || svc->auth_failures == NULL) {
+        svc->tokens == NULL || svc->auth_failures == NULL ||
+        settings_set_route_default(svc->settings, API_REPORTS_TRIGGER_ROUTE, trigger) != 0) {
         *err = dup_message("service", "out of memory");
         return -1;
     }
@@ -246,6 +248,7 @@ void service_api_context(service_t *svc, api_context_t *api)
         .secret_hasher = svc->secret_hasher,
         .tin_key = svc->tin_key,
         .links_key = svc->links_key,
+        .report_max_active = svc->cfg.report_max_active,
         .tokens = svc->tokens,
         .auth_failures = svc->auth_failures,
         .limiter = svc->limiter,

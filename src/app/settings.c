@@ -7,6 +7,7 @@
 #include "app/settings.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,10 +61,19 @@ static bool id_list_has(const id_list_t *l, const char *id)
     return l->count > 0 && bsearch(&id, l->ids, l->count, sizeof *l->ids, compare_ids) != NULL;
 }
 
+#define ROUTE_DEFAULTS_MAX 8
+
+typedef struct route_default {
+    char route[STORE_ROUTE_MAX];
+    ratelimit_rule_t rule;
+} route_default_t;
+
 struct settings {
     pthread_rwlock_t lock;
     snapshot_t *current;
     ratelimit_rule_t global_default;
+    route_default_t route_defaults[ROUTE_DEFAULTS_MAX]; /* set before the server starts */
+    size_t route_default_count;
     bool loaded;
 };
 
@@ -77,12 +87,22 @@ static void snapshot_free(snapshot_t *s)
     free(s);
 }
 
-static snapshot_t *snapshot_empty(ratelimit_rule_t global_default)
+/* A snapshot before the operator's rules: the global default and the
+ * built-in endpoint defaults, which the operator's rules loaded after them
+ * replace (same key) or outrank (a tenant's own rule). */
+static snapshot_t *snapshot_empty(const settings_t *st)
 {
     snapshot_t *s = calloc(1, sizeof *s);
     if (s == NULL)
         return NULL;
-    s->policy = ratelimit_policy_new(global_default);
+    s->policy = ratelimit_policy_new(st->global_default);
+    for (size_t i = 0; s->policy != NULL && i < st->route_default_count; i++) {
+        const route_default_t *d = &st->route_defaults[i];
+        if (ratelimit_policy_add(s->policy, NULL, d->route, d->rule) != 0) {
+            ratelimit_policy_free(s->policy);
+            s->policy = NULL;
+        }
+    }
     if (s->policy == NULL) {
         free(s);
         return NULL;
@@ -96,7 +116,7 @@ settings_t *settings_new(ratelimit_rule_t global_default)
     if (st == NULL)
         return NULL;
     st->global_default = global_default;
-    st->current = snapshot_empty(global_default);
+    st->current = snapshot_empty(st);
     if (st->current == NULL || pthread_rwlock_init(&st->lock, NULL) != 0) {
         snapshot_free(st->current);
         free(st);
@@ -114,6 +134,31 @@ void settings_free(settings_t *settings)
     free(settings);
 }
 
+int settings_set_route_default(settings_t *settings, const char *route_key,
+                               ratelimit_rule_t rule)
+{
+    if (settings->route_default_count == ROUTE_DEFAULTS_MAX || route_key == NULL ||
+        route_key[0] == '\0' || strlen(route_key) >= STORE_ROUTE_MAX)
+        return -1;
+    route_default_t *d = &settings->route_defaults[settings->route_default_count++];
+    snprintf(d->route, sizeof d->route, "%s", route_key);
+    d->rule = rule;
+    snapshot_t *empty = snapshot_empty(settings);
+    if (empty == NULL) {
+        settings->route_default_count--;
+        return -1;
+    }
+    /* Called before the server runs; the operator's rules come back with
+     * the next refresh, which rebuilds the snapshot (loaded = false). */
+    pthread_rwlock_wrlock(&settings->lock);
+    snapshot_t *old = settings->current;
+    settings->current = empty;
+    settings->loaded = false;
+    pthread_rwlock_unlock(&settings->lock);
+    snapshot_free(old);
+    return 0;
+}
+
 static int collect_limit(const store_rate_limit_t *limit, void *ctx)
 {
     snapshot_t *s = ctx;
@@ -124,7 +169,7 @@ static int collect_limit(const store_rate_limit_t *limit, void *ctx)
 static store_status_t snapshot_load(settings_t *st, store_conn_t *conn, int64_t version,
                                     snapshot_t **out)
 {
-    snapshot_t *s = snapshot_empty(st->global_default);
+    snapshot_t *s = snapshot_empty(st);
     if (s == NULL)
         return STORE_ERROR;
     s->version = version;

@@ -33,6 +33,9 @@ typedef struct taxd_config {
     unsigned report_workers;    /* report runner threads */
     int64_t report_lease_ms;    /* a claimed report's lease */
     unsigned report_max_leases; /* expired leases before a report is failed */
+    uint32_t report_trigger_rate;  /* the trigger's own default rule (per tenant) */
+    uint32_t report_trigger_burst;
+    unsigned report_max_active; /* reports pending or processing at once per tenant */
     char webhook_ca_file[4096]; /* trust only this CA bundle for deliveries ("" = system) */
     char webhook_egress_address[64]; /* default source address of deliveries ("" = any) */
     char tin_match_file[4096];  /* the list matcher's TIN,name list ("" = none) */

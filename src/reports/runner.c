@@ -17,8 +17,12 @@
  *      second connection and written as they come, 256 KiB at a time, into
  *      report_chunks through the first one: one chunk and one row in memory,
  *      whatever the report's size;
- *   6. the last chunk, the metadata and status completed are written in one
- *      transaction.
+ *   6. the last chunk, the metadata, the skipped bitmap and status completed
+ *      are written in one transaction.
+ * The requested ids stay in the database: every statement reads them there
+ * (json_each over report_ids), and the ids found to be no account of the
+ * tenant become a bitmap over their positions (reports/idlist.h), one bit
+ * per requested id, never a second list.
  * Every write after the claim is fenced by the claim token (store/reports.h):
  * a worker that lost its lease stops at its next write and leaves the report
  * to whoever holds it now.
@@ -51,6 +55,7 @@
 #include "core/log.h"
 #include "inventory/recalc.h"
 #include "reports/format.h"
+#include "reports/idlist.h"
 #include "store/reports.h"
 
 #define IDLE_WAIT_MS 500        /* no work: look again (other processes' triggers) */
@@ -151,6 +156,12 @@ static store_status_t pause_processing(job_t *job, int64_t ms, bool *stopped)
     return STORE_OK;
 }
 
+/* The report's id when account_ids scope it (store/reports.h), else NULL. */
+static const char *scoped_report(const job_t *job)
+{
+    return job->report.scoped ? job->report.id : NULL;
+}
+
 /* ---- step 4: recalculation -------------------------------------------- */
 
 /* Recalculates one account; an account that cannot be computed is noted
@@ -185,7 +196,7 @@ static outcome_t refresh_accounts(job_t *job)
     for (;;) {
         size_t n = 0;
         store_status_t st = store_report_dirty_accounts(job->conn, job->report.tenant_id,
-                                                        job->report.account_ids, after, page,
+                                                        scoped_report(job), after, page,
                                                         DIRTY_PAGE, &n);
         if (st != STORE_OK)
             return outcome_of(job, st, "dirty accounts");
@@ -212,7 +223,9 @@ typedef struct writer {
     int64_t seq;
     int64_t rows;
     uint64_t bytes;
-    json_t *skipped;             /* ids not found, in order */
+    const store_report_reader_t *reader; /* its requested count sizes the bitmap */
+    uint8_t *skipped;            /* malloc'd bitmap of the ids not found; NULL = none */
+    size_t skipped_len;
     store_status_t status;       /* of the first failed chunk write */
     bool bad_row;                /* a stored decimal that is not one */
     bool stopped;
@@ -288,10 +301,21 @@ static int on_row(const store_report_row_t *in, void *ctx)
     return writer_put(w, b.data, b.len) ? 0 : 1;
 }
 
-static int on_skipped(const char *account_id, void *ctx)
+/* Marks the first position of an id that is no account (the counts were
+ * read before, so the bitmap's size is known). */
+static int on_skipped(int64_t position, void *ctx)
 {
     writer_t *w = ctx;
-    return json_array_append_new(w->skipped, json_string(account_id)) == 0 ? 0 : -1;
+    if (w->skipped == NULL) {
+        w->skipped_len = report_skipped_size(w->reader->requested);
+        w->skipped = calloc(w->skipped_len > 0 ? w->skipped_len : 1, 1);
+        if (w->skipped == NULL) {
+            w->bad_row = true; /* fails the report as a store error would */
+            return 1;
+        }
+    }
+    report_skipped_set(w->skipped, w->skipped_len, position);
+    return 0;
 }
 
 static int compare_ids(const void *a, const void *b)
@@ -324,16 +348,16 @@ static json_t *sorted_ids(json_t *set)
     return out;
 }
 
-/* spec § metadata: with account_ids, requested (duplicates included),
- * included (distinct found, less those that cannot be computed) and, only
- * when some were, the skipped ids; without, included only (and the skipped
- * ids when some account cannot be computed). Each list of
- * skipped_account_ids is present only when it is not empty. NULL when
- * memory ran out. */
-static char *metadata_text(const job_t *job, const store_report_reader_t *reader,
-                           json_t *skipped)
+/* spec § metadata: with account_ids, requested (duplicates included) and
+ * included (distinct found, less those that cannot be computed); without,
+ * included only; skipped_account_ids.inventory_not_computable when some
+ * account cannot be computed. The ids not found are not here: they are the
+ * bitmap stored beside the metadata, which the status GET lists under
+ * skipped_account_ids.not_found_in_organization. Each list is present only
+ * when it is not empty. NULL when memory ran out. */
+static char *metadata_text(const job_t *job, const store_report_reader_t *reader)
 {
-    bool scoped = job->report.account_ids != NULL;
+    bool scoped = job->report.scoped;
     size_t left_out = json_object_size(job->not_computable);
     json_t *meta = json_object(), *skips = json_object();
     json_t *not_computable = left_out > 0 ? sorted_ids(job->not_computable) : NULL;
@@ -347,8 +371,6 @@ static char *metadata_text(const job_t *job, const store_report_reader_t *reader
                             json_integer((json_int_t)reader->requested));
     json_object_set_new(meta, "total_accounts_included",
                         json_integer((json_int_t)reader->included - (json_int_t)left_out));
-    if (scoped && json_array_size(skipped) > 0)
-        json_object_set(skips, "not_found_in_organization", skipped);
     if (not_computable != NULL)
         json_object_set_new(skips, "inventory_not_computable", not_computable);
     if (json_object_size(skips) > 0)
@@ -361,12 +383,13 @@ static char *metadata_text(const job_t *job, const store_report_reader_t *reader
 
 static outcome_t complete(job_t *job, writer_t *w, const store_report_reader_t *reader)
 {
-    char *metadata = metadata_text(job, reader, w->skipped);
+    char *metadata = metadata_text(job, reader);
     if (metadata == NULL)
         return outcome_of(job, STORE_ERROR, "metadata");
     store_report_done_t done = {
         .last_chunk = w->len > 0 ? w->chunk : NULL, .last_len = w->len, .last_seq = w->seq,
-        .metadata = metadata, .row_count = w->rows, .size_bytes = (int64_t)w->bytes,
+        .metadata = metadata, .skipped = w->skipped, .skipped_len = w->skipped_len,
+        .row_count = w->rows, .size_bytes = (int64_t)w->bytes,
         .finished_at = clock_now_ms(job->cfg->clock)};
     store_status_t st = store_report_complete(job->conn, job->report.id, job->claim, &done);
     free(metadata);
@@ -385,8 +408,9 @@ static outcome_t write_file(job_t *job, writer_t *w)
     if (reader_conn == NULL)
         return outcome_of(job, STORE_ERROR, "reader connection");
     store_report_reader_t reader = {.skipped = on_skipped, .row = on_row, .ctx = w};
+    w->reader = &reader;
     store_status_t st = store_report_read(reader_conn, job->report.tenant_id,
-                                          job->report.account_ids, &reader);
+                                          scoped_report(job), &reader);
     store_release(job->cfg->store, reader_conn);
     if (st != STORE_OK)
         return outcome_of(job, st, "read");
@@ -428,16 +452,16 @@ static void log_completed(const job_t *job, const writer_t *w, int64_t refresh_m
 static outcome_t produce(job_t *job)
 {
     int64_t began = clock_monotonic_ms(), refresh_ms = 0;
-    writer_t w = {.job = job, .chunk = malloc(CHUNK_BYTES), .skipped = json_array()};
+    writer_t w = {.job = job, .chunk = malloc(CHUNK_BYTES)};
     outcome_t o;
-    if (w.chunk == NULL || w.skipped == NULL)
+    if (w.chunk == NULL)
         o = outcome_of(job, STORE_ERROR, "memory");
     else
         o = produce_file(job, &refresh_ms, &w);
     if (o == OUTCOME_DONE && job->failure[0] == '\0')
         log_completed(job, &w, refresh_ms, clock_monotonic_ms() - began);
     free(w.chunk);
-    json_decref(w.skipped);
+    free(w.skipped);
     return o;
 }
 

@@ -656,6 +656,27 @@ static const char *const MIGRATIONS[] = {
     "  singleton INTEGER PRIMARY KEY CHECK (singleton = 1),"
     "  at INTEGER NOT NULL"
     ") STRICT;",
+
+    /* v12: a report's requested ids are stored once, in a row of their own
+     * that is written at the trigger and never rewritten (a report's row is
+     * updated at every claim, renewal and completion, and SQLite rewrites a
+     * whole row, 13 MB of ids included, on each update). The skipped ids are
+     * no second copy: a bitmap over the positions of the requested array
+     * (reports.skipped, fixed at completion) marks each one's first
+     * appearance. Reports completed before keep their skipped ids in their
+     * metadata, as they were. reports_active counts a tenant's reports
+     * pending or processing for the trigger's limit (docs/decisions.md,
+     * "Report triggers are bounded"). */
+    "CREATE TABLE report_ids ("
+    "  report_id TEXT PRIMARY KEY REFERENCES reports(id) ON DELETE CASCADE,"
+    "  requested TEXT NOT NULL"
+    ") STRICT;"
+    "INSERT INTO report_ids (report_id, requested)"
+    "  SELECT id, account_ids FROM reports WHERE account_ids IS NOT NULL;"
+    "ALTER TABLE reports DROP COLUMN account_ids;"
+    "ALTER TABLE reports ADD COLUMN skipped BLOB;"
+    "CREATE INDEX reports_active ON reports (tenant_id)"
+    "  WHERE status IN ('pending', 'processing');",
 };
 
 #define MIGRATION_COUNT ((int)(sizeof MIGRATIONS / sizeof MIGRATIONS[0]))

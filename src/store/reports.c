@@ -13,12 +13,25 @@
  *    own (store_report_read): BEGIN, the counts, the skipped ids and every
  *    row, COMMIT. WAL readers do not block the writer, so the chunks can be
  *    written on another connection while the rows are still being read.
- *  - Ids lists go in as one bound JSON array read with json_each, never as a
- *    huge IN (...) (GUIDE.md section 7); the rows come out in index order
+ *  - A report's requested ids live in report_ids, a row written once at the
+ *    trigger and never updated, apart from the reports row that every
+ *    claim, renewal and completion rewrites (SQLite rewrites a whole row,
+ *    overflow pages included). Statements read them with json_each over a
+ *    subquery, so the runner never holds them in memory; the status GET
+ *    reads them with incremental blob I/O straight into one buffer.
+ *  - The skipped ids are a bitmap over the requested positions, computed in
+ *    the snapshot read (the first position of each id that is no account)
+ *    and stored at completion: 1 bit per requested id instead of a copy.
+ *  - The trigger's limit of reports pending or processing per tenant is
+ *    counted inside the insert's write transaction (reports_active), so
+ *    concurrent triggers, in this process or another, cannot both pass it.
+ *  - Ids lists are read with json_each, never as a huge IN (...) (GUIDE.md
+ *    section 7); the rows come out in index order
  *    (accounts' (tenant_id, id), then the summaries' primary key), so SQLite
  *    sorts nothing and holds nothing whatever the report's size. */
 #include "store/reports.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,13 +42,22 @@
     " coalesce(row_count, 0), coalesce(size_bytes, 0), coalesce(error_code, ''),"             \
     " coalesce(error_message, ''), coalesce(test_directive, '')"
 
+static const store_sql_t Q_ACTIVE = {
+    "report_active", "SELECT count(*) FROM reports WHERE tenant_id = ?1"
+                     " AND status IN ('pending', 'processing')"};
 static const store_sql_t Q_CREATE = {
-    "report_create", "INSERT INTO reports (id, tenant_id, status, format, account_ids,"
+    "report_create", "INSERT INTO reports (id, tenant_id, status, format,"
                      " created_at, expires_at, test_directive)"
-                     " VALUES (?1, ?2, 'pending', ?3, ?4, ?5, ?6, nullif(?7, ''))"};
+                     " VALUES (?1, ?2, 'pending', ?3, ?4, ?5, nullif(?6, ''))"};
+static const store_sql_t Q_CREATE_IDS = {
+    "report_create_ids", "INSERT INTO report_ids (report_id, requested) VALUES (?1, ?2)"};
 static const store_sql_t Q_GET = {
-    "report_get", REPORT_COLUMNS_BASE ", CASE WHEN ?2 & 1 THEN account_ids END,"
-                  " CASE WHEN ?2 & 2 THEN metadata END FROM reports WHERE id = ?1"};
+    "report_get", REPORT_COLUMNS_BASE ", EXISTS (SELECT 1 FROM report_ids i"
+                  " WHERE i.report_id = reports.id),"
+                  " CASE WHEN ?2 & 2 THEN metadata END, CASE WHEN ?2 & 2 THEN skipped END"
+                  " FROM reports WHERE id = ?1"};
+static const store_sql_t Q_REQUESTED_ROW = {
+    "report_requested_row", "SELECT rowid FROM report_ids WHERE report_id = ?1"};
 static const store_sql_t Q_EXHAUSTED_CHUNKS = {
     "report_exhausted_chunks",
     "DELETE FROM report_chunks WHERE report_id IN (SELECT id FROM reports"
@@ -82,7 +104,7 @@ static const store_sql_t Q_CHUNK_PUT = {
     "report_chunk_put", "INSERT INTO report_chunks (report_id, seq, data) VALUES (?1, ?2, ?3)"};
 static const store_sql_t Q_COMPLETE = {
     "report_complete", "UPDATE reports SET status = 'completed', metadata = ?3, row_count = ?4,"
-                       " size_bytes = ?5, finished_at = ?6, claimed_by = NULL,"
+                       " size_bytes = ?5, finished_at = ?6, skipped = ?7, claimed_by = NULL,"
                        " lease_until = NULL WHERE id = ?1 AND claimed_by = ?2"
                        " AND status = 'processing'"};
 static const store_sql_t Q_CHUNK_GET = {
@@ -97,9 +119,12 @@ static const store_sql_t Q_PURGE = {
     " WHERE tenant_id = ?1 AND dirty_from IS NOT NULL AND uuid > ?2"
 static const store_sql_t Q_DIRTY_ALL = {
     "report_dirty_all", DIRTY_COLUMNS " ORDER BY uuid LIMIT ?3"};
+/* A scoped report's requested ids, for json_each: the subquery is constant,
+ * evaluated once per statement. */
+#define REQUESTED(param) "(SELECT requested FROM report_ids WHERE report_id = " param ")"
 static const store_sql_t Q_DIRTY_IDS = {
-    "report_dirty_ids", DIRTY_COLUMNS " AND id IN (SELECT value FROM json_each(?4))"
-                                      " ORDER BY uuid LIMIT ?3"};
+    "report_dirty_ids", DIRTY_COLUMNS " AND id IN (SELECT value FROM json_each("
+                        REQUESTED("?4") ")) ORDER BY uuid LIMIT ?3"};
 
 static const store_sql_t Q_READ_BEGIN = {"report_read_begin", "BEGIN"};
 static const store_sql_t Q_READ_END = {"report_read_commit", "COMMIT"};
@@ -108,13 +133,15 @@ static const store_sql_t Q_COUNT_ALL = {
     "report_count_all", "SELECT count(*) FROM accounts WHERE tenant_id = ?1"};
 static const store_sql_t Q_COUNT_IDS = {
     "report_count_ids", "SELECT count(*) FROM accounts WHERE tenant_id = ?1"
-                        " AND id IN (SELECT value FROM json_each(?2))"};
+                        " AND id IN (SELECT value FROM json_each(" REQUESTED("?2") "))"};
 static const store_sql_t Q_REQUESTED = {
-    "report_requested", "SELECT json_array_length(?1)"};
+    "report_requested", "SELECT json_array_length(requested) FROM report_ids"
+                        " WHERE report_id = ?1"};
+/* The first position of each requested id that is no account. */
 static const store_sql_t Q_SKIPPED = {
-    "report_skipped", "SELECT j.value FROM json_each(?2) j WHERE NOT EXISTS"
+    "report_skipped", "SELECT min(j.key) FROM json_each(" REQUESTED("?2") ") j WHERE NOT EXISTS"
                       " (SELECT 1 FROM accounts a WHERE a.tenant_id = ?1 AND a.id = j.value)"
-                      " GROUP BY j.value ORDER BY min(j.key)"};
+                      " GROUP BY j.value ORDER BY 1"};
 #define ROW_COLUMNS                                                                            \
     "SELECT a.id, s.asset_code, coalesce(x.type, ''), s.total_quantity, s.total_cost,"         \
     " s.average_unit_cost, s.quantity_with_basis FROM accounts a"                              \
@@ -124,7 +151,8 @@ static const store_sql_t Q_SKIPPED = {
 static const store_sql_t Q_ROWS_ALL = {
     "report_rows_all", ROW_COLUMNS " ORDER BY a.id, s.asset_code"};
 static const store_sql_t Q_ROWS_IDS = {
-    "report_rows_ids", ROW_COLUMNS " AND a.id IN (SELECT value FROM json_each(?2))"
+    "report_rows_ids", ROW_COLUMNS " AND a.id IN (SELECT value FROM json_each("
+                       REQUESTED("?2") "))"
                                    " ORDER BY a.id, s.asset_code"};
 
 /* ---- small helpers ---------------------------------------------------- */
@@ -201,10 +229,28 @@ static store_status_t insert_chunk(store_conn_t *conn, const char *id, int64_t s
 
 void store_report_clear(store_report_t *report)
 {
-    free(report->account_ids);
     free(report->metadata);
-    report->account_ids = NULL;
+    free(report->skipped);
     report->metadata = NULL;
+    report->skipped = NULL;
+    report->skipped_len = 0;
+}
+
+/* A malloc'd copy of a nullable BLOB column; false when memory ran out. */
+static bool column_blob_dup(sqlite3_stmt *stmt, int i, uint8_t **out, size_t *len)
+{
+    *out = NULL;
+    *len = 0;
+    const void *data = sqlite3_column_blob(stmt, i);
+    size_t n = (size_t)sqlite3_column_bytes(stmt, i);
+    if (data == NULL || n == 0)
+        return true; /* NULL: none */
+    *out = malloc(n);
+    if (*out == NULL)
+        return false;
+    memcpy(*out, data, n);
+    *len = n;
+    return true;
 }
 
 static store_status_t decode_report(sqlite3_stmt *stmt, store_report_t *out)
@@ -224,7 +270,9 @@ static store_status_t decode_report(sqlite3_stmt *stmt, store_report_t *out)
               column_copy(stmt, 11, out->test_directive, sizeof out->test_directive);
     if (!ok)
         return store_bad_row(&Q_GET);
-    if (!column_dup(stmt, 12, &out->account_ids) || !column_dup(stmt, 13, &out->metadata)) {
+    out->scoped = sqlite3_column_int(stmt, 12) != 0;
+    if (!column_dup(stmt, 13, &out->metadata) ||
+        !column_blob_dup(stmt, 14, &out->skipped, &out->skipped_len)) {
         store_report_clear(out);
         return STORE_ERROR;
     }
@@ -257,26 +305,116 @@ store_status_t store_report_get(store_conn_t *conn, const char *id, unsigned tex
     return st == STORE_OK ? get_row(conn, id, texts, out) : st;
 }
 
+typedef struct create_args {
+    const store_report_t *report;
+    const char *account_ids;
+    size_t ids_len;
+    unsigned max_active;
+    bool *admitted;
+} create_args_t;
+
+/* The tenant's reports pending or processing, inside the write transaction. */
+static store_status_t count_active(store_conn_t *conn, const char *tenant_id, int64_t *active)
+{
+    sqlite3_stmt *stmt;
+    store_status_t st = conn_prepare_key(conn, &Q_ACTIVE, tenant_id, &stmt);
+    if (st != STORE_OK)
+        return st;
+    int rc = sqlite3_step(stmt);
+    if (rc == SQLITE_ROW)
+        *active = sqlite3_column_int64(stmt, 0);
+    else
+        st = conn_fail(conn, &Q_ACTIVE, rc);
+    stmt_done(stmt);
+    return st;
+}
+
+static store_status_t insert_ids(store_conn_t *conn, const char *id, const char *account_ids,
+                                 size_t ids_len)
+{
+    sqlite3_stmt *stmt;
+    store_status_t st = conn_prepare_key(conn, &Q_CREATE_IDS, id, &stmt);
+    if (st != STORE_OK)
+        return st;
+    if (ids_len > INT_MAX ||
+        sqlite3_bind_text(stmt, 2, account_ids, (int)ids_len, SQLITE_STATIC) != SQLITE_OK)
+        return conn_bind_failed(conn, &Q_CREATE_IDS, stmt);
+    return conn_run(conn, &Q_CREATE_IDS, stmt);
+}
+
 static store_status_t create_body(store_conn_t *conn, const void *arg)
 {
-    const store_report_t *r = arg;
+    const create_args_t *a = arg;
+    const store_report_t *r = a->report;
+    int64_t active = 0;
+    store_status_t st = count_active(conn, r->tenant_id, &active);
+    *a->admitted = st == STORE_OK && active < (int64_t)a->max_active;
+    if (st != STORE_OK || !*a->admitted)
+        return st;
     sqlite3_stmt *stmt;
-    store_status_t st = conn_prepare_key(conn, &Q_CREATE, r->id, &stmt);
+    st = conn_prepare_key(conn, &Q_CREATE, r->id, &stmt);
     if (st != STORE_OK)
         return st;
     if (!bind_text(stmt, 2, r->tenant_id) || !bind_text(stmt, 3, r->format) ||
-        !bind_text_or_null(stmt, 4, r->account_ids) || !bind_int(stmt, 5, r->created_at) ||
-        !bind_int(stmt, 6, r->expires_at) || !bind_text(stmt, 7, r->test_directive))
+        !bind_int(stmt, 4, r->created_at) || !bind_int(stmt, 5, r->expires_at) ||
+        !bind_text(stmt, 6, r->test_directive))
         return conn_bind_failed(conn, &Q_CREATE, stmt);
-    return conn_run(conn, &Q_CREATE, stmt);
+    st = conn_run(conn, &Q_CREATE, stmt);
+    if (st == STORE_OK && a->account_ids != NULL)
+        st = insert_ids(conn, r->id, a->account_ids, a->ids_len);
+    return st;
 }
 
-store_status_t store_report_create(store_conn_t *conn, const store_report_t *report)
+store_status_t store_report_create(store_conn_t *conn, const store_report_t *report,
+                                   const char *account_ids, size_t ids_len,
+                                   unsigned max_active, bool *admitted)
 {
+    *admitted = false;
     if (!text_fits(report->id, sizeof report->id) ||
         !text_fits(report->test_directive, sizeof report->test_directive))
         return store_bad_argument("report_create");
-    return conn_write(conn, create_body, report);
+    create_args_t a = {report, account_ids, ids_len, max_active, admitted};
+    store_status_t st = conn_write(conn, create_body, &a);
+    if (st != STORE_OK)
+        *admitted = false; /* rolled back */
+    return st;
+}
+
+store_status_t store_report_requested(store_conn_t *conn, const char *id, char **text,
+                                      size_t *len)
+{
+    *text = NULL;
+    *len = 0;
+    sqlite3_stmt *stmt;
+    store_status_t st = conn_enter(conn);
+    if (st == STORE_OK)
+        st = conn_prepare_key(conn, &Q_REQUESTED_ROW, id, &stmt);
+    if (st != STORE_OK)
+        return st;
+    int rc = sqlite3_step(stmt);
+    sqlite3_int64 rowid = rc == SQLITE_ROW ? sqlite3_column_int64(stmt, 0) : 0;
+    stmt_done(stmt);
+    if (rc != SQLITE_ROW)
+        return rc == SQLITE_DONE ? STORE_NOT_FOUND : conn_fail(conn, &Q_REQUESTED_ROW, rc);
+    sqlite3_blob *blob = NULL;
+    rc = sqlite3_blob_open(conn->db, "main", "report_ids", "requested", rowid, 0, &blob);
+    if (rc != SQLITE_OK) {
+        sqlite3_blob_close(blob); /* NULL-safe */
+        return rc == SQLITE_ERROR ? STORE_NOT_FOUND /* deleted meanwhile */
+                                  : conn_fail(conn, &Q_REQUESTED_ROW, rc);
+    }
+    size_t n = (size_t)sqlite3_blob_bytes(blob);
+    char *buf = malloc(n + 1);
+    rc = buf == NULL ? SQLITE_NOMEM : sqlite3_blob_read(blob, buf, (int)n, 0);
+    sqlite3_blob_close(blob);
+    if (rc != SQLITE_OK) {
+        free(buf);
+        return buf == NULL ? STORE_ERROR : conn_fail(conn, &Q_REQUESTED_ROW, rc);
+    }
+    buf[n] = '\0';
+    *text = buf;
+    *len = n;
+    return STORE_OK;
 }
 
 /* ---- claiming --------------------------------------------------------- */
@@ -346,7 +484,7 @@ static store_status_t claim_body(store_conn_t *conn, const void *arg)
     if (st == STORE_OK)
         st = take(conn, a->lease, id);
     if (st == STORE_OK)
-        st = get_row(conn, id, STORE_REPORT_WITH_IDS, a->out);
+        st = get_row(conn, id, 0, a->out);
     return st;
 }
 
@@ -497,7 +635,8 @@ static store_status_t complete_body(store_conn_t *conn, const void *arg)
         return st;
     if (!bind_text(stmt, 2, a->claim) || !bind_text(stmt, 3, d->metadata) ||
         !bind_int(stmt, 4, d->row_count) || !bind_int(stmt, 5, d->size_bytes) ||
-        !bind_int(stmt, 6, d->finished_at))
+        !bind_int(stmt, 6, d->finished_at) ||
+        !bind_blob_or_null(stmt, 7, d->skipped, d->skipped_len))
         return conn_bind_failed(conn, &Q_COMPLETE, stmt);
     return conn_run(conn, &Q_COMPLETE, stmt);
 }
@@ -524,11 +663,11 @@ static bool decode_dirty(sqlite3_stmt *stmt, store_inv_account_t *out)
 }
 
 store_status_t store_report_dirty_accounts(store_conn_t *conn, const char *tenant_id,
-                                           const char *account_ids, const char *after_uuid,
+                                           const char *scoped_report, const char *after_uuid,
                                            store_inv_account_t *out, size_t cap, size_t *count)
 {
     *count = 0;
-    const store_sql_t *q = account_ids != NULL ? &Q_DIRTY_IDS : &Q_DIRTY_ALL;
+    const store_sql_t *q = scoped_report != NULL ? &Q_DIRTY_IDS : &Q_DIRTY_ALL;
     sqlite3_stmt *stmt;
     store_status_t st = conn_enter(conn);
     if (st == STORE_OK)
@@ -536,7 +675,7 @@ store_status_t store_report_dirty_accounts(store_conn_t *conn, const char *tenan
     if (st != STORE_OK)
         return st;
     if (!bind_text(stmt, 2, after_uuid) || !bind_int(stmt, 3, (int64_t)cap) ||
-        (account_ids != NULL && !bind_text(stmt, 4, account_ids)))
+        (scoped_report != NULL && !bind_text(stmt, 4, scoped_report)))
         return conn_bind_failed(conn, q, stmt);
     int rc;
     while ((rc = sqlite3_step(stmt)) == SQLITE_ROW && *count < cap) {
@@ -556,39 +695,39 @@ store_status_t store_report_dirty_accounts(store_conn_t *conn, const char *tenan
 
 /* Binds (tenant, ids?) to q. */
 static store_status_t prepare_scoped(store_conn_t *conn, const store_sql_t *q,
-                                     const char *tenant_id, const char *account_ids,
+                                     const char *tenant_id, const char *scoped_report,
                                      sqlite3_stmt **stmt)
 {
     store_status_t st = conn_prepare_key(conn, q, tenant_id, stmt);
     if (st != STORE_OK)
         return st;
-    if (account_ids != NULL && !bind_text(*stmt, 2, account_ids))
+    if (scoped_report != NULL && !bind_text(*stmt, 2, scoped_report))
         return conn_bind_failed(conn, q, *stmt);
     return STORE_OK;
 }
 
-static store_status_t count_requested(store_conn_t *conn, const char *account_ids,
+static store_status_t count_requested(store_conn_t *conn, const char *scoped_report,
                                       int64_t *requested)
 {
     sqlite3_stmt *stmt;
-    store_status_t st = conn_prepare_key(conn, &Q_REQUESTED, account_ids, &stmt);
+    store_status_t st = conn_prepare_key(conn, &Q_REQUESTED, scoped_report, &stmt);
     if (st != STORE_OK)
         return st;
     int rc = sqlite3_step(stmt);
     if (rc == SQLITE_ROW)
         *requested = sqlite3_column_int64(stmt, 0);
-    else
-        st = conn_fail(conn, &Q_REQUESTED, rc);
+    else /* no row: the report was deleted meanwhile */
+        st = rc == SQLITE_DONE ? STORE_NOT_FOUND : conn_fail(conn, &Q_REQUESTED, rc);
     stmt_done(stmt);
     return st;
 }
 
 static store_status_t count_included(store_conn_t *conn, const char *tenant_id,
-                                     const char *account_ids, int64_t *included)
+                                     const char *scoped_report, int64_t *included)
 {
-    const store_sql_t *q = account_ids != NULL ? &Q_COUNT_IDS : &Q_COUNT_ALL;
+    const store_sql_t *q = scoped_report != NULL ? &Q_COUNT_IDS : &Q_COUNT_ALL;
     sqlite3_stmt *stmt;
-    store_status_t st = prepare_scoped(conn, q, tenant_id, account_ids, &stmt);
+    store_status_t st = prepare_scoped(conn, q, tenant_id, scoped_report, &stmt);
     if (st != STORE_OK)
         return st;
     int rc = sqlite3_step(stmt);
@@ -627,10 +766,9 @@ static store_status_t walk(store_conn_t *conn, const store_sql_t *q, sqlite3_stm
 
 static int skipped_row(sqlite3_stmt *stmt, store_report_reader_t *r)
 {
-    const char *id = col(stmt, 0);
-    if (id == NULL)
+    if (sqlite3_column_type(stmt, 0) != SQLITE_INTEGER)
         return -1;
-    return r->skipped(id, r->ctx) != 0 ? 1 : 0;
+    return r->skipped(sqlite3_column_int64(stmt, 0), r->ctx) != 0 ? 1 : 0;
 }
 
 static int report_row(sqlite3_stmt *stmt, store_report_reader_t *r)
@@ -646,27 +784,27 @@ static int report_row(sqlite3_stmt *stmt, store_report_reader_t *r)
 }
 
 static store_status_t read_all(store_conn_t *conn, const char *tenant_id,
-                               const char *account_ids, store_report_reader_t *reader)
+                               const char *scoped_report, store_report_reader_t *reader)
 {
     bool stopped = false;
     sqlite3_stmt *stmt;
-    store_status_t st = count_included(conn, tenant_id, account_ids, &reader->included);
-    if (st == STORE_OK && account_ids != NULL)
-        st = count_requested(conn, account_ids, &reader->requested);
-    if (st == STORE_OK && account_ids != NULL) {
-        st = prepare_scoped(conn, &Q_SKIPPED, tenant_id, account_ids, &stmt);
+    store_status_t st = count_included(conn, tenant_id, scoped_report, &reader->included);
+    if (st == STORE_OK && scoped_report != NULL)
+        st = count_requested(conn, scoped_report, &reader->requested);
+    if (st == STORE_OK && scoped_report != NULL) {
+        st = prepare_scoped(conn, &Q_SKIPPED, tenant_id, scoped_report, &stmt);
         if (st == STORE_OK)
             st = walk(conn, &Q_SKIPPED, stmt, skipped_row, reader, &stopped);
     }
     if (st != STORE_OK || stopped)
         return st;
-    const store_sql_t *q = account_ids != NULL ? &Q_ROWS_IDS : &Q_ROWS_ALL;
-    st = prepare_scoped(conn, q, tenant_id, account_ids, &stmt);
+    const store_sql_t *q = scoped_report != NULL ? &Q_ROWS_IDS : &Q_ROWS_ALL;
+    st = prepare_scoped(conn, q, tenant_id, scoped_report, &stmt);
     return st == STORE_OK ? walk(conn, q, stmt, report_row, reader, &stopped) : st;
 }
 
 store_status_t store_report_read(store_conn_t *conn, const char *tenant_id,
-                                 const char *account_ids, store_report_reader_t *reader)
+                                 const char *scoped_report, store_report_reader_t *reader)
 {
     reader->included = 0;
     reader->requested = 0;
@@ -675,7 +813,7 @@ store_status_t store_report_read(store_conn_t *conn, const char *tenant_id,
         st = conn_exec(conn, &Q_READ_BEGIN);
     if (st != STORE_OK)
         return st;
-    st = read_all(conn, tenant_id, account_ids, reader);
+    st = read_all(conn, tenant_id, scoped_report, reader);
     if (st == STORE_OK)
         st = conn_exec(conn, &Q_READ_END);
     if (!sqlite3_get_autocommit(conn->db)) /* a failure left it open */

@@ -12,7 +12,14 @@
  * Times: created_at and expires_at come from the service clock (tests move
  * it); leases from the wall clock, because they coordinate processes that
  * must agree on them. Strings in structs are owned by the struct; the
- * malloc'd ones are released with store_report_clear. */
+ * malloc'd ones are released with store_report_clear.
+ *
+ * Account ids. A report scoped by account_ids keeps them once, as the JSON
+ * array it was given (report_ids, written at the trigger, never rewritten).
+ * The ids it skipped are no second copy: at completion, a bitmap over the
+ * positions of that array marks the first appearance of each id that is no
+ * account of the tenant (store_report_done_t.skipped); the status GET lists
+ * them from the array and the bitmap. */
 #ifndef TAXD_STORE_REPORTS_H
 #define TAXD_STORE_REPORTS_H
 
@@ -42,27 +49,44 @@ typedef struct store_report {
     char error_code[STORE_REPORT_CODE_MAX];          /* failed only */
     char error_message[STORE_REPORT_MESSAGE_MAX];    /* failed only */
     char test_directive[STORE_REPORT_DIRECTIVE_MAX]; /* "" = none */
-    char *account_ids;                /* malloc'd JSON array text; NULL = every account */
+    bool scoped;                      /* account_ids were given (report_ids holds them) */
     char *metadata;                   /* malloc'd JSON object text; NULL until completed */
+    uint8_t *skipped;                 /* malloc'd bitmap (bit i = byte i/8, 1 << i%8) over
+                                         the requested positions; NULL = none skipped */
+    size_t skipped_len;               /* bytes */
 } store_report_t;
 
 /* Frees the malloc'd members (safe on a zeroed struct). */
 void store_report_clear(store_report_t *report);
 
-/* Inserts a pending report: id, tenant_id, format, created_at, expires_at,
- * account_ids (may be NULL) and test_directive are used. */
-store_status_t store_report_create(store_conn_t *conn, const store_report_t *report);
+/* Inserts a pending report (id, tenant_id, format, created_at, expires_at
+ * and test_directive are used) with its requested ids, account_ids: the
+ * compact JSON array text of strings, ids_len bytes (NULL: every account),
+ * borrowed. In the same
+ * transaction, counts the tenant's reports pending or processing: when
+ * there are max_active or more already, inserts nothing and sets *admitted
+ * false (STORE_OK). */
+store_status_t store_report_create(store_conn_t *conn, const store_report_t *report,
+                                   const char *account_ids, size_t ids_len,
+                                   unsigned max_active, bool *admitted);
 
-/* Which malloc'd texts store_report_get loads (they can be megabytes). */
+/* Which malloc'd members store_report_get loads. */
 enum {
-    STORE_REPORT_WITH_IDS = 1u << 0,      /* account_ids */
-    STORE_REPORT_WITH_METADATA = 1u << 1, /* metadata */
+    STORE_REPORT_WITH_METADATA = 1u << 1, /* metadata and skipped */
 };
 
-/* The report by id, whatever its tenant (the caller compares). Texts not
+/* The report by id, whatever its tenant (the caller compares). Members not
  * asked for are left NULL. */
 store_status_t store_report_get(store_conn_t *conn, const char *id, unsigned texts,
                                 store_report_t *out);
+
+/* The requested ids of a scoped report, as stored (a JSON array of strings,
+ * compact): *text is malloc'd (NUL-terminated, the caller frees), *len its
+ * bytes. Read in one piece straight into that buffer (incremental blob I/O),
+ * so the only copy in memory is the caller's. STORE_NOT_FOUND when the
+ * report has none (or was deleted). */
+store_status_t store_report_requested(store_conn_t *conn, const char *id, char **text,
+                                      size_t *len);
 
 /* ---- the runner */
 
@@ -78,8 +102,8 @@ typedef struct store_report_lease {
  * the max_leases-th time (error lease_expired, their chunks deleted), then
  * claims the oldest pending report, or a processing one whose lease expired
  * (counting that expiry), for lease->claim until now + lease_ms.
- * STORE_NOT_FOUND when there is nothing to claim. out gets the report with
- * its account_ids (status "processing", expired_leases as counted). */
+ * STORE_NOT_FOUND when there is nothing to claim. out gets the report
+ * (status "processing", expired_leases as counted; no metadata). */
 store_status_t store_report_claim(store_conn_t *conn, const store_report_lease_t *lease,
                                   store_report_t *out);
 /* Extends the lease to lease_until. */
@@ -103,21 +127,25 @@ typedef struct store_report_done {
     size_t last_len;
     int64_t last_seq;
     const char *metadata;    /* JSON object text */
+    const uint8_t *skipped;  /* the skipped bitmap (see store_report_t); NULL = none */
+    size_t skipped_len;
     int64_t row_count;
     int64_t size_bytes;
     int64_t finished_at;     /* service clock */
 } store_report_done_t;
 
-/* Stores the last chunk and marks the report completed, in one transaction. */
+/* Stores the last chunk, the metadata and the skipped bitmap and marks the
+ * report completed, in one transaction. */
 store_status_t store_report_complete(store_conn_t *conn, const char *id, const char *claim,
                                      const store_report_done_t *done);
 
 /* Up to `cap` accounts that are dirty among those a report includes (every
- * account of the tenant, or those whose caller ids the JSON array
- * account_ids names), in uuid order after after_uuid ("" from the start).
- * *count receives how many were written to out. */
+ * account of the tenant when scoped_report is NULL, else those whose caller
+ * ids the requested ids of the report with that id name), in uuid order
+ * after after_uuid ("" from the start). *count receives how many were
+ * written to out. */
 store_status_t store_report_dirty_accounts(store_conn_t *conn, const char *tenant_id,
-                                           const char *account_ids, const char *after_uuid,
+                                           const char *scoped_report, const char *after_uuid,
                                            store_inv_account_t *out, size_t cap, size_t *count);
 
 /* One row of the report: borrowed strings, valid during the callback. */
@@ -132,9 +160,10 @@ typedef struct store_report_row {
 } store_report_row_t;
 
 typedef struct store_report_reader {
-    /* Each supplied id that is no account of the tenant, once, in order of
-     * first appearance (only with account_ids). */
-    int (*skipped)(const char *account_id, void *ctx);
+    /* The position in the requested array of each supplied id that is no
+     * account of the tenant, at its first appearance, in increasing order
+     * (only for a scoped report). */
+    int (*skipped)(int64_t position, void *ctx);
     /* Each held (account, asset), ordered by account id then asset code. */
     int (*row)(const store_report_row_t *row, void *ctx);
     void *ctx;
@@ -143,12 +172,14 @@ typedef struct store_report_reader {
 } store_report_reader_t;
 
 /* Reads everything a report holds inside one read transaction (one
- * snapshot): the counts of requested and included accounts, the skipped ids, then the rows
- * of every (account, asset) whose total quantity is not zero. A non-zero
- * return from a callback stops the read (not an error: the caller knows
- * why). Callbacks must not use this connection (another one may). */
+ * snapshot): the counts of requested and included accounts, the skipped
+ * positions, then the rows of every (account, asset) whose total quantity
+ * is not zero. scoped_report: the id of the report whose requested ids
+ * scope it, or NULL for every account of the tenant. A non-zero return from
+ * a callback stops the read (not an error: the caller knows why). Callbacks
+ * must not use this connection (another one may). */
 store_status_t store_report_read(store_conn_t *conn, const char *tenant_id,
-                                 const char *account_ids, store_report_reader_t *reader);
+                                 const char *scoped_report, store_report_reader_t *reader);
 
 /* ---- downloads and the janitor */
 

@@ -55,6 +55,8 @@ static const store_sql_t DELETES[] = {
     {"purge_events", "DELETE FROM events WHERE " OF_TENANT},
     {"purge_report_chunks",
      "DELETE FROM report_chunks WHERE report_id IN (SELECT id FROM reports WHERE " OF_TENANT ")"},
+    {"purge_report_ids",
+     "DELETE FROM report_ids WHERE report_id IN (SELECT id FROM reports WHERE " OF_TENANT ")"},
     {"purge_reports", "DELETE FROM reports WHERE " OF_TENANT},
     {"purge_tax_forms", "DELETE FROM tax_forms WHERE " OF_TENANT},
     {"purge_tax_documentation_current",

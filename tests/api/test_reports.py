@@ -31,7 +31,7 @@ docs/decisions.md, "Reports"):
   - retention: after 30 days GET answers 404 and the link stops working,
     before the janitor ran; the janitor then deletes the report and its file;
   - the endpoint's own rate limit answers 429 "Too many requests." with
-    Retry-After;
+    Retry-After (the trigger has one by default: test_reports_limits.py);
   - a failed report (test-only failure switch), kill -9 of the server while
     a report is processing (another process takes it after the lease), a
     report failed after its lease expired the maximum number of times, and
@@ -679,14 +679,15 @@ def test_retention_30_days_then_the_janitor_deletes(tmp_path, taxd_bin):
 
 # ------------------------------------------------------------------ rate limit
 
-def test_trigger_has_no_own_limit_by_default(server):
-    """No own bucket: the headers show the tenant's default bucket (burst
-    1,000), which they would not if a tighter own limit applied."""
-    t = book(server, "nolimit", accounts=())
-    for _ in range(15):
-        r = trigger(t, {})
+def test_trigger_has_its_own_limit_by_default(server):
+    """Issue 15: the trigger has a default limit of its own (burst 10, 1 per
+    second per tenant, docs/decisions.md "Report triggers are bounded"): the
+    headers show that bucket, tighter than the tenant's default (1,000).
+    test_reports_limits.py checks its 429 and the operator's override."""
+    t = book(server, "ownlimit", accounts=())
+    r = trigger(t, {})
     limit, remaining = assert_rl_headers(r)
-    assert limit == 1000 and remaining > 900, (limit, remaining)
+    assert limit == 10 and remaining <= 9, (limit, remaining)
 
 
 def test_endpoint_limit_answers_429(make_server):

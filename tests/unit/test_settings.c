@@ -87,9 +87,47 @@ static void test_rules_after_refresh(void **state)
     settings_free(s);
 }
 
+/* A built-in endpoint rule applies to every tenant until the operator sets
+ * one for the route: for every tenant (replaces it), or for one (outranks
+ * it for that tenant only). */
+static void test_route_default_and_operator_override(void **state)
+{
+    fixture_t *fx = *state;
+    const char *route = "POST /v1/reports/inventory-summary";
+    settings_t *s = settings_new((ratelimit_rule_t){100, 1000});
+    assert_int_equal(settings_set_route_default(s, route, (ratelimit_rule_t){1, 10}), 0);
+    assert_int_equal(settings_set_route_default(s, "", (ratelimit_rule_t){1, 10}), -1);
+    ratelimit_rule_t r = {0, 0};
+    assert_true(settings_route_rule(s, TENANT, route, &r)); /* before any refresh */
+    assert_int_equal(r.burst, 10);
+    assert_int_equal(settings_refresh(s, fx->conn), STORE_OK);
+    assert_true(settings_route_rule(s, TENANT, route, &r));
+    assert_int_equal(r.rate, 1);
+    assert_int_equal(r.burst, 10);
+    assert_false(settings_route_rule(s, TENANT, "GET /v1/filers", &r));
+
+    store_rate_limit_t all = {.tenant_id = "", .rate = 5, .burst = 40};
+    snprintf(all.route, sizeof all.route, "%s", route);
+    assert_int_equal(store_rate_limit_set(fx->conn, &all), STORE_OK);
+    assert_int_equal(settings_refresh(s, fx->conn), STORE_OK);
+    assert_true(settings_route_rule(s, "another", route, &r));
+    assert_int_equal(r.burst, 40);
+    store_rate_limit_t one = {.tenant_id = TENANT, .rate = 2, .burst = 30};
+    snprintf(one.route, sizeof one.route, "%s", route);
+    assert_int_equal(store_rate_limit_set(fx->conn, &one), STORE_OK);
+    assert_int_equal(settings_refresh(s, fx->conn), STORE_OK);
+    assert_true(settings_route_rule(s, TENANT, route, &r));
+    assert_int_equal(r.burst, 30);
+    assert_true(settings_route_rule(s, "another", route, &r));
+    assert_int_equal(r.burst, 40);
+    settings_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_route_default_and_operator_override, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_revocation_after_refresh, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rules_after_refresh, setup, teardown),
     };

@@ -7,7 +7,11 @@
  * What they prove: the counts, the skipped ids and the rows of a report come
  * from one read snapshot (issue 5, "the rows are read in one read snapshot"):
  * a write committed by another connection while the read is under way, after
- * its first statement, is not seen by the later statements. */
+ * its first statement, is not seen by the later statements. And (issue 15,
+ * "Report triggers are bounded"): the requested ids are stored once, as
+ * given, and read back whole; skipped ids come out as their first positions
+ * in that array; the count of reports pending or processing per tenant
+ * refuses a trigger beyond max_active, in the insert's transaction. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -37,7 +41,7 @@ typedef scratch_fixture_t fixture_t;
 typedef struct seen {
     fixture_t *fx;
     const char *write_on_skip; /* SQL the raw connection commits at the first skipped id */
-    char skipped[ROWS_MAX][32];
+    int64_t skipped[ROWS_MAX];     /* positions in the requested array */
     size_t n_skipped;
     char rows[ROWS_MAX][64];   /* "account/asset/quantity" */
     size_t n_rows;
@@ -92,14 +96,32 @@ static int teardown(void **state)
 
 /* ---- callbacks */
 
-static int on_skipped(const char *account_id, void *ctx)
+static int on_skipped(int64_t position, void *ctx)
 {
     seen_t *s = ctx;
     if (s->n_skipped == 0 && s->write_on_skip != NULL)
         raw_exec(s->fx, s->write_on_skip); /* commits while the read is under way */
     if (s->n_skipped < ROWS_MAX)
-        snprintf(s->skipped[s->n_skipped++], sizeof s->skipped[0], "%s", account_id);
+        s->skipped[s->n_skipped++] = position;
     return 0;
+}
+
+/* A pending report of TENANT scoped by ids (NULL: every account), id
+ * "00000000-0000-4000-8000-0000000c000<n>"; asserts it was admitted. */
+static const char *make_report(fixture_t *fx, char n, const char *ids)
+{
+    static char id[STORE_UUID_LEN];
+    store_report_t r = {.created_at = T0, .expires_at = T0 + 1000};
+    snprintf(id, sizeof id, "00000000-0000-4000-8000-0000000c000%c", n);
+    snprintf(r.id, sizeof r.id, "%s", id);
+    snprintf(r.tenant_id, sizeof r.tenant_id, "%s", TENANT);
+    snprintf(r.format, sizeof r.format, "csv");
+    bool admitted = false;
+    assert_int_equal(store_report_create(fx->conn, &r, ids, ids ? strlen(ids) : 0, 100,
+                                         &admitted),
+                     STORE_OK);
+    assert_true(admitted);
+    return id;
 }
 
 static int on_row(const store_report_row_t *row, void *ctx)
@@ -133,13 +155,12 @@ static void test_read_is_one_snapshot(void **state)
                     " 'SOL', '5', '0', '0');"
                     "COMMIT;"};
     store_report_reader_t reader = {.skipped = on_skipped, .row = on_row, .ctx = &s};
-    assert_int_equal(store_report_read(fx->conn, TENANT, "[\"a1\",\"a3\",\"a2\",\"a1\"]",
-                                       &reader),
-                     STORE_OK);
+    const char *report = make_report(fx, '1', "[\"a1\",\"a3\",\"a2\",\"a1\"]");
+    assert_int_equal(store_report_read(fx->conn, TENANT, report, &reader), STORE_OK);
     assert_int_equal(reader.requested, 4);
     assert_int_equal(reader.included, 2);
     assert_int_equal(s.n_skipped, 1);
-    assert_string_equal(s.skipped[0], "a3");
+    assert_int_equal(s.skipped[0], 1); /* "a3" */
     assert_int_equal(s.n_rows, 2);
     assert_string_equal(s.rows[0], "a1/BTC/1");
     assert_string_equal(s.rows[1], "a2/ETH/2");
@@ -147,8 +168,8 @@ static void test_read_is_one_snapshot(void **state)
     /* the write did commit: the next read sees it */
     seen_t after = {.fx = fx};
     store_report_reader_t again = {.skipped = on_skipped, .row = on_row, .ctx = &after};
-    assert_int_equal(store_report_read(fx->conn, TENANT, "[\"a1\",\"a3\",\"a2\"]", &again),
-                     STORE_OK);
+    report = make_report(fx, '2', "[\"a1\",\"a3\",\"a2\"]");
+    assert_int_equal(store_report_read(fx->conn, TENANT, report, &again), STORE_OK);
     assert_int_equal(again.included, 3);
     assert_int_equal(after.n_skipped, 0);
     assert_int_equal(after.n_rows, 4);
@@ -181,9 +202,67 @@ static void test_rows_held_in_order(void **state)
     assert_string_equal(s.rows[2], "c/BTC/1");
 }
 
+/* The requested ids come back as stored, once; the skipped positions are
+ * the first appearance of each id that is no account, in order. */
+static void test_requested_stored_once_and_skipped_positions(void **state)
+{
+    fixture_t *fx = *state;
+    raw_exec(fx, ACCOUNT_SQL("a1", "1", "BTC", "1"));
+    const char *ids = "[\"m1\",\"a1\",\"m2\",\"m1\",\"q\\\"x\",\"m2\"]";
+    const char *report = make_report(fx, '3', ids);
+    char *text = NULL;
+    size_t len = 0;
+    assert_int_equal(store_report_requested(fx->conn, report, &text, &len), STORE_OK);
+    assert_int_equal(len, strlen(ids));
+    assert_string_equal(text, ids);
+    free(text);
+    seen_t s = {.fx = fx};
+    store_report_reader_t reader = {.skipped = on_skipped, .row = on_row, .ctx = &s};
+    assert_int_equal(store_report_read(fx->conn, TENANT, report, &reader), STORE_OK);
+    assert_int_equal(reader.requested, 6);
+    assert_int_equal(s.n_skipped, 3);
+    assert_int_equal(s.skipped[0], 0);
+    assert_int_equal(s.skipped[1], 2);
+    assert_int_equal(s.skipped[2], 4);
+    /* a report without ids has none */
+    const char *all = make_report(fx, '4', NULL);
+    assert_int_equal(store_report_requested(fx->conn, all, &text, &len), STORE_NOT_FOUND);
+    assert_null(text);
+}
+
+/* max_active counts the tenant's reports pending or processing: at the
+ * limit nothing is inserted and *admitted is false. */
+static void test_max_active_refuses_in_the_transaction(void **state)
+{
+    fixture_t *fx = *state;
+    make_report(fx, '5', NULL);
+    make_report(fx, '6', "[\"x\"]");
+    store_report_t r = {.created_at = T0, .expires_at = T0 + 1000};
+    snprintf(r.id, sizeof r.id, "00000000-0000-4000-8000-0000000c0007");
+    snprintf(r.tenant_id, sizeof r.tenant_id, "%s", TENANT);
+    snprintf(r.format, sizeof r.format, "csv");
+    bool admitted = true;
+    assert_int_equal(store_report_create(fx->conn, &r, "[\"y\"]", 5, 2, &admitted), STORE_OK);
+    assert_false(admitted);
+    store_report_t got;
+    assert_int_equal(store_report_get(fx->conn, r.id, 0, &got), STORE_NOT_FOUND);
+    /* a finished report frees its place */
+    raw_exec(fx, "UPDATE reports SET status = 'completed'"
+                 " WHERE id = '00000000-0000-4000-8000-0000000c0005'");
+    assert_int_equal(store_report_create(fx->conn, &r, "[\"y\"]", 5, 2, &admitted), STORE_OK);
+    assert_true(admitted);
+    assert_int_equal(store_report_get(fx->conn, r.id, 0, &got), STORE_OK);
+    assert_true(got.scoped);
+    store_report_clear(&got);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_requested_stored_once_and_skipped_positions, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_max_active_refuses_in_the_transaction, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_read_is_one_snapshot, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rows_held_in_order, setup, teardown),
     };
