@@ -101,7 +101,7 @@ static void config_defaults(taxd_config_t *cfg)
     cfg->connection_limit = 16384;
     cfg->per_ip_connection_limit = 512;
     cfg->header_timeout_ms = 10000;
-    cfg->max_large_bodies = 4;
+    cfg->max_large_bodies = 2;
     cfg->report_workers = 2;
     cfg->report_lease_ms = 60000;
     cfg->report_max_leases = 3;

@@ -67,8 +67,9 @@ typedef struct request {
     router_match_t match;
     const char *allowed;             /* Allow header of a 405 */
 
-    char *body;                      /* NUL-terminated for convenience */
+    char *body;                      /* NUL-terminated for convenience; malloc'd, freed by the server */
     size_t body_len;
+    size_t body_expected;            /* the announced Content-Length (0 when none) */
     size_t body_limit;
     bool body_too_large;
     size_t body_cap;

@@ -82,7 +82,7 @@ static void test_config_defaults(void **state)
     assert_int_equal(cfg.per_ip_connection_limit, 512);
     assert_int_equal(cfg.connection_limit, 16384);
     assert_int_equal(cfg.header_timeout_ms, 10000);
-    assert_int_equal(cfg.max_large_bodies, 4);
+    assert_int_equal(cfg.max_large_bodies, 2);
     assert_int_equal(cfg.max_in_flight, 512);
     assert_int_equal(cfg.default_rate, 100);
     assert_int_equal(cfg.default_burst, 1000);
