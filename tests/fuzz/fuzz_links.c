@@ -1,7 +1,10 @@
 /* Fuzzes the signed download URL (reports/links.c). Input: five fields
  * separated by NUL bytes: base URL, report id, "now" in unix seconds
- * (digits), which query value to replace ('i' the id, 'e' expires, 'n' the
- * nonce, 's' the signature, anything else none), and the replacement text.
+ * (digits), which value to tamper with ('i' the id, 'e' expires, 'n' the
+ * nonce, 's' the signature, anything else none), and the tampering: "=text"
+ * replaces the value with text; otherwise each pair of bytes (position,
+ * byte) overwrites one byte of the genuine value (position modulo its
+ * length), which reaches the values of a link made with a random nonce.
  *
  * A link is made for the id at now, and its query values are read back the
  * way the download route reads them (url_split, url_query_get).
@@ -63,6 +66,19 @@ static void all_invalid(const char *id, const char *v[3], int64_t now, int64_t u
     }
 }
 
+/* The value after the tampering (malloc'd): "=text" is text; otherwise
+ * (position, byte) pairs overwrite bytes of value. */
+static char *tampered(const char *value, const char *how)
+{
+    if (how[0] == '=')
+        return strdup(how + 1);
+    char *out = strdup(value);
+    size_t n = strlen(out);
+    for (const char *p = how; n > 0 && p[0] != '\0' && p[1] != '\0'; p += 2)
+        out[(unsigned char)p[0] % n] = p[1];
+    return out;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -114,20 +130,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (report_link_verify(key_of(1), id, cv[0], cv[1], cv[2], now) != REPORT_LINK_INVALID)
         FAIL("a link verifies under another key");
 
-    /* The tampered link: one value replaced. */
-    const char *tid = id;
-    const char *tv[3] = {cv[0], cv[1], cv[2]};
-    int slot = which[0] == 'e' ? 0 : which[0] == 'n' ? 1 : which[0] == 's' ? 2 : -1;
-    bool changed = false;
-    if (which[0] == 'i') {
-        tid = replacement;
-        changed = strcmp(id, replacement) != 0;
-    } else if (slot >= 0) {
-        tv[slot] = replacement;
-        changed = strcmp(cv[slot], replacement) != 0;
+    /* The tampered link: one value replaced or edited. */
+    const char *tv[4] = {cv[0], cv[1], cv[2], id};
+    int slot = which[0] == 'e' ? 0 : which[0] == 'n' ? 1 : which[0] == 's' ? 2 : which[0] == 'i' ? 3 : -1;
+    if (slot >= 0) {
+        char *edited = tampered(tv[slot], replacement);
+        if (strcmp(edited, tv[slot]) != 0) {
+            tv[slot] = edited;
+            all_invalid(tv[3], tv, now, expires_s);
+        }
+        free(edited);
     }
-    if (changed)
-        all_invalid(tid, tv, now, expires_s);
     for (int i = 0; i < 3; i++)
         free(v[i]);
     free(copy);

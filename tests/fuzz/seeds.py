@@ -270,18 +270,23 @@ for name, row in {
 }.items():
     seed("fuzz_report", name, "\0".join(row))
 
-# ---------------------------------------------------------------- links: base \0 id \0 now \0 field \0 replacement
+# ---------------------------------------------------------------- links: base \0 id \0 now \0 field \0 tampering
+# tampering: "=text" replaces the value; otherwise (position, byte) pairs edit it.
 
 UUID = "0b7c1e36-9a7e-4a27-8f53-5f0a5f8f2c11"
 for name, parts in {
     "unchanged": ["https://taxd.example", UUID, "1700000000", "-", ""],
-    "other_id": ["http://127.0.0.1:8080", UUID, "1700000000", "i", UUID[:-1] + "2"],
-    "later_expiry": ["", UUID, "1700000000", "e", "1700009999"],
-    "leading_zero_expiry": ["", UUID, "1700000000", "e", "01700000900"],
-    "nonce": ["", UUID, "0", "n", "AAAAAAAAAAAAAAAAAAAAAA"],
-    "signature_bits": ["", UUID, "1", "s", "B" * 43],
-    "padded_signature": ["", UUID, "1", "s", "A" * 43 + "="],
-    "query_chars": ["https://x/p?q=1", "a&b=c%", "1700000000", "i", "a&b=c"],
+    "other_id": ["http://127.0.0.1:8080", UUID, "1700000000", "i", "=" + UUID[:-1] + "2"],
+    "id_edit": ["", UUID, "1700000000", "i", "\x23A"],
+    "later_expiry": ["", UUID, "1700000000", "e", "=1700009999"],
+    "leading_zero_expiry": ["", UUID, "1700000000", "e", "=01700000900"],
+    "expiry_digit": ["", UUID, "1700000000", "e", "\x099"],
+    "nonce": ["", UUID, "0", "n", "=AAAAAAAAAAAAAAAAAAAAAA"],
+    "nonce_last_char": ["", UUID, "0", "n", "\x15B"],
+    "signature_last_char": ["", UUID, "1", "s", "\x2aB"],
+    "signature_two_chars": ["", UUID, "1", "s", "\x01A\x29-"],
+    "padded_signature": ["", UUID, "1", "s", "=" + "A" * 43 + "="],
+    "query_chars": ["https://x/p?q=1", "a&b=c%", "1700000000", "i", "=a&b=c"],
 }.items():
     seed("fuzz_links", name, "\0".join(parts))
 
