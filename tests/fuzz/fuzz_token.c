@@ -14,6 +14,7 @@
  * The seeds include genuine tokens (key: 32 bytes of 7, kid "kfuzz"), so the
  * claim checks are reached, not only the signature check. */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -22,6 +23,12 @@
 #include "http/token.h"
 
 #define NOW 1700000000
+
+#define FAIL(why)                                                                              \
+    do {                                                                                       \
+        fprintf(stderr, "fuzz property: %s\n", why);                                           \
+        abort();                                                                               \
+    } while (0)
 
 static const uint8_t *fuzz_key(void)
 {
@@ -40,7 +47,7 @@ static int genuinely_signed(const char *token, size_t len)
     uint8_t mac[CRYPTO_SHA256_LEN], given[CRYPTO_SHA256_LEN + 3];
     size_t got = 0;
     if (crypto_hmac_sha256(fuzz_key(), KEYS_KEY_LEN, token, (size_t)(dot2 - token), mac) != 0)
-        abort();
+        FAIL("reference MAC failed");
     if (crypto_base64url_decode(dot2 + 1, len - (size_t)(dot2 + 1 - token), given, sizeof given,
                                 &got) != 0)
         return 0;
@@ -53,9 +60,9 @@ static void check_verified(const token_claims_t *c)
         (c->not_before != INT64_MIN && c->not_before > NOW + TOKEN_CLOCK_SKEW_S) ||
         c->expires_at - c->issued_at > TOKEN_LIFETIME_S || c->tenant_id[0] == '\0' ||
         c->client_id[0] == '\0')
-        abort(); /* fuzz property: a verified token breaks a claim rule */
+        FAIL("a verified token breaks a claim rule");
     if (token_check_times(c, NOW) != TOKEN_OK || token_check_times(c, c->expires_at) != TOKEN_EXPIRED)
-        abort(); /* fuzz property: the time rules disagree */
+        FAIL("the time rules disagree");
 }
 
 static void verify(const token_signer_t *signer, const char *token, size_t len)
@@ -64,7 +71,7 @@ static void verify(const token_signer_t *signer, const char *token, size_t len)
     if (token_verify(signer, token, len, NOW, &claims) != TOKEN_OK)
         return;
     if (!genuinely_signed(token, len))
-        abort(); /* fuzz property: a forged token verified */
+        FAIL("a forged token verified");
     check_verified(&claims);
 }
 
@@ -87,7 +94,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         size_t header_len = strlen(text);
         if (len == 0 || token < text + 7 || token + len > text + header_len ||
             strncasecmp(text, "Bearer ", 7) != 0 || token != text + 7)
-            abort(); /* fuzz property: the bearer parser's token is not where it should be */
+            FAIL("the bearer parser's token is not where it should be");
         verify(signer, token, len);
     }
     verify(signer, (const char *)data, size);
