@@ -9,12 +9,14 @@
  *    (DEC_RANGE, DEC_PRECISION); dec_format of the value is the string's
  *    canonical form computed with string operations (leading and trailing
  *    zeros dropped, "-0" is "0"), and parsing that gives the value again;
- *  - add, sub: the exact sum or difference (a 512-bit reference), DEC_RANGE
- *    exactly when it is 10^20 or more in magnitude;
+ *  - add, sub: the exact sum or difference (a 1024-bit reference),
+ *    DEC_RANGE exactly when it is 10^DEC_MAX_INT_DIGITS or more in magnitude;
  *  - mul, div, mul_div: the result q is the exact quotient N / D rounded
  *    half to even (checked as |N - q*D| <= D/2, ties to an even q, on
- *    512-bit integers), with the right sign, and DEC_RANGE exactly when that
- *    rounded quotient reaches 10^38 units; DEC_DIV_ZERO for a zero divisor;
+ *    1024-bit integers), with the right sign, and DEC_RANGE exactly when that
+ *    rounded quotient reaches the range's limit; DEC_DIV_ZERO for a zero
+ *    divisor. Only the public API is used: values reach the reference through
+ *    dec_format's text, so the target holds whatever the width of dec_t;
  *  - dec_cmp agrees with the reference difference's sign. */
 #include <stdbool.h>
 #include <stdint.h>
@@ -32,9 +34,15 @@
 
 typedef unsigned __int128 u128;
 
-/* ---- a slow unsigned 512-bit integer ----------------------------------- */
+/* ---- a slow unsigned 1024-bit integer ---------------------------------- *
+ * Values reach the reference through their text (dec_format), never through
+ * dec_t's representation, so the target holds for any width of dec_t: a
+ * product of two values below 10^(DEC_MAX_INT_DIGITS + 18) units needs
+ * 2 x log2(10) x (DEC_MAX_INT_DIGITS + 18) bits (758 for 96 integer digits). */
 
-#define LIMBS 16
+#define LIMBS 32
+_Static_assert((DEC_MAX_INT_DIGITS + DEC_SCALE) * 2 * 332 / 100 + 8 < LIMBS * 32,
+               "the reference is wide enough for a product");
 typedef struct big {
     uint32_t w[LIMBS]; /* little-endian base 2^32 */
 } big_t;
@@ -45,6 +53,21 @@ static big_t big_u128(u128 v)
     for (int i = 0; i < 4; i++, v >>= 32)
         b.w[i] = (uint32_t)v;
     return b;
+}
+
+/* a * 10 + digit */
+static big_t big_push_digit(const big_t *a, unsigned digit)
+{
+    big_t r;
+    uint64_t carry = digit;
+    for (int i = 0; i < LIMBS; i++) {
+        carry += (uint64_t)a->w[i] * 10;
+        r.w[i] = (uint32_t)carry;
+        carry >>= 32;
+    }
+    if (carry)
+        FAIL("reference overflow");
+    return r;
 }
 
 static int big_cmp(const big_t *a, const big_t *b)
@@ -105,11 +128,18 @@ static bool big_is_zero(const big_t *a)
 }
 
 static const u128 POW18 = (u128)1000000000000000000ULL;
-#define LIMIT (POW18 * POW18 * 100) /* 10^38 units: 10^20 */
 
-static u128 mag(dec_t d)
+/* 10^(DEC_MAX_INT_DIGITS + DEC_SCALE): the first magnitude, in units of
+ * 10^-18, out of range. */
+static big_t units_limit(void)
 {
-    return d.units < 0 ? (u128)0 - (u128)d.units : (u128)d.units;
+    static big_t limit;
+    if (big_is_zero(&limit)) {
+        limit = big_u128(1);
+        for (int i = 0; i < DEC_MAX_INT_DIGITS + DEC_SCALE; i++)
+            limit = big_push_digit(&limit, 0);
+    }
+    return limit;
 }
 
 /* ---- parsing ----------------------------------------------------------- */
@@ -187,9 +217,23 @@ typedef struct sbig {
     bool neg;
 } sbig_t;
 
+/* The value's units, read from its canonical text by the reference's own
+ * digit loop. */
 static sbig_t sbig_of(dec_t d)
 {
-    sbig_t r = {big_u128(mag(d)), d.units < 0};
+    char text[DEC_TEXT_MAX];
+    size_t n = dec_format(d, text), i = 0;
+    sbig_t r = {big_u128(0), n > 0 && text[0] == '-'};
+    i += r.neg;
+    for (; i < n && text[i] != '.'; i++)
+        r.m = big_push_digit(&r.m, (unsigned)(text[i] - '0'));
+    size_t frac = 0;
+    for (i += i < n; i < n; i++, frac++)
+        r.m = big_push_digit(&r.m, (unsigned)(text[i] - '0'));
+    for (; frac < DEC_SCALE; frac++)
+        r.m = big_push_digit(&r.m, 0);
+    if (r.neg && big_is_zero(&r.m))
+        FAIL("dec_format wrote a negative zero");
     return r;
 }
 
@@ -213,7 +257,7 @@ static sbig_t sbig_add(sbig_t a, sbig_t b)
 
 static void check_exact(dec_status_t st, dec_t out, sbig_t want, const char *what)
 {
-    big_t limit = big_u128(LIMIT);
+    big_t limit = units_limit();
     bool in_range = big_cmp(&want.m, &limit) < 0;
     if (!in_range) {
         if (st != DEC_RANGE)
@@ -229,9 +273,11 @@ static void check_exact(dec_status_t st, dec_t out, sbig_t want, const char *wha
 static void check_rounded(dec_status_t st, dec_t out, const big_t *n, const big_t *d, bool neg,
                           const char *what)
 {
-    big_t two = big_u128(2), limit2 = big_u128(2 * LIMIT - 1);
+    big_t two = big_u128(2), one = big_u128(1), limit = units_limit();
+    big_t limit2 = big_mul(&limit, &two);
+    limit2 = big_sub(&limit2, &one);
     big_t n2 = big_mul(n, &two), bound = big_mul(&limit2, d);
-    bool too_big = big_cmp(&n2, &bound) >= 0; /* round(N/D) >= 10^38 */
+    bool too_big = big_cmp(&n2, &bound) >= 0; /* round(N/D) reaches the limit */
     if (too_big) {
         if (st != DEC_RANGE)
             FAIL(what);
@@ -239,24 +285,24 @@ static void check_rounded(dec_status_t st, dec_t out, const big_t *n, const big_
     }
     if (st != DEC_OK)
         FAIL(what);
-    u128 q = mag(out);
-    big_t qb = big_u128(q), qd = big_mul(&qb, d);
+    sbig_t q = sbig_of(out);
+    big_t qd = big_mul(&q.m, d);
     big_t r = big_cmp(&qd, n) <= 0 ? big_sub(n, &qd) : big_sub(&qd, n);
     big_t r2 = big_mul(&r, &two);
     int c = big_cmp(&r2, d);
-    if (c > 0 || (c == 0 && (q & 1) != 0))
+    if (c > 0 || (c == 0 && (q.m.w[0] & 1) != 0))
         FAIL(what);
-    if (q != 0 && (out.units < 0) != neg)
+    if (!big_is_zero(&q.m) && q.neg != neg)
         FAIL(what);
 }
 
 static void check_arithmetic(dec_t a, dec_t b)
 {
-    dec_t out = {0};
+    dec_t out = dec_zero();
     sbig_t sa = sbig_of(a), sb = sbig_of(b), nb = sb;
     nb.neg = !nb.neg && !big_is_zero(&nb.m);
     check_exact(dec_add(a, b, &out), out, sbig_add(sa, sb), "dec_add is not the exact sum");
-    out.units = 0;
+    out = dec_zero();
     sbig_t diff = sbig_add(sa, nb);
     check_exact(dec_sub(a, b, &out), out, diff, "dec_sub is not the exact difference");
     int want_cmp = big_is_zero(&diff.m) ? 0 : diff.neg ? -1 : 1;
@@ -265,9 +311,9 @@ static void check_arithmetic(dec_t a, dec_t b)
 
     big_t scale = big_u128(POW18);
     big_t n = big_mul(&sa.m, &sb.m);
-    out.units = 0;
+    out = dec_zero();
     check_rounded(dec_mul(a, b, &out), out, &n, &scale, sa.neg != sb.neg, "dec_mul is not the rounded product");
-    out.units = 0;
+    out = dec_zero();
     dec_status_t st = dec_div(a, b, &out);
     if (dec_is_zero(b)) {
         if (st != DEC_DIV_ZERO)
@@ -280,7 +326,7 @@ static void check_arithmetic(dec_t a, dec_t b)
 
 static void check_mul_div(dec_t a, dec_t b, dec_t c)
 {
-    dec_t out = {0};
+    dec_t out = dec_zero();
     dec_status_t st = dec_mul_div(a, b, c, &out);
     if (dec_is_zero(c)) {
         if (st != DEC_DIV_ZERO)
