@@ -132,29 +132,48 @@ bench-recalc: deps build/taxd
 clean:
 	rm -rf build
 
-# Fuzzers (clang libFuzzer with ASan/UBSan). `make fuzz` runs each for
-# FUZZ_SECONDS; `make test` runs a short smoke of each.
+# Fuzzers (clang libFuzzer with ASan/UBSan): tests/fuzz/README.md says what each
+# asserts. The pure modules they reach (FUZZ_LIB) are compiled once with the
+# fuzzer's coverage instrumentation and linked into every target. `make fuzz`
+# runs each target for FUZZ_SECONDS from its seed corpus (tests/fuzz/corpus/<t>)
+# with its dictionary (tests/fuzz/dict/<t>.dict), growing a corpus of its own in
+# build/fuzz/corpus/<t>, and prints one line per target with libFuzzer's final
+# figures; `make fuzz-smoke` (part of `make test`) runs each for
+# FUZZ_SMOKE_SECONDS from the seeds alone. Neither writes into tests/fuzz/.
+# bench/fuzz_long.sh is the recorded 10-minute-per-target run (docs/operations.md).
+# FUZZ_TARGETS picks some: make fuzz FUZZ_TARGETS="fuzz_tx fuzz_decimal".
 FUZZ_SRC  = $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_TARGETS ?= $(FUZZ_SRC:tests/fuzz/%.c=%)
 FUZZ_BIN  = $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/%)
 FUZZ_LIB  = src/core/validate.c src/http/errors.c src/http/url.c src/http/router.c \
             src/http/token.c src/core/scopes.c src/core/crypto.c \
-            src/core/clock.c src/core/buf.c src/core/utf8.c
+            src/core/clock.c src/core/buf.c src/core/utf8.c src/core/dbuf.c \
+            src/core/decimal.c src/core/domain.c src/api/tx_document.c \
+            src/webhooks/payload.c src/webhooks/signature.c \
+            src/reports/format.c src/reports/links.c
+FUZZ_OBJ  = $(FUZZ_LIB:%.c=build/fuzz/obj/%.o)
+.SECONDARY: $(FUZZ_OBJ)
 FUZZ_SECONDS ?= 30
-FUZZ_FLAGS = -std=c17 -D_GNU_SOURCE -Isrc -g -O1 -fsanitize=fuzzer,address,undefined \
-             -fno-sanitize-recover=all
+FUZZ_SMOKE_SECONDS ?= 3
+FUZZ_FLAGS = -std=c17 -D_GNU_SOURCE -Isrc -g -O1 -fsanitize=address,undefined \
+             -fno-sanitize-recover=all -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
+             -Wmissing-prototypes -Wno-missing-field-initializers
 
-# A fuzzer compiles its sources in one command, so it depends on every header (a
-# fuzzer is rebuilt rarely; the objects above track headers exactly).
-build/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB) $(shell find src -name '*.h')
+build/fuzz/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	@echo "  CC fuzz $<"
+	@clang $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link $(DEPFLAGS) -c $< -o $@
+
+build/fuzz/%: tests/fuzz/%.c $(FUZZ_OBJ)
 	@mkdir -p $(dir $@)
 	@echo "  FUZZ    $@"
-	@clang $(FUZZ_FLAGS) -o $@ $< $(FUZZ_LIB) -ljansson -lcrypto
+	@clang $(FUZZ_FLAGS) -fsanitize=fuzzer $(DEPFLAGS) -MF $@.d -MT $@ -o $@ $< $(FUZZ_OBJ) \
+	  -ljansson -lcrypto
 
-fuzz: $(FUZZ_BIN)
-	@set -e; for f in $^; do echo "== $$f ($(FUZZ_SECONDS) s)"; \
-	  $$f -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -print_final_stats=0 2>&1 | tail -2; done
+fuzz: $(FUZZ_TARGETS:%=build/fuzz/%)
+	@tests/fuzz/run.sh run $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
-fuzz-smoke:
-	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=5
+fuzz-smoke: $(FUZZ_TARGETS:%=build/fuzz/%)
+	@tests/fuzz/run.sh smoke $(FUZZ_SMOKE_SECONDS) $(FUZZ_TARGETS)
 
--include $(OBJ:.o=.d) $(ASAN_OBJ:.o=.d)
+-include $(OBJ:.o=.d) $(ASAN_OBJ:.o=.d) $(FUZZ_OBJ:.o=.d) $(FUZZ_BIN:%=%.d)

@@ -4,7 +4,8 @@
  * The model is Taxbit's transaction version 2: id, account_id, datetime,
  * type with an optional subtype, and sent / received / fees arrays of
  * {"asset_amount":{"amount","asset":{"code","type"}},"rates":[...]}, plus
- * optional metadata. A body is validated, then normalised into a canonical
+ * optional metadata. A body is validated, then normalised (api/tx_document.c,
+ * shared with the fuzzer) into a canonical
  * JSON document (fixed key order, canonical decimals, the datetime in UTC
  * with milliseconds): that document is what is stored and answered, and a
  * resend whose canonical form is byte-identical changes nothing and emits no
@@ -25,9 +26,9 @@
 #include <string.h>
 
 #include "api/api.h"
+#include "api/tx_document.h"
 #include "core/clock.h"
 #include "core/dbuf.h"
-#include "core/decimal.h"
 #include "core/domain.h"
 #include "core/ids.h"
 #include "core/jsonval.h"
@@ -35,43 +36,6 @@
 #include "store/transactions.h"
 
 #define PAUSE_HEADER "x-taxd-test-pause-ms"
-
-static const v_field ASSET_FIELDS[] = {
-    {"code", V_STRING, .required = true, .min_len = 1, .max_len = DOMAIN_ASSET_CODE_MAX},
-    {"type", V_ENUM, .required = true, .values = DOMAIN_ASSET_TYPES},
-    {NULL, V_ANY, .required = false},
-};
-static const v_schema ASSET = {ASSET_FIELDS};
-static const v_field AMOUNT_FIELDS[] = {
-    {"amount", V_DECIMAL, .required = true},
-    {"asset", V_OBJECT, .required = true, .object = &ASSET},
-    {NULL, V_ANY, .required = false},
-};
-static const v_schema AMOUNT = {AMOUNT_FIELDS};
-static const v_field RATE_ITEM = {"rate", V_OBJECT, .required = true, .object = &AMOUNT};
-static const v_field LINE_FIELDS[] = {
-    {"asset_amount", V_OBJECT, .required = true, .object = &AMOUNT},
-    {"rates", V_ARRAY, .max_items = DOMAIN_TX_RATES_MAX, .items = &RATE_ITEM},
-    {NULL, V_ANY, .required = false},
-};
-static const v_schema LINE = {LINE_FIELDS};
-static const v_field LINE_ITEM = {"line", V_OBJECT, .required = true, .object = &LINE};
-static const v_schema ANY_OBJECT = {(const v_field[]){{NULL, V_ANY, .required = false}}};
-static const v_field TX_FIELDS[] = {
-    {"id", V_STRING, .required = true, .min_len = 1, .max_len = DOMAIN_ID_MAX},
-    {"account_id", V_STRING, .required = true, .min_len = 1, .max_len = DOMAIN_ID_MAX},
-    {"datetime", V_DATETIME, .required = true},
-    {"type", V_ENUM, .required = true, .values = DOMAIN_TX_TYPE_NAMES},
-    {"subtype", V_STRING, .nullable = true, .min_len = 1, .max_len = 64},
-    {"sent", V_ARRAY, .max_items = DOMAIN_TX_LINES_MAX, .items = &LINE_ITEM},
-    {"received", V_ARRAY, .max_items = DOMAIN_TX_LINES_MAX, .items = &LINE_ITEM},
-    {"fees", V_ARRAY, .max_items = DOMAIN_TX_LINES_MAX, .items = &LINE_ITEM},
-    {"metadata", V_OBJECT, .nullable = true, .object = &ANY_OBJECT},
-    {NULL, V_ANY, .required = false},
-};
-static const v_schema TX = {TX_FIELDS};
-
-static const char *const ARRAYS[] = {"sent", "received", "fees"};
 
 /* ---- errors in the transactions shape --------------------------------- */
 
@@ -120,194 +84,19 @@ static void add_issue(json_t *issues, const char *message, json_t *path)
     json_decref(path);
 }
 
-/* ---- the rules a schema cannot state ---------------------------------- */
-
-/* Which arrays a type needs: trade sent and received; deposit and income
- * received; withdraw and expense sent. The array a type does not use must
- * be absent or empty. */
-static void check_arrays_for_type(const json_t *body, json_t *issues)
-{
-    const char *type = json_string_value(json_object_get(body, "type"));
-    domain_tx_type_t t = DOMAIN_TX_TRADE;
-    domain_tx_type_parse(type, &t); /* the schema admitted only the type names */
-    bool trade = t == DOMAIN_TX_TRADE;
-    bool in = t == DOMAIN_TX_DEPOSIT || t == DOMAIN_TX_INCOME;
-    bool need_sent = trade || !in, need_received = trade || in;
-    bool need[2] = {need_sent, need_received};
-    for (int i = 0; i < 2; i++) {
-        size_t n = json_array_size(json_object_get(body, ARRAYS[i]));
-        char msg[128];
-        const char *article = strchr("aeiou", type[0]) != NULL ? "An" : "A";
-        if (need[i] && n == 0) {
-            snprintf(msg, sizeof msg, "%s %s transaction needs at least one %s line item",
-                     article, type, ARRAYS[i]);
-            add_issue(issues, msg, json_pack("[s]", ARRAYS[i]));
-        } else if (!need[i] && n > 0) {
-            snprintf(msg, sizeof msg, "%s %s transaction has no %s line items", article, type,
-                     ARRAYS[i]);
-            add_issue(issues, msg, json_pack("[s]", ARRAYS[i]));
-        }
-    }
-}
-
-/* An amount: exact, within its integer digits (the domain's limit, which a
- * parse past core/decimal's own range also reports), and positive (a rate
- * may not be negative). */
-static bool check_amount(const json_t *amount_obj, json_t *path, bool strictly_positive,
-                         const char *range_problem, unsigned int_digits, json_t *issues,
-                         dec_t *out)
-{
-    const char *text = json_string_value(json_object_get(amount_obj, "amount"));
-    dec_status_t st = dec_parse(text, strlen(text), out);
-    bool in_range = st == DEC_OK ? dec_fits_int_digits(*out, int_digits) : st != DEC_RANGE;
-    const char *problem = !in_range ? range_problem
-                          : st != DEC_OK ? dec_status_message(st)
-                          : dec_is_negative(*out) ? "must not be negative"
-                          : strictly_positive && dec_is_zero(*out) ? "must be greater than zero"
-                                                                   : NULL;
-    if (problem == NULL) {
-        json_decref(path);
-        return true;
-    }
-    char msg[160];
-    snprintf(msg, sizeof msg, "Invalid amount: %s", problem);
-    json_array_append_new(path, json_string("amount"));
-    add_issue(issues, msg, path);
-    return false;
-}
-
-#define AMOUNT_RANGE_PROBLEM                                                                      \
-    "outside the supported range (at most " DOMAIN_TEXT(DOMAIN_AMOUNT_INT_DIGITS)                 \
-    " integer digits)"
-#define RATE_RANGE_PROBLEM                                                                        \
-    "outside the supported range (at most " DOMAIN_TEXT(DOMAIN_RATE_INT_DIGITS)                   \
-    " integer digits)"
-
-static void check_code(const json_t *amount_obj, json_t *path, json_t *issues)
-{
-    const char *code = json_string_value(json_object_get(json_object_get(amount_obj, "asset"),
-                                                         "code"));
-    if (domain_asset_code_valid(code)) {
-        json_decref(path);
-        return;
-    }
-    json_array_append_new(path, json_string("asset"));
-    json_array_append_new(path, json_string("code"));
-    add_issue(issues,
-              "Invalid asset code: 1 to " DOMAIN_TEXT(DOMAIN_ASSET_CODE_MAX) " of A-Z a-z 0-9 . _ -",
-              path);
-}
-
-/* Ids are at most DOMAIN_ID_MAX bytes (docs/decisions.md, Identifiers): the
- * schema counts characters, so a shorter id of multibyte characters is
- * checked here. */
-static void check_id_bytes(const json_t *body, json_t *issues)
-{
-    static const char *const FIELDS[] = {"id", "account_id"};
-    for (size_t i = 0; i < 2; i++)
-        if (json_string_length(json_object_get(body, FIELDS[i])) > DOMAIN_ID_MAX) {
-            char msg[64];
-            snprintf(msg, sizeof msg, "Too big: expected %s to have <=%d bytes", FIELDS[i],
-                     DOMAIN_ID_MAX);
-            add_issue(issues, msg, json_pack("[s]", FIELDS[i]));
-        }
-}
-
-static void check_lines(const json_t *body, json_t *issues)
-{
-    for (int a = 0; a < 3; a++) {
-        const json_t *lines = json_object_get(body, ARRAYS[a]);
-        for (size_t i = 0; i < json_array_size(lines); i++) {
-            const json_t *line = json_array_get(lines, i);
-            const json_t *amount = json_object_get(line, "asset_amount");
-            dec_t d;
-            check_amount(amount, json_pack("[s,i,s]", ARRAYS[a], (json_int_t)i, "asset_amount"),
-                         true, AMOUNT_RANGE_PROBLEM, DOMAIN_AMOUNT_INT_DIGITS, issues, &d);
-            check_code(amount, json_pack("[s,i,s]", ARRAYS[a], (json_int_t)i, "asset_amount"),
-                       issues);
-            const json_t *rates = json_object_get(line, "rates");
-            for (size_t r = 0; r < json_array_size(rates); r++) {
-                const json_t *rate = json_array_get(rates, r);
-                check_amount(rate, json_pack("[s,i,s,i]", ARRAYS[a], (json_int_t)i, "rates",
-                                             (json_int_t)r),
-                             false, RATE_RANGE_PROBLEM, DOMAIN_RATE_INT_DIGITS, issues, &d);
-                check_code(rate, json_pack("[s,i,s,i]", ARRAYS[a], (json_int_t)i, "rates",
-                                           (json_int_t)r),
-                           issues);
-            }
-        }
-    }
-}
-
-/* ---- normalising ------------------------------------------------------ */
-
-static json_t *canonical_decimal(const json_t *amount_obj)
-{
-    const char *text = json_string_value(json_object_get(amount_obj, "amount"));
-    dec_t d;
-    char out[DEC_TEXT_MAX];
-    dec_parse(text, strlen(text), &d); /* validated */
-    dec_format(d, out);
-    return json_string(out);
-}
-
-static json_t *canonical_amount(const json_t *amount_obj)
-{
-    const json_t *asset = json_object_get(amount_obj, "asset");
-    return json_pack("{s:o, s:{s:O, s:O}}", "amount", canonical_decimal(amount_obj), "asset",
-                     "code", json_object_get(asset, "code"), "type",
-                     json_object_get(asset, "type"));
-}
-
-static json_t *canonical_line(const json_t *line)
-{
-    json_t *out = json_pack("{s:o}", "asset_amount",
-                            canonical_amount(json_object_get(line, "asset_amount")));
-    json_t *rates = json_array();
-    const json_t *in = json_object_get(line, "rates");
-    for (size_t i = 0; i < json_array_size(in); i++)
-        json_array_append_new(rates, canonical_amount(json_array_get(in, i)));
-    json_object_set_new(out, "rates", rates);
-    return out;
-}
-
-/* The document stored and answered; resends compare it byte for byte. */
-static json_t *canonical_tx(const json_t *body, int64_t datetime_ms)
-{
-    char when[CLOCK_RFC3339_LEN];
-    clock_format_rfc3339(datetime_ms, when);
-    json_t *out = json_pack("{s:O, s:O, s:s, s:O}", "id", json_object_get(body, "id"),
-                            "account_id", json_object_get(body, "account_id"), "datetime", when,
-                            "type", json_object_get(body, "type"));
-    const json_t *subtype = json_object_get(body, "subtype");
-    json_object_set_new(out, "subtype", json_is_string(subtype) ? json_copy((json_t *)subtype)
-                                                                : json_null());
-    for (int a = 0; a < 3; a++) {
-        json_t *lines = json_array();
-        const json_t *in = json_object_get(body, ARRAYS[a]);
-        for (size_t i = 0; i < json_array_size(in); i++)
-            json_array_append_new(lines, canonical_line(json_array_get(in, i)));
-        json_object_set_new(out, ARRAYS[a], lines);
-    }
-    const json_t *metadata = json_object_get(body, "metadata");
-    json_object_set_new(out, "metadata", json_is_object(metadata)
-                                             ? json_deep_copy(metadata) : json_null());
-    return out;
-}
-
 /* The line items for the store: the USD rate, when one is given, is what the
  * engine values a line with. Allocated from the request arena. */
 static store_tx_line_t *store_lines(request_t *req, const json_t *canon, size_t *count)
 {
     size_t n = 0;
-    for (int a = 0; a < 3; a++)
-        n += json_array_size(json_object_get(canon, ARRAYS[a]));
+    for (int a = 0; a < TX_DOCUMENT_ARRAY_COUNT; a++)
+        n += json_array_size(json_object_get(canon, TX_DOCUMENT_ARRAYS[a]));
     store_tx_line_t *lines = arena_alloc(req->arena, (n ? n : 1) * sizeof *lines);
     if (lines == NULL)
         return NULL;
     size_t k = 0;
-    for (int a = 0; a < 3; a++) {
-        const json_t *arr = json_object_get(canon, ARRAYS[a]);
+    for (int a = 0; a < TX_DOCUMENT_ARRAY_COUNT; a++) {
+        const json_t *arr = json_object_get(canon, TX_DOCUMENT_ARRAYS[a]);
         for (size_t i = 0; i < json_array_size(arr); i++, k++) {
             const json_t *amount = json_object_get(json_array_get(arr, i), "asset_amount");
             const json_t *asset = json_object_get(amount, "asset");
@@ -340,27 +129,6 @@ static store_tx_line_t *store_lines(request_t *req, const json_t *canon, size_t 
 
 /* ---- handlers --------------------------------------------------------- */
 
-/* Every issue of one transaction, paths relative to it (an empty array when
- * it is valid; then *datetime_ms is set). The caller owns the array. */
-static json_t *check_tx(const json_t *body, int64_t *datetime_ms)
-{
-    json_t *issues = json_array();
-    if (v_check_object(&TX, body, NULL, issues) == 0) {
-        check_arrays_for_type(body, issues);
-        check_id_bytes(body, issues);
-        check_lines(body, issues);
-    }
-    if (json_array_size(issues) == 0 &&
-        clock_parse_rfc3339(json_string_value(json_object_get(body, "datetime")),
-                            datetime_ms) != 0) {
-        json_t *path = json_pack("[s]", "datetime");
-        json_array_append_new(issues, v_issue("invalid_format", path, "Invalid ISO datetime",
-                                              NULL));
-        json_decref(path);
-    }
-    return issues;
-}
-
 /* Parses the body (an object, or an array for a batch); answers 400 itself
  * and returns NULL when it cannot be read. */
 static json_t *read_body(request_t *req)
@@ -376,7 +144,7 @@ static json_t *read_body(request_t *req)
 /* Validates a single transaction; answers 400 itself and returns false. */
 static bool valid_tx_body(request_t *req, const json_t *body, int64_t *datetime_ms)
 {
-    json_t *issues = check_tx(body, datetime_ms);
+    json_t *issues = tx_document_check(body, datetime_ms);
     if (json_array_size(issues) == 0) {
         json_decref(issues);
         return true;
@@ -629,14 +397,14 @@ static void upsert_batch(request_t *req, json_t *body)
     memset(elems, 0, n * sizeof *elems);
     for (size_t i = 0; i < n; i++) {
         const json_t *item = json_array_get(body, i);
-        json_t *problems = check_tx(item, &elems[i].datetime_ms);
+        json_t *problems = tx_document_check(item, &elems[i].datetime_ms);
         if (json_array_size(problems) > 0) {
             elems[i].error = error_body_transactions("Validation failed", "ValidationError",
                                                      problems);
             elems[i].http_status = 400;
         } else {
             json_decref(problems);
-            elems[i].canon = canonical_tx(item, elems[i].datetime_ms);
+            elems[i].canon = tx_document_canonical(item, elems[i].datetime_ms);
         }
     }
     refuse_duplicates(req, elems, n);
@@ -685,7 +453,7 @@ static void upsert_single(request_t *req, json_t *body)
     int64_t datetime_ms;
     if (!valid_tx_body(req, body, &datetime_ms))
         return;
-    json_t *canon = canonical_tx(body, datetime_ms);
+    json_t *canon = tx_document_canonical(body, datetime_ms);
     char *text = canon ? json_dumps(canon, JSON_COMPACT) : NULL;
     size_t line_count = 0;
     store_tx_line_t *lines = text ? store_lines(req, canon, &line_count) : NULL;
