@@ -382,6 +382,12 @@ void acceptor_stop(acceptor_t *acceptor)
     atomic_store(&acceptor->stopping, true);
     wake(acceptor);
     pthread_join(acceptor->thread, NULL);
+}
+
+void acceptor_free(acceptor_t *acceptor)
+{
+    if (acceptor == NULL)
+        return;
     close(acceptor->epoll_fd);
     close(acceptor->wake_fd);
     for (size_t i = 0; i < ADDRESS_BUCKETS; i++) {

@@ -63,7 +63,12 @@ void acceptor_release(acceptor_t *acceptor, const struct sockaddr *addr);
  * connection still waiting for its head (handed-over ones are the taker's). */
 void acceptor_close_listener(acceptor_t *acceptor);
 
-/* Stops the thread and frees everything. */
+/* Stops the thread: no handoff or tick after it returns. acceptor_release
+ * may still be called (connections handed over close later). */
 void acceptor_stop(acceptor_t *acceptor);
+
+/* Frees the acceptor, once stopped and once no handed-over connection can
+ * call acceptor_release any more. NULL is ignored. */
+void acceptor_free(acceptor_t *acceptor);
 
 #endif

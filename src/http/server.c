@@ -772,6 +772,9 @@ static struct MHD_Daemon *start_daemon(http_server_t *server, bool ipv6)
         MHD_OPTION_END);
 }
 
+/* In this order: no new connection or sweep, then no handler, then no
+ * connection; the acceptor's memory last, since libmicrohttpd's close
+ * notifications release their address counts into it. */
 static void server_free(http_server_t *server)
 {
     if (server->acceptor != NULL)
@@ -780,6 +783,7 @@ static void server_free(http_server_t *server)
         workpool_stop(server->pool); /* resumes every connection it holds */
     if (server->daemon != NULL)
         MHD_stop_daemon(server->daemon);
+    acceptor_free(server->acceptor);
     proxies_free(server->trusted);
     pthread_mutex_destroy(&server->conns_lock);
     free(server);

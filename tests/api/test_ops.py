@@ -631,3 +631,22 @@ def test_pause_hook(hooks_server):
     assert r.status_code == 200
     assert body(r) == {}
     assert took >= 0.29
+
+
+def test_sigterm_with_kept_alive_connections_exits_cleanly(make_server):
+    """Connections still open at SIGTERM are closed by the HTTP library after
+    the acceptor stopped; their close releases their address's count into
+    the acceptor, which must still exist then (the sanitizer build reports a
+    use after free and exits non-zero otherwise)."""
+    s = make_server()
+    socks = []
+    for _ in range(20):
+        sock = socket.create_connection(("127.0.0.1", s.port), timeout=5)
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n")
+        assert sock.recv(4096).startswith(b"HTTP/1.1 200")
+        socks.append(sock)
+    try:
+        assert s.terminate() == 0, s.stderr_tail()
+    finally:
+        for sock in socks:
+            sock.close()
