@@ -2,8 +2,9 @@
 their threads never hold the measuring test's interpreter lock (a latency
 measured in the same process would be the GIL's, not taxd's).
 
-  hostile_clients.py posts URL TOKEN COUNT BODY_FILE OUT_JSON
-      COUNT concurrent POSTs of the body; writes [[status, retry_after, body], ...]
+  hostile_clients.py posts URL TOKEN COUNT BODY_FILE OUT_JSON [SECONDS]
+      COUNT concurrent senders POST the body, each again and again for SECONDS
+      (once when 0 or absent); writes [[status, retry_after, body], ...]
   hostile_clients.py slowloris PORT ADDRS PER_ADDR INTERVAL_S DURATION_S OUT_JSON
       from each address of ADDRS (comma-separated), PER_ADDR connections that
       send a partial request line, then one header line every INTERVAL_S, for
@@ -21,24 +22,32 @@ import urllib.error
 import urllib.request
 
 
-def posts(url, token, count, body_file, out):
+def post_once(url, token, body):
+    req = urllib.request.Request(url, data=body, method="POST", headers={
+        "authorization": "Bearer " + token, "content-type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=60) as r:
+            return [r.status, r.headers.get("retry-after"), r.read().decode()[:300]]
+    except urllib.error.HTTPError as e:
+        return [e.code, e.headers.get("retry-after"), e.read().decode()[:300]]
+    except OSError as e:
+        return [0, None, repr(e)]
+
+
+def posts(url, token, count, body_file, out, seconds=0.0):
     body = open(body_file, "rb").read()
-    results = [None] * count
+    results = []
     start = threading.Barrier(count)
 
-    def one(i):
-        req = urllib.request.Request(url, data=body, method="POST", headers={
-            "authorization": "Bearer " + token, "content-type": "application/json"})
+    def one():
         start.wait()
-        try:
-            with urllib.request.urlopen(req, timeout=60) as r:
-                results[i] = [r.status, r.headers.get("retry-after"), r.read().decode()[:300]]
-        except urllib.error.HTTPError as e:
-            results[i] = [e.code, e.headers.get("retry-after"), e.read().decode()[:300]]
-        except OSError as e:
-            results[i] = [0, None, repr(e)]
+        until = time.monotonic() + seconds
+        while True:
+            results.append(post_once(url, token, body))
+            if time.monotonic() >= until:
+                return
 
-    threads = [threading.Thread(target=one, args=(i,)) for i in range(count)]
+    threads = [threading.Thread(target=one) for _ in range(count)]
     for t in threads:
         t.start()
     for t in threads:
@@ -105,7 +114,8 @@ def slowloris(port, addrs, per_addr, interval, duration, out):
 if __name__ == "__main__":
     kind = sys.argv[1]
     if kind == "posts":
-        posts(sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5], sys.argv[6])
+        posts(sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5], sys.argv[6],
+              float(sys.argv[7]) if len(sys.argv) > 7 else 0.0)
     elif kind == "slowloris":
         slowloris(int(sys.argv[2]), sys.argv[3].split(","), int(sys.argv[4]),
                   float(sys.argv[5]), float(sys.argv[6]), sys.argv[7])
