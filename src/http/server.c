@@ -90,7 +90,7 @@ struct http_server {
     proxies_t *trusted;
     _Atomic uint64_t request_seq;
     _Atomic unsigned in_flight;     /* requests between first byte and completion */
-    _Atomic unsigned queued[2];     /* of which reads / writes bound for the pool: shed beyond
+    _Atomic unsigned in_class[2];   /* of which reads / writes bound for the pool: shed beyond
                                      * max_in_flight each, so stuck writes never shed reads */
     _Atomic unsigned large_bodies;  /* bodies over HTTP_LARGE_BODY held now */
     _Atomic bool draining;          /* stopping: answer with Connection: close */
@@ -111,7 +111,7 @@ static void leave_flight(request_t *req)
         req->counted_in_flight = false;
     }
     if (req->counted_in_class) {
-        atomic_fetch_sub(&req->server->queued[req->flight_class], 1);
+        atomic_fetch_sub(&req->server->in_class[req->flight_class], 1);
         req->counted_in_class = false;
     }
 }
@@ -459,13 +459,12 @@ static bool shed(request_t *req)
     http_server_t *server = req->server;
     req->flight_class = job_class(req);
     req->counted_in_class = true;
-    return atomic_fetch_add(&server->queued[req->flight_class], 1) + 1 > server->cfg.max_in_flight;
+    return atomic_fetch_add(&server->in_class[req->flight_class], 1) + 1 > server->cfg.max_in_flight;
 }
 
 static enum MHD_Result first_call(struct MHD_Connection *connection, request_t *req)
 {
     http_server_t *server = req->server;
-    bool has_body = false;
     if (req->conn != NULL) {
         atomic_store(&req->conn->body_bytes, 0);
         atomic_store(&req->conn->since_ms, clock_monotonic_ms());
@@ -473,7 +472,7 @@ static enum MHD_Result first_call(struct MHD_Connection *connection, request_t *
     atomic_fetch_add(&server->in_flight, 1);
     req->counted_in_flight = true;
     framing_t framing = judge_framing(connection);
-    has_body = framing.chunked || (framing.has_length && framing.content_length > 0);
+    bool has_body = framing.chunked || (framing.has_length && framing.content_length > 0);
     if (req->conn != NULL &&
         !phase_move(req->conn, CONN_AWAITING_HEAD, has_body ? CONN_RECEIVING : CONN_WORKING))
         return MHD_NO; /* the sweep closed it meanwhile */

@@ -239,6 +239,7 @@ def test_head_body_and_idle_deadlines(make_server):
     when, answer = closed["body"]
     assert 9.0 <= when <= 13.0, closed["body"]
     assert answer.startswith(b"HTTP/1.1 408 "), answer
+    assert b"\r\nx-request-id: " in answer.lower(), "every response carries x-request-id"
     assert json.loads(answer.split(b"\r\n\r\n", 1)[1]) == {
         "error": "Request Timeout", "message": "The request body arrived too slowly"}
 
