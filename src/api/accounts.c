@@ -43,7 +43,7 @@ static const v_field CREATE_FIELDS[] = {
     {"account_owner_id", V_STRING, .required = true, .min_len = 1, .max_len = DOMAIN_ID_MAX},
     {"filer_id", V_STRING, .nullable = true, .min_len = 1, .max_len = DOMAIN_ID_MAX},
     {"name", V_STRING, .nullable = true, .min_len = 1, .max_len = DOMAIN_NAME_MAX},
-    {"cost_basis_method", V_ENUM, .nullable = true, .values = DOMAIN_METHOD_NAMES},
+    {"cost_basis_method", V_ENUM, .nullable = true, .values = DOMAIN_ACCOUNT_METHOD_NAMES},
     {"austria_tax_year", V_INTEGER, .nullable = true, .has_range = true,
      .min_int = DOMAIN_TAX_YEAR_MIN, .max_int = DOMAIN_TAX_YEAR_MAX},
     {.name = NULL}};
@@ -57,7 +57,7 @@ static const v_field PATCH_FIELDS[] = {
     {"account_owner_id", V_STRING, .min_len = 1, .max_len = DOMAIN_ID_MAX},
     {"filer_id", V_STRING, .min_len = 1, .max_len = DOMAIN_ID_MAX},
     {"name", V_STRING, .nullable = true, .min_len = 1, .max_len = DOMAIN_NAME_MAX},
-    {"cost_basis_method", V_ENUM, .values = DOMAIN_METHOD_NAMES},
+    {"cost_basis_method", V_ENUM, .values = DOMAIN_ACCOUNT_METHOD_NAMES},
     {"austria_tax_year", V_INTEGER, .nullable = true, .has_range = true,
      .min_int = DOMAIN_TAX_YEAR_MIN, .max_int = DOMAIN_TAX_YEAR_MAX},
     {.name = NULL}};

@@ -42,7 +42,9 @@ bool domain_asset_code_valid(const char *code)
 const char *const DOMAIN_ASSET_TYPES[] = {"crypto", "fiat", "nft", "security", NULL};
 
 /* Indexed by domain_method_t. */
-const char *const DOMAIN_METHOD_NAMES[] = {"FIFO", "HIFO", "AUSTRIA", NULL};
+const char *const DOMAIN_METHOD_NAMES[] = {"FIFO", "HIFO", "AUSTRIA", "LIFO", "LOFO", NULL};
+const char *const DOMAIN_ACCOUNT_METHOD_NAMES[] = {"FIFO", "HIFO", "AUSTRIA", NULL};
+const char *const DOMAIN_DISPOSITION_METHOD_NAMES[] = {"FIFO", "HIFO", "LIFO", "LOFO", NULL};
 
 bool domain_method_parse(const char *name, domain_method_t *out)
 {
@@ -55,7 +57,7 @@ bool domain_method_parse(const char *name, domain_method_t *out)
 
 const char *domain_method_name(domain_method_t method)
 {
-    return (unsigned)method <= DOMAIN_METHOD_AUSTRIA ? DOMAIN_METHOD_NAMES[method] : "";
+    return (unsigned)method < DOMAIN_METHOD_COUNT ? DOMAIN_METHOD_NAMES[method] : "";
 }
 
 #define TX_DEPOSIT "deposit"

@@ -61,25 +61,54 @@ extern const char *const DOMAIN_ASSET_TYPES[];
 #define DOMAIN_REPORTING_CURRENCY "USD"
 
 /* ---- cost basis methods. FIFO relieves the earliest acquisitions first,
- * HIFO the highest unit cost first, AUSTRIA keeps a moving average per asset
- * (inventory/engine.h has the detail). An account without a choice is FIFO;
- * it has an austria_tax_year exactly when its method is AUSTRIA. */
+ * LIFO the latest, HIFO the highest unit cost first, LOFO the lowest,
+ * AUSTRIA keeps a moving average per asset (inventory/engine.h has the
+ * detail, ties and lots without basis included). There is no average cost
+ * for US digital assets.
+ *
+ * Two places name a method. An account's own cost_basis_method (stored on
+ * the account, DOMAIN_ACCOUNT_METHOD_NAMES) applies wherever no disposition
+ * method record is in force: FIFO unless the account chose otherwise; it has
+ * an austria_tax_year exactly when it is AUSTRIA. A disposition method record
+ * (a standing order for specific identification, effective from a datetime:
+ * DOMAIN_DISPOSITION_METHOD_NAMES) applies to the disposals from its
+ * effective_from until the next record's. */
 typedef enum domain_method {
     DOMAIN_METHOD_FIFO,
     DOMAIN_METHOD_HIFO,
     DOMAIN_METHOD_AUSTRIA,
+    DOMAIN_METHOD_LIFO,
+    DOMAIN_METHOD_LOFO,
 } domain_method_t;
 
 #define DOMAIN_METHOD_DEFAULT DOMAIN_METHOD_FIFO
+#define DOMAIN_METHOD_COUNT 5
 #define DOMAIN_METHOD_SIZE 16 /* the longest name, "AUSTRIA", with room */
 
-/* "FIFO", "HIFO", "AUSTRIA", NULL (a validator's enum). */
+/* Every method by enum value: "FIFO", "HIFO", "AUSTRIA", "LIFO", "LOFO",
+ * NULL. */
 extern const char *const DOMAIN_METHOD_NAMES[];
+/* What an account may be set to: "FIFO", "HIFO", "AUSTRIA", NULL (a
+ * validator's enum; the accounts table's CHECK holds the same three). */
+extern const char *const DOMAIN_ACCOUNT_METHOD_NAMES[];
+/* What a disposition method record may name: "FIFO", "HIFO", "LIFO",
+ * "LOFO", NULL (a validator's enum). */
+extern const char *const DOMAIN_DISPOSITION_METHOD_NAMES[];
 
-/* The method named name; false (out untouched) for anything else or NULL. */
+/* The method named name (any of DOMAIN_METHOD_NAMES); false (out untouched)
+ * for anything else or NULL. */
 bool domain_method_parse(const char *name, domain_method_t *out);
 /* The method's name ("FIFO"); "" for a value outside the enum. */
 const char *domain_method_name(domain_method_t method);
+
+/* ---- US reporting of digital assets. A lot acquired in the account on or
+ * after this instant (2026-01-01T00:00:00Z) is a covered security for
+ * Form 1099-DA basis reporting (Treas. Reg. 1.6045-1(a)(15)(i)(J)); every
+ * other lot (earlier, transferred in, or with a customer-provided basis) is
+ * noncovered. Gross proceeds of digital assets are reported from tax year
+ * DOMAIN_1099DA_FIRST_YEAR. */
+#define DOMAIN_COVERED_FROM_MS INT64_C(1767225600000)
+#define DOMAIN_1099DA_FIRST_YEAR 2025
 
 /* ---- transaction types, in the order an inventory processes them at equal
  * datetimes: what comes in before what goes out. */
@@ -120,9 +149,12 @@ const char *domain_tx_type_name(domain_tx_type_t type);
 #define DOMAIN_TX_RATES_MAX 10
 #define DOMAIN_HISTORY_BITS 48
 
-/* ---- tax years an account or a tax form may name. */
+/* ---- tax years an account or a tax form may name. A query's tax_year
+ * (gains, their breakdown and report) is narrower: from
+ * DOMAIN_QUERY_TAX_YEAR_MIN to next year (the clock's). */
 #define DOMAIN_TAX_YEAR_MIN 2000
 #define DOMAIN_TAX_YEAR_MAX 2100
+#define DOMAIN_QUERY_TAX_YEAR_MIN 2009
 
 /* ---- a batch (POST of an array of assets or transactions): 1 to 1,000
  * elements. */

@@ -73,7 +73,8 @@ static const store_sql_t Q_ACCOUNT_UUID = {"account_uuid",
 bool store_account_method_valid(const char *method, int austria_tax_year)
 {
     domain_method_t m;
-    return domain_method_parse(method, &m) &&
+    return domain_name_index(DOMAIN_ACCOUNT_METHOD_NAMES, method) >= 0 &&
+           domain_method_parse(method, &m) &&
            (m == DOMAIN_METHOD_AUSTRIA) == (austria_tax_year != 0);
 }
 

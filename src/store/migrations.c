@@ -677,6 +677,73 @@ static const char *const MIGRATIONS[] = {
     "ALTER TABLE reports ADD COLUMN skipped BLOB;"
     "CREATE INDEX reports_active ON reports (tenant_id)"
     "  WHERE status IN ('pending', 'processing');",
+
+    /* v13: realized gains (issue 16).
+     *
+     * The ledger learns what the gains rows need: each lot's origin
+     * ('acquired' in the account by a trade or income, 'transfer' a deposit
+     * without basis, 'provided' a deposit lot with a customer-provided basis)
+     * and the datetime of the transaction that entered it (entered_at; a
+     * provided lot's acquired_at is its original acquisition, earlier than
+     * its deposit, so the recalculation splits the ledger on entered_at);
+     * each relief the method that chose its lot, the origin of that lot and,
+     * for a disposal, its share of the transaction costs. Ledgers computed
+     * before v13 follow the old rules (instants for the holding period, fees
+     * of an exchange in the received lot's cost, no rounding to cents), so
+     * every account is recomputed from its first transaction at its next
+     * read or bulk recalculation: no basis, dirty from the first instant.
+     *
+     * disposition_methods: an account's standing orders (FIFO, HIFO, LIFO,
+     * LOFO), each in force from effective_from; recorded_elsewhere marks one
+     * dated before its creation because the platform kept it before taxd.
+     * provided_lots: the customer-provided lots of a deposit, per asset,
+     * keyed by the transaction's seq (an update keeps the seq; an edit of the
+     * deposit deletes its lots in the same write).
+     * tax_forms.source_version: the account's inventory_version the content
+     * was computed from; correction_needed: a Filed form whose account
+     * changed since (never rewritten: listed for a corrected form).
+     * reports.kind and tax_year: the gains report beside the
+     * inventory-summary one. */
+    "ALTER TABLE inventory_lots ADD COLUMN origin TEXT"
+    "  CHECK (origin IN ('acquired', 'transfer', 'provided'));"
+    "ALTER TABLE inventory_lots ADD COLUMN entered_at INTEGER;"
+    "CREATE INDEX inventory_lots_entered ON inventory_lots (account, entered_at);"
+    "ALTER TABLE inventory_reliefs ADD COLUMN method TEXT;"
+    "ALTER TABLE inventory_reliefs ADD COLUMN lot_origin TEXT"
+    "  CHECK (lot_origin IN ('acquired', 'transfer', 'provided'));"
+    "ALTER TABLE inventory_reliefs ADD COLUMN transaction_costs TEXT;"
+    "UPDATE accounts SET inventory_basis = NULL,"
+    "  dirty_from = -62135596800000, inventory_version = inventory_version + 1;"
+
+    "CREATE TABLE disposition_methods ("
+    "  uuid TEXT PRIMARY KEY,"
+    "  account INTEGER NOT NULL REFERENCES accounts(seq),"
+    "  method TEXT NOT NULL CHECK (method IN ('FIFO', 'HIFO', 'LIFO', 'LOFO')),"
+    "  effective_from INTEGER NOT NULL,"
+    "  recorded_elsewhere INTEGER NOT NULL DEFAULT 0 CHECK (recorded_elsewhere IN (0, 1)),"
+    "  created_at INTEGER NOT NULL,"
+    "  updated_at INTEGER NOT NULL,"
+    "  UNIQUE (account, effective_from)"
+    ") STRICT;"
+
+    "CREATE TABLE provided_lots ("
+    "  transaction_seq INTEGER NOT NULL REFERENCES transactions(seq) ON DELETE CASCADE,"
+    "  account INTEGER NOT NULL,"
+    "  asset_code TEXT NOT NULL,"
+    "  idx INTEGER NOT NULL,"
+    "  quantity TEXT NOT NULL,"
+    "  cost_basis TEXT NOT NULL,"
+    "  acquired_at INTEGER NOT NULL,"
+    "  PRIMARY KEY (transaction_seq, asset_code, idx)"
+    ") STRICT, WITHOUT ROWID;"
+    "CREATE INDEX provided_lots_account ON provided_lots (account);"
+
+    "ALTER TABLE tax_forms ADD COLUMN source_version INTEGER;"
+    "ALTER TABLE tax_forms ADD COLUMN correction_needed INTEGER NOT NULL DEFAULT 0;"
+
+    "ALTER TABLE reports ADD COLUMN kind TEXT NOT NULL DEFAULT 'inventory-summary'"
+    "  CHECK (kind IN ('inventory-summary', 'gains'));"
+    "ALTER TABLE reports ADD COLUMN tax_year INTEGER;",
 };
 
 #define MIGRATION_COUNT ((int)(sizeof MIGRATIONS / sizeof MIGRATIONS[0]))
