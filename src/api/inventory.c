@@ -3,7 +3,8 @@
  *
  *   GET /v1/inventory/summaries?account_id=          per asset: quantity, cost, average
  *   GET /v1/inventory?account_id=&asset_code=        one asset's summary and its lots
- *   GET /v1/transfer-lots/transactions/{id}          the lots a withdraw relieved
+ *   GET /v1/transfer-lots/transactions/{id}          the lots a withdraw relieved (a
+ *                                                    deposit's provided lots: transfer_lots.c)
  *   GET /v1/withholding/austria?account_id=&tax_year=  Austrian gains and withholding
  *
  * Freshness. Writes only lower the account's dirty watermark; every handler
@@ -362,12 +363,17 @@ static const char *article(const char *type)
 }
 
 /* The transaction's account, after checking that it is a transfer out;
- * answers 404 / 400 / failures itself. */
+ * answers 404 / 400 / failures itself, and a deposit's lots
+ * (api/transfer_lots.c). */
 static bool transfer_account(request_t *req, store_conn_t *db, const char *tx_id,
                              store_inv_account_t *account)
 {
     store_lots_tx_t tx;
     store_status_t st = store_lots_tx_account(db, req->claims.tenant_id, tx_id, &tx);
+    if (st == STORE_OK && strcmp(tx.type, domain_tx_type_name(DOMAIN_TX_DEPOSIT)) == 0) {
+        api_transfer_lots_deposit(req, db, tx_id); /* its customer-provided lots */
+        return false;
+    }
     if (st == STORE_OK && strcmp(tx.type, domain_tx_type_name(DOMAIN_TX_WITHDRAW)) != 0) {
         reply_error(req, 400, "Transaction '%s' is %s %s, not a transfer out", tx_id,
                     article(tx.type), tx.type);
