@@ -38,6 +38,8 @@ typedef struct tx_rec {
     domain_tx_type_t type;
     inv_line_t *lines; /* sent, then received, then fees */
     size_t sent_count, received_count, fee_count;
+    inv_provided_lot_t *provided;
+    size_t provided_count;
 } tx_rec_t;
 
 typedef struct lot {
@@ -69,6 +71,8 @@ typedef struct asset_state {
 
 struct inv_engine {
     domain_method_t method;
+    inv_method_change_t *schedule; /* sorted by effective_ms */
+    size_t schedule_count;
     tx_rec_t *txs;
     size_t tx_count, tx_cap;
     asset_state_t *assets; /* sorted by code after the run */
@@ -153,6 +157,77 @@ bool inv_term_parse(const char *name, inv_term_t *out)
     if (i >= 0)
         *out = (inv_term_t)i;
     return i >= 0;
+}
+
+static const char *const ORIGIN_NAMES[] = {
+    [INV_LOT_ACQUIRED] = "acquired", [INV_LOT_TRANSFER] = "transfer",
+    [INV_LOT_PROVIDED] = "provided", [INV_LOT_PROVIDED + 1] = NULL};
+
+const char *inv_lot_origin_name(inv_lot_origin_t origin)
+{
+    return (unsigned)origin <= INV_LOT_PROVIDED ? ORIGIN_NAMES[origin] : "";
+}
+
+bool inv_lot_origin_parse(const char *name, inv_lot_origin_t *out)
+{
+    int i = domain_name_index(ORIGIN_NAMES, name);
+    if (i >= 0)
+        *out = (inv_lot_origin_t)i;
+    return i >= 0;
+}
+
+/* (acquired_ms, seq) ascending: FIFO's order and every method's last tie-break. */
+static int by_date(int64_t a_ms, size_t a_seq, int64_t b_ms, size_t b_seq)
+{
+    if (a_ms != b_ms)
+        return a_ms < b_ms ? -1 : 1;
+    if (a_seq != b_seq)
+        return a_seq < b_seq ? -1 : 1;
+    return 0;
+}
+
+/* Unit cost at 18 digits (a derived value, not money); zero when the
+ * quantity is zero or the quotient overflows (never for stored lots). */
+static dec_t unit_cost_of(dec_t cost, dec_t quantity)
+{
+    dec_t r = dec_zero();
+    if (!dec_is_zero(quantity) && dec_mul_div(cost, dec_from_int(1), quantity, &r) != DEC_OK)
+        r = dec_zero();
+    return r;
+}
+
+/* The method order of two lots given their unit costs (meaningful with basis). */
+static int order_of(domain_method_t method, bool a_basis, dec_t a_unit, int64_t a_ms, size_t a_seq,
+                    bool b_basis, dec_t b_unit, int64_t b_ms, size_t b_seq)
+{
+    switch (method) {
+    case DOMAIN_METHOD_LIFO:
+        return -by_date(a_ms, a_seq, b_ms, b_seq);
+    case DOMAIN_METHOD_HIFO:
+    case DOMAIN_METHOD_LOFO:
+        if (a_basis != b_basis)
+            return a_basis ? -1 : 1;
+        if (a_basis) {
+            int c = dec_cmp(a_unit, b_unit);
+            if (c != 0)
+                return method == DOMAIN_METHOD_HIFO ? -c : c;
+        }
+        return by_date(a_ms, a_seq, b_ms, b_seq);
+    default: /* FIFO, AUSTRIA */
+        return by_date(a_ms, a_seq, b_ms, b_seq);
+    }
+}
+
+int inv_lot_compare(domain_method_t method, const inv_lot_t *a, const inv_lot_t *b)
+{
+    bool by_cost = method == DOMAIN_METHOD_HIFO || method == DOMAIN_METHOD_LOFO;
+    dec_t ua = dec_zero(), ub = dec_zero();
+    if (by_cost && a->has_basis && b->has_basis) {
+        ua = unit_cost_of(a->orig_cost, a->orig_quantity);
+        ub = unit_cost_of(b->orig_cost, b->orig_quantity);
+    }
+    return order_of(method, a->has_basis, ua, a->acquired_ms, a->seq, b->has_basis, ub,
+                    b->acquired_ms, b->seq);
 }
 
 bool inv_line_value(const inv_line_t *line, dec_t *value, dec_status_t *st)
@@ -241,10 +316,33 @@ void inv_engine_free(inv_engine_t *engine)
     for (size_t i = 0; i < engine->owned_count; i++)
         free(engine->owned[i]);
     free(engine->owned);
+    free(engine->schedule);
     free(engine->txs);
     free(engine->assets);
     free(engine->reliefs);
     free(engine);
+}
+
+int inv_engine_set_schedule(inv_engine_t *engine, const inv_method_change_t *changes, size_t n)
+{
+    if (engine->ran || engine->tx_count > 0 || engine->method == DOMAIN_METHOD_AUSTRIA)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        if (changes[i].method == DOMAIN_METHOD_AUSTRIA ||
+            (unsigned)changes[i].method >= DOMAIN_METHOD_COUNT ||
+            (i > 0 && changes[i].effective_ms <= changes[i - 1].effective_ms))
+            return -1;
+    inv_method_change_t *copy = NULL;
+    if (n > 0) {
+        copy = malloc(n * sizeof *copy);
+        if (copy == NULL)
+            return -1;
+        memcpy(copy, changes, n * sizeof *copy);
+    }
+    free(engine->schedule);
+    engine->schedule = copy;
+    engine->schedule_count = n;
+    return 0;
 }
 
 static bool lines_valid(const inv_line_t *lines, size_t n)
@@ -282,6 +380,13 @@ int inv_engine_add(inv_engine_t *engine, const inv_tx_t *tx)
     if (tx->fee_count)
         memcpy(rec.lines + tx->sent_count + tx->received_count, tx->fees,
                tx->fee_count * sizeof *rec.lines);
+    if (tx->provided_count > 0) {
+        rec.provided = arena_alloc(engine->arena, tx->provided_count * sizeof *rec.provided);
+        if (rec.provided == NULL)
+            return -1;
+        memcpy(rec.provided, tx->provided, tx->provided_count * sizeof *rec.provided);
+        rec.provided_count = tx->provided_count;
+    }
     engine->txs[engine->tx_count++] = rec;
     return 0;
 }
