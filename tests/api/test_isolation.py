@@ -247,3 +247,46 @@ def test_same_caller_ids_are_independent(tenants, kind):
         assert send(a, "DELETE", res.path(res.record_id)).status_code == 204
         assert send(a, "GET", res.path(res.record_id)).status_code == 404
         assert body(send(b, "GET", res.path(res.record_id)))["data"] == rb
+
+
+# ------------------------------------------- issue 16: disposition methods, transfer lots
+
+def _issue16_setup(tenant):
+    created(send(tenant, "POST", "/v1/account-owners", {
+        "id": "holder16", "name": "Holder", "account_owner_type": "individual"}), "owner")
+    created(send(tenant, "POST", "/v1/accounts", {"id": "acc16", "account_owner_id": "holder16"}),
+            "account")
+    rec = created(send(tenant, "POST", "/v1/accounts/acc16/disposition-methods-history",
+                       {"method": "LIFO", "effective_from": "2090-01-01T00:00:00Z"}), "record")
+    r = send(tenant, "POST", "/v1/transactions/external-id", {
+        "id": "dep16", "account_id": "acc16", "datetime": "2024-01-01T00:00:00Z", "type": "deposit",
+        "received": [{"asset_amount": {"amount": "1", "asset": {"code": "BTC", "type": "crypto"}}}]})
+    assert r.status_code == 201, r.text
+    return rec["id"]
+
+
+def _issue16_routes(record_id):
+    lots = {"lots": [{"asset_code": "BTC", "quantity": "1", "cost_basis": "1",
+                      "acquired_at": "2020-01-01T00:00:00Z"}]}
+    hist = "/v1/accounts/acc16/disposition-methods-history"
+    return [("POST", hist, {"method": "HIFO", "effective_from": "2091-01-01T00:00:00Z"}),
+            ("GET", hist, None),
+            ("PATCH", f"{hist}/{record_id}", {"method": "HIFO"}),
+            ("DELETE", f"{hist}/{record_id}", None),
+            ("POST", "/v1/transfer-lots/transactions/dep16", lots),
+            ("GET", "/v1/transfer-lots/transactions/dep16", None),
+            ("DELETE", "/v1/transfer-lots/transactions/dep16", None)]
+
+
+def test_issue16_routes_are_404_for_another_tenant_and_403_without_the_scope(server):
+    a, b = server.new_tenant("tenant-a16"), server.new_tenant("tenant-b16")
+    record_id = _issue16_setup(a)
+    no_scope = server.new_tenant("tenant-c16", scopes="accounts")
+    for method, path, payload in _issue16_routes(record_id):
+        r = send(b, method, path, payload)
+        assert r.status_code == 404, f"{method} {path} by another tenant: {r.status_code} {r.text}"
+        r = send(no_scope, method, path, payload)
+        assert r.status_code == 403, f"{method} {path} without the scope: {r.status_code} {r.text}"
+    # A's records are untouched
+    r = send(a, "GET", "/v1/accounts/acc16/disposition-methods-history")
+    assert [x["method"] for x in body(r)["data"]] == ["LIFO"]
