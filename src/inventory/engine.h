@@ -164,6 +164,10 @@ typedef enum inv_relief_kind {
 const char *inv_relief_kind_name(inv_relief_kind_t kind);
 bool inv_relief_kind_parse(const char *name, inv_relief_kind_t *out);
 const char *inv_term_name(inv_term_t term);
+/* The holding period by UTC calendar dates (IRC 1222; Rev. Rul. 66-7): long
+ * term when the disposal's date is after the acquisition's date one year
+ * later (Feb 29's is Feb 28 of the next year), else short term. */
+inv_term_t inv_holding_term(int64_t acquired_ms, int64_t disposed_ms);
 bool inv_term_parse(const char *name, inv_term_t *out);
 
 /* One piece of a relief: a part of one lot (or of the shortfall). */
@@ -201,7 +205,7 @@ typedef struct inv_method_change {
     domain_method_t method; /* FIFO, HIFO, LIFO or LOFO */
 } inv_method_change_t;
 
-/* The method schedule, before any inv_engine_add: changes (copied) sorted by
+/* The method schedule, before any seeding or inv_engine_add: changes (copied) sorted by
  * strictly increasing effective_ms; the engine's own method (inv_engine_new)
  * applies before the first. A relief uses the change with the greatest
  * effective_ms <= its transaction's datetime. An AUSTRIA engine keeps
