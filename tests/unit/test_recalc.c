@@ -386,6 +386,8 @@ static void set_schedule(fixture_t *fx, const char *schedule)
     }
 }
 
+static int64_t provided_seen, methods_seen; /* the property's inputs did occur */
+
 static void run_property_with(const char *method, const char *schedule, uint64_t seed, int steps)
 {
     fixture_t *fx = fixture_new(method);
@@ -423,6 +425,9 @@ static void run_property_with(const char *method, const char *schedule, uint64_t
             check_same(fx, step);
     }
     check_same(fx, steps);
+    provided_seen += raw_int(fx->a.raw, "SELECT count(*) FROM inventory_reliefs"
+                                        " WHERE lot_origin = 'provided'");
+    methods_seen += raw_int(fx->a.raw, "SELECT count(DISTINCT method) FROM inventory_reliefs");
     fixture_free(fx);
 }
 
@@ -450,6 +455,8 @@ static void test_schedule(void **state)
     (void)state;
     for (uint64_t seed = 5001; seed <= 5000 + SEEDS; seed++)
         run_property_with("FIFO", "LIFO@4,LOFO@8,HIFO@365", seed, 90);
+    assert_true(provided_seen > 0);
+    assert_true(methods_seen > 2 * SEEDS); /* most runs relieve by several methods */
 }
 
 static void test_fifo(void **state)
