@@ -64,6 +64,17 @@ void api_gains_summary(request_t *req);
 /* src/api/activity.c */
 void api_account_transactions(request_t *req);
 void api_account_income(request_t *req);
+/* src/api/dispositions.c (issue 16: disposition method records) */
+void api_dispositions_create(request_t *req);
+void api_dispositions_list(request_t *req);
+void api_dispositions_update(request_t *req);
+void api_dispositions_delete(request_t *req);
+/* src/api/transfer_lots.c (issue 16: customer-provided lots of a deposit).
+ * api_transfer_lots_deposit answers GET /v1/transfer-lots/transactions/{id}
+ * for a deposit (inventory.c routes the GET). */
+void api_transfer_lots_set(request_t *req);
+void api_transfer_lots_clear(request_t *req);
+void api_transfer_lots_deposit(request_t *req, store_conn_t *db, const char *tx_id);
 /* src/api/reports.c. The trigger's route key, under which app/ gives it a
  * default rate limit of its own (docs/decisions.md, "Report triggers are
  * bounded"). */
