@@ -40,15 +40,15 @@
 #define REPORT_COLUMNS_BASE                                                                     \
     "SELECT id, tenant_id, status, format, created_at, expires_at, expired_leases,"            \
     " coalesce(row_count, 0), coalesce(size_bytes, 0), coalesce(error_code, ''),"             \
-    " coalesce(error_message, ''), coalesce(test_directive, '')"
+    " coalesce(error_message, ''), coalesce(test_directive, ''), kind, coalesce(tax_year, 0)"
 
 static const store_sql_t Q_ACTIVE = {
     "report_active", "SELECT count(*) FROM reports WHERE tenant_id = ?1"
                      " AND status IN ('pending', 'processing')"};
 static const store_sql_t Q_CREATE = {
     "report_create", "INSERT INTO reports (id, tenant_id, status, format,"
-                     " created_at, expires_at, test_directive)"
-                     " VALUES (?1, ?2, 'pending', ?3, ?4, ?5, nullif(?6, ''))"};
+                     " created_at, expires_at, test_directive, kind, tax_year)"
+                     " VALUES (?1, ?2, 'pending', ?3, ?4, ?5, nullif(?6, ''), ?7, nullif(?8, 0))"};
 static const store_sql_t Q_CREATE_IDS = {
     "report_create_ids", "INSERT INTO report_ids (report_id, requested) VALUES (?1, ?2)"};
 static const store_sql_t Q_GET = {
@@ -267,12 +267,14 @@ static store_status_t decode_report(sqlite3_stmt *stmt, store_report_t *out)
               column_copy(stmt, 3, out->format, sizeof out->format) &&
               column_copy(stmt, 9, out->error_code, sizeof out->error_code) &&
               column_copy(stmt, 10, out->error_message, sizeof out->error_message) &&
-              column_copy(stmt, 11, out->test_directive, sizeof out->test_directive);
+              column_copy(stmt, 11, out->test_directive, sizeof out->test_directive) &&
+              column_copy(stmt, 12, out->kind, sizeof out->kind);
     if (!ok)
         return store_bad_row(&Q_GET);
-    out->scoped = sqlite3_column_int(stmt, 12) != 0;
-    if (!column_dup(stmt, 13, &out->metadata) ||
-        !column_blob_dup(stmt, 14, &out->skipped, &out->skipped_len)) {
+    out->tax_year = sqlite3_column_int(stmt, 13);
+    out->scoped = sqlite3_column_int(stmt, 14) != 0;
+    if (!column_dup(stmt, 15, &out->metadata) ||
+        !column_blob_dup(stmt, 16, &out->skipped, &out->skipped_len)) {
         store_report_clear(out);
         return STORE_ERROR;
     }
@@ -357,7 +359,9 @@ static store_status_t create_body(store_conn_t *conn, const void *arg)
         return st;
     if (!bind_text(stmt, 2, r->tenant_id) || !bind_text(stmt, 3, r->format) ||
         !bind_int(stmt, 4, r->created_at) || !bind_int(stmt, 5, r->expires_at) ||
-        !bind_text(stmt, 6, r->test_directive))
+        !bind_text(stmt, 6, r->test_directive) ||
+        !bind_text(stmt, 7, r->kind[0] != '\0' ? r->kind : STORE_REPORT_KIND_INVENTORY) ||
+        !bind_int(stmt, 8, r->tax_year))
         return conn_bind_failed(conn, &Q_CREATE, stmt);
     st = conn_run(conn, &Q_CREATE, stmt);
     if (st == STORE_OK && a->account_ids != NULL)
