@@ -27,6 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "store/gains.h"
 #include "store/inventory.h"
 #include "store/store.h"
 
@@ -167,6 +168,14 @@ typedef struct store_report_row {
 } store_report_row_t;
 
 typedef struct store_report_reader {
+    /* A gains report (kind gains): with gain set, the rows are each
+     * included account's gains rows dated in [from_ms, to_ms)
+     * (store/gains.h), accounts in caller-id order, each account's rows in
+     * seq order, and row is not called. */
+    int (*gain)(const char *account_id, const store_gain_t *row, void *ctx);
+    int64_t from_ms, to_ms;
+    store_conn_t *conn;            /* internal: the reading connection */
+    store_status_t status;         /* internal: a failure of a gains read */
     /* The position in the requested array of each supplied id that is no
      * account of the tenant, at its first appearance, in increasing order
      * (only for a scoped report). */
