@@ -132,11 +132,11 @@ def test_every_transition_emits_form_status_update(events_server, events_receive
     assert filed["form_id"] == gl and filed["status"] == "Filed" and filed["filed_at"]
     check_event(inbox.next(), tenant, uuid, "acct-1", "GAIN_LOSS_SUMMARY", 2024, "Filed")
 
-    ts = generate_one(server, tenant, "1099_DA", "acct-1", year=2023)
-    check_event(inbox.next(), tenant, uuid, "acct-1", "1099_DA", 2023, "Generated")
+    ts = generate_one(server, tenant, "1099_B", "acct-1", year=2023)
+    check_event(inbox.next(), tenant, uuid, "acct-1", "1099_B", 2023, "Generated")
     deleted = server.admin("forms", "delete", "--form", ts)
     assert deleted["status"] == "Deleted" and deleted["deleted_at"]
-    check_event(inbox.next(), tenant, uuid, "acct-1", "1099_DA", 2023, "Deleted")
+    check_event(inbox.next(), tenant, uuid, "acct-1", "1099_B", 2023, "Deleted")
 
 
 def test_refused_transitions_change_nothing_and_emit_nothing(events_server, events_receiver):
@@ -211,8 +211,13 @@ GAIN_LOSS_2024 = {
         "assets": [{"asset_code": "BTC", "quantity": "0.5", "proceeds": "15000",
                     "cost_basis": "5002.5", "gain_loss": "9997.5"}]},
     "total": {"proceeds": "43995", "cost_basis": "20007.5", "gain_loss": "23987.5"},
-    "without_cost_basis": [],
-    "without_proceeds": [],
+    # crypto before 2025 is on no 1099-DA: box C (short), F (long)
+    "form_8949_boxes": [
+        {"box": "C", "rows": 2, "proceeds": "28995", "cost_basis": "15005", "gain_loss": "13990"},
+        {"box": "F", "rows": 1, "proceeds": "15000", "cost_basis": "5002.5", "gain_loss": "9997.5"}],
+    "rows_without_cost_basis": 0,
+    "rows_without_proceeds": 0,
+    "rows_without_term": 0,
 }
 
 
@@ -239,12 +244,12 @@ def test_contents_match_the_hand_worked_year(server):
     post_the_year(tenant, "acct-c")
     gl = generate_one(server, tenant, "GAIN_LOSS_SUMMARY", "acct-c")
     ts = generate_one(server, tenant, "TRANSACTION_SUMMARY", "acct-c")
-    rec = generate_one(server, tenant, "1099_DA", "acct-c")
+    rec = generate_one(server, tenant, "1099_B", "acct-c")
     gone = generate_one(server, tenant, "RMD_STATEMENT", "acct-c")
     server.admin("forms", "delete", "--form", gone)
 
     forms = {f["form_type"]: f for f in listed(tenant, "acct-c")}
-    assert list(forms) == ["1099_DA", "GAIN_LOSS_SUMMARY", "TRANSACTION_SUMMARY"]  # not Deleted
+    assert list(forms) == ["1099_B", "GAIN_LOSS_SUMMARY", "TRANSACTION_SUMMARY"]  # not Deleted
     g = forms["GAIN_LOSS_SUMMARY"]
     assert g["form_id"] == gl and g["status"] == "Generated" and g["tax_year"] == 2024
     assert g["account_id"] == "acct-c" and g["filed_at"] is None
@@ -252,7 +257,7 @@ def test_contents_match_the_hand_worked_year(server):
     assert forms["TRANSACTION_SUMMARY"]["form_id"] == ts
     # s1 and y1 give no USD value for the BTC sent: valued by the USD received.
     assert forms["TRANSACTION_SUMMARY"]["content"] == tx_summary(4, "49000")
-    assert forms["1099_DA"]["form_id"] == rec and "note" in forms["1099_DA"]["content"]
+    assert forms["1099_B"]["form_id"] == rec and "note" in forms["1099_B"]["content"]
 
     # Filed: contents unchanged, even after new transactions of the year.
     server.admin("forms", "file", "--form", gl)
