@@ -54,11 +54,13 @@ from webhook_receiver import Receiver
 # Released taxd versions whose databases the new binary must upgrade, oldest
 # first, as full commit ids. 2f8b27f is the last release with schema migration
 # v9 (the release before the v10 storage layout); 5b40f27 the release with v10
-# (before the health probes' and the report ids' tables, v11 and v12). The next
+# (before the health probes' and the report ids' tables, v11 and v12); bc345b7
+# the release with v12 (before the gains columns and tables of v13). The next
 # release appends its own commit here (and each one after it), so that a
 # database written by every release is upgraded by every new binary.
 RELEASES = ["2f8b27f8399b3ec831bcbd85431fb3fa34f1c00f",
-            "5b40f27c5f7fdeb9591f79eef90913aa4695517a"]
+            "5b40f27c5f7fdeb9591f79eef90913aa4695517a",
+            "bc345b76570648903e7986ede9c9c000999ad6a7"]
 
 TX_PATH = "/v1/transactions/external-id"
 REPORTS = "/v1/reports/inventory-summary"
