@@ -37,6 +37,7 @@
 #include "core/ids.h"
 #include "core/jsonval.h"
 #include "store/accounts.h"
+#include "store/dispositions.h"
 
 static const v_field CREATE_FIELDS[] = {
     {"id", V_STRING, .required = true, .min_len = 1, .max_len = DOMAIN_ID_MAX},
@@ -74,6 +75,19 @@ static json_t *account_json(const store_account_t *a)
                      a->austria_tax_year != 0 ? json_integer(a->austria_tax_year) : json_null(),
                      "created_at", jsonval_time(a->created_at), "updated_at",
                      jsonval_time(a->updated_at));
+}
+
+/* The method in force now (issue 16): the account's latest disposition
+ * method record with effective_from <= now, else its own stored method
+ * (what the account's PATCH sets). Answers name it as cost_basis_method. */
+static store_status_t method_in_force(request_t *req, store_conn_t *db, const char *uuid,
+                                      char method[DOMAIN_METHOD_SIZE])
+{
+    char found[DOMAIN_METHOD_SIZE];
+    store_status_t st = store_disposition_in_force(db, uuid, api_now_ms(req), found);
+    if (st == STORE_OK)
+        memcpy(method, found, DOMAIN_METHOD_SIZE);
+    return st == STORE_NOT_FOUND ? STORE_OK : st;
 }
 
 /* ---- rules the schema cannot state */
@@ -198,6 +212,8 @@ void api_accounts_get(request_t *req)
     store_account_t account;
     store_status_t rc = store_account_get(db, req->claims.tenant_id, id, &account);
     if (rc == STORE_OK)
+        rc = method_in_force(req, db, account.uuid, account.cost_basis_method);
+    if (rc == STORE_OK)
         reply_data(req, 200, account_json(&account));
     else if (rc == STORE_NOT_FOUND)
         reply_missing(req, STORE_ACCOUNT_MISSING_ACCOUNT, id, NULL, NULL);
@@ -213,10 +229,21 @@ static int append_account(const store_account_t *account, void *page)
 }
 
 /* arg: the owner's caller id (?account_owner_id=), or NULL for every account. */
+/* The page's cost_basis_method is the method in force, read once the list's
+ * statement is done (its callback may not use the connection). */
 static store_status_t fetch_accounts(store_conn_t *db, api_page_t *page, const void *arg)
 {
-    return store_account_list(db, page->req->claims.tenant_id, arg, page->after, page->limit,
-                              append_account, page, &page->more);
+    store_status_t st = store_account_list(db, page->req->claims.tenant_id, arg, page->after,
+                                           page->limit, append_account, page, &page->more);
+    for (size_t i = 0; st == STORE_OK && i < json_array_size(page->items); i++) {
+        json_t *item = json_array_get(page->items, i);
+        char method[DOMAIN_METHOD_SIZE] = "";
+        st = method_in_force(page->req, db, json_string_value(json_object_get(item, "uuid")),
+                             method);
+        if (st == STORE_OK && method[0] != '\0')
+            json_object_set_new(item, "cost_basis_method", json_string(method));
+    }
+    return st;
 }
 
 void api_accounts_list(request_t *req)
@@ -312,6 +339,8 @@ void api_accounts_update(request_t *req)
         return;
     }
     json_decref(ctx.issues);
+    if (rc == STORE_OK)
+        rc = method_in_force(req, db, account.uuid, account.cost_basis_method);
     if (rc == STORE_OK)
         reply_data(req, 200, account_json(&account));
     else if (rc == STORE_NOT_FOUND)

@@ -57,6 +57,24 @@ void api_inventory_summaries(request_t *req);
 void api_inventory_lots(request_t *req);
 void api_transfer_lots(request_t *req);
 void api_withholding_austria(request_t *req);
+/* src/api/gains.c */
+void api_gains_list(request_t *req);
+void api_gains_breakdown(request_t *req);
+void api_gains_summary(request_t *req);
+/* src/api/activity.c */
+void api_account_transactions(request_t *req);
+void api_account_income(request_t *req);
+/* src/api/dispositions.c (issue 16: disposition method records) */
+void api_dispositions_create(request_t *req);
+void api_dispositions_list(request_t *req);
+void api_dispositions_update(request_t *req);
+void api_dispositions_delete(request_t *req);
+/* src/api/transfer_lots.c (issue 16: customer-provided lots of a deposit).
+ * api_transfer_lots_deposit answers GET /v1/transfer-lots/transactions/{id}
+ * for a deposit (inventory.c routes the GET). */
+void api_transfer_lots_set(request_t *req);
+void api_transfer_lots_clear(request_t *req);
+void api_transfer_lots_deposit(request_t *req, store_conn_t *db, const char *tx_id);
 /* src/api/reports.c. The trigger's route key, under which app/ gives it a
  * default rate limit of its own (docs/decisions.md, "Report triggers are
  * bounded"). */
@@ -99,6 +117,11 @@ typedef struct api_page {
     json_t *items;     /* owned by api_list */
     bool more;         /* set by the fetch: records follow the page */
     bool failed;       /* an item could not be made (api_page_add) */
+    /* Set by a fetch whose key is not a member of its items (the gains'
+     * relief seq, a transaction list's datetime and id): the last item's
+     * key, request-arena memory; NULL: key_field of the last item. */
+    const char *last_key;
+    bool bad_cursor;   /* set by the fetch: `after` is no key it made (400) */
 } api_page_t;
 
 /* Adds item (stolen) to the page: 0 to go on, or 1 (the page failed) when
@@ -151,5 +174,15 @@ const char *api_query_text(request_t *req, const char *name, json_t *issues, boo
 bool api_query_year(const char *text, const char *name, int min, int max, json_t *issues,
                     int *year);
 bool api_query_ok(request_t *req, bool malformed, json_t *issues);
+/* A date query parameter YYYY-MM-DD (a real calendar date): true with *ms
+ * its 00:00:00Z when present and valid; an issue when it is invalid, or
+ * absent and required. */
+bool api_query_date(request_t *req, const char *name, bool required, json_t *issues,
+                    bool *malformed, int64_t *ms);
+/* ?start_date= and ?end_date= (both inclusive UTC days) as [*from_ms,
+ * *to_ms); an absent optional end is open. An issue on start_date when it
+ * is after end_date (false). */
+bool api_query_period(request_t *req, bool required, json_t *issues, bool *malformed,
+                      int64_t *from_ms, int64_t *to_ms);
 
 #endif

@@ -3,7 +3,8 @@
  *
  *   GET /v1/inventory/summaries?account_id=          per asset: quantity, cost, average
  *   GET /v1/inventory?account_id=&asset_code=        one asset's summary and its lots
- *   GET /v1/transfer-lots/transactions/{id}          the lots a withdraw relieved
+ *   GET /v1/transfer-lots/transactions/{id}          the lots a withdraw relieved (a
+ *                                                    deposit's provided lots: transfer_lots.c)
  *   GET /v1/withholding/austria?account_id=&tax_year=  Austrian gains and withholding
  *
  * Freshness. Writes only lower the account's dirty watermark; every handler
@@ -52,8 +53,11 @@
 #include "core/clock.h"
 #include "core/decimal.h"
 #include "core/domain.h"
+#include "core/grow.h"
 #include "core/jsonval.h"
+#include "inventory/engine.h"
 #include "inventory/recalc.h"
+#include "store/dispositions.h"
 #include "store/inventory.h"
 #include "store/lots.h"
 
@@ -210,12 +214,45 @@ void api_inventory_summaries(request_t *req)
 
 /* ---- GET /v1/inventory ------------------------------------------------- */
 
+/* The lots are answered in the order the method in force now would relieve
+ * them (issue 16; before, acquisition order): each lot's JSON beside what
+ * inv_lot_compare needs, sorted once the store's walk is done. */
+typedef struct ordered_lot {
+    inv_lot_t key;
+    json_t *json;
+} ordered_lot_t;
+
 typedef struct lots_ctx {
     json_t *lots;
+    ordered_lot_t *order; /* malloc'd */
+    size_t count, cap;
     bool bad;
     dec_status_t arithmetic;
     char failed_tx[STORE_ID_MAX];
 } lots_ctx_t;
+
+/* qsort has no context argument; each request thread sorts with its own. */
+static _Thread_local domain_method_t sort_method;
+
+static int compare_lots(const void *a, const void *b)
+{
+    const ordered_lot_t *x = a, *y = b;
+    return inv_lot_compare(sort_method, &x->key, &y->key);
+}
+
+/* What inv_lot_compare reads of a stored lot; false when a value does not parse. */
+static bool lot_key(const store_inv_lot_t *row, inv_lot_t *key)
+{
+    const char *q = row->orig_quantity != NULL ? row->orig_quantity : row->quantity;
+    const char *c = row->orig_quantity != NULL ? row->orig_cost : row->cost;
+    memset(key, 0, sizeof *key);
+    key->acquired_ms = row->acquired_at;
+    key->seq = row->seq >= 0 ? (size_t)row->seq : 0;
+    key->has_basis = c != NULL;
+    key->orig_cost = dec_zero();
+    return dec_parse(q, strlen(q), &key->orig_quantity) == DEC_OK &&
+           (c == NULL || dec_parse(c, strlen(c), &key->orig_cost) == DEC_OK);
+}
 
 /* cost / quantity, rounded as the engine rounds; null without basis. */
 static json_t *unit_cost_json(lots_ctx_t *c, const store_inv_lot_t *row)
@@ -249,9 +286,50 @@ static int collect_lot(const store_inv_lot_t *row, void *arg)
                             "acquired_at", jsonval_time(row->acquired_at), "quantity",
                             dec_json(row->quantity, &c->bad), "cost_basis",
                             dec_json(row->cost, &c->bad), "unit_cost", unit);
-    if (lot == NULL || c->bad || json_array_append_new(c->lots, lot) != 0)
+    ordered_lot_t *grown = grow_array(c->order, &c->cap, c->count + 1, sizeof *grown, 16);
+    if (grown != NULL)
+        c->order = grown;
+    if (lot == NULL || c->bad || grown == NULL || !lot_key(row, &c->order[c->count].key)) {
+        json_decref(lot);
         return c->bad = true;
+    }
+    c->order[c->count++].json = lot;
     return 0;
+}
+
+/* The method in force now for the account: its latest disposition method
+ * record in force, else its own method. */
+static bool method_now(request_t *req, store_conn_t *db, const store_inv_account_t *account,
+                       domain_method_t *out)
+{
+    char name[DOMAIN_METHOD_SIZE];
+    store_status_t st = store_disposition_in_force(db, account->uuid, api_now_ms(req), name);
+    if (st == STORE_NOT_FOUND) {
+        memcpy(name, account->method, sizeof name);
+        st = STORE_OK;
+    }
+    if (st != STORE_OK) {
+        reply_store_failure(req, st);
+        return false;
+    }
+    *out = DOMAIN_METHOD_DEFAULT;
+    domain_method_parse(name, out);
+    return true;
+}
+
+/* Sorts the collected lots and moves them into c->lots; false when memory ran out. */
+static bool order_lots(lots_ctx_t *c, domain_method_t method)
+{
+    sort_method = method;
+    if (c->count > 1)
+        qsort(c->order, c->count, sizeof *c->order, compare_lots);
+    bool ok = true;
+    for (size_t i = 0; i < c->count; i++) {
+        ok = ok && json_array_append(c->lots, c->order[i].json) == 0;
+        json_decref(c->order[i].json);
+    }
+    c->count = 0;
+    return ok;
 }
 
 /* The asset's summary (NULL after answering 404 or a failure). */
@@ -285,8 +363,18 @@ void api_inventory_lots(request_t *req)
     json_t *summary = one_summary(req, db, &account, asset);
     if (summary == NULL)
         return;
+    domain_method_t method;
+    if (!method_now(req, db, &account, &method)) {
+        json_decref(summary);
+        return;
+    }
     lots_ctx_t c = {.lots = json_array(), .arithmetic = DEC_OK};
     store_status_t st = store_inv_lots(db, account.uuid, asset, collect_lot, &c);
+    if (st == STORE_OK && !c.bad && c.arithmetic == DEC_OK && !order_lots(&c, method))
+        c.bad = true;
+    for (size_t i = 0; i < c.count; i++) /* left by a walk that stopped */
+        json_decref(c.order[i].json);
+    free(c.order);
     if (st == STORE_OK && c.arithmetic != DEC_OK) {
         reply_range(req, c.failed_tx);
     } else if (st != STORE_OK || c.bad || c.lots == NULL) {
@@ -362,12 +450,17 @@ static const char *article(const char *type)
 }
 
 /* The transaction's account, after checking that it is a transfer out;
- * answers 404 / 400 / failures itself. */
+ * answers 404 / 400 / failures itself, and a deposit's lots
+ * (api/transfer_lots.c). */
 static bool transfer_account(request_t *req, store_conn_t *db, const char *tx_id,
                              store_inv_account_t *account)
 {
     store_lots_tx_t tx;
     store_status_t st = store_lots_tx_account(db, req->claims.tenant_id, tx_id, &tx);
+    if (st == STORE_OK && strcmp(tx.type, domain_tx_type_name(DOMAIN_TX_DEPOSIT)) == 0) {
+        api_transfer_lots_deposit(req, db, tx_id); /* its customer-provided lots */
+        return false;
+    }
     if (st == STORE_OK && strcmp(tx.type, domain_tx_type_name(DOMAIN_TX_WITHDRAW)) != 0) {
         reply_error(req, 400, "Transaction '%s' is %s %s, not a transfer out", tx_id,
                     article(tx.type), tx.type);

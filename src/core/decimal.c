@@ -450,6 +450,20 @@ dec_status_t dec_mul_div(dec_t a, dec_t b, dec_t c, dec_t *out)
 
 /* ---- text -------------------------------------------------------------- */
 
+dec_status_t dec_round_cents(dec_t a, dec_t *out)
+{
+    const uint64_t cent = 10000000000000000ULL; /* 10^(DEC_SCALE - 2) units: one cent */
+    bool neg = negative(&a);
+    mag_t m = magnitude(a);
+    uint64_t rem = limbs_div_small(m.w, DEC_LIMBS, cent);
+    if (rem >= cent / 2)
+        limbs_inc(m.w, DEC_LIMBS);
+    if (limbs_mul_small(m.w, DEC_LIMBS, cent, 0) != 0 || !mag_in_range(&m))
+        return DEC_RANGE;
+    *out = signed_of(&m, neg);
+    return DEC_OK;
+}
+
 dec_status_t dec_parse(const char *text, size_t len, dec_t *out)
 {
     size_t i = 0;

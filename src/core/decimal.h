@@ -75,4 +75,11 @@ dec_status_t dec_div(dec_t a, dec_t b, dec_t *out);
  * cost x part / quantity), half to even. */
 dec_status_t dec_mul_div(dec_t a, dec_t b, dec_t c, dec_t *out);
 
+/* a rounded to cents (2 fractional digits), half up: a half cent goes away
+ * from zero (1.005 -> 1.01, -1.005 -> -1.01). Money's one rounding (the
+ * engine rounds each disposal's proceeds and costs and each lot's cost with
+ * it: inventory/engine.h). DEC_RANGE when the rounded value is out of
+ * range (*out untouched). */
+dec_status_t dec_round_cents(dec_t a, dec_t *out);
+
 #endif

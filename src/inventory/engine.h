@@ -78,27 +78,63 @@ typedef struct inv_line {
  * status (DEC_OK, or the overflow that makes *value unusable). */
 bool inv_line_value(const inv_line_t *line, dec_t *value, dec_status_t *st);
 
+/* A customer-provided lot of a deposit: part of a received line of asset,
+ * acquired elsewhere at acquired_ms for cost (USD). */
+typedef struct inv_provided_lot {
+    char asset[DOMAIN_ASSET_CODE_SIZE];
+    dec_t quantity;   /* > 0 */
+    dec_t cost;       /* >= 0 */
+    int64_t acquired_ms;
+} inv_provided_lot_t;
+
 typedef struct inv_tx {
     char id[DOMAIN_ID_SIZE];
     int64_t datetime_ms;
     domain_tx_type_t type;
     const inv_line_t *sent, *received, *fees; /* copied by inv_engine_add */
     size_t sent_count, received_count, fee_count;
+    const inv_provided_lot_t *provided;       /* deposits only; copied by inv_engine_add */
+    size_t provided_count;
 } inv_tx_t;
 
 typedef enum inv_term { INV_SHORT_TERM, INV_LONG_TERM } inv_term_t;
 
+/* Where a lot came from: acquired in the account (a trade or income),
+ * transferred in without basis (a deposit), or a deposit's
+ * customer-provided lot (with basis and its original acquisition date). */
+typedef enum inv_lot_origin {
+    INV_LOT_ACQUIRED,
+    INV_LOT_TRANSFER,
+    INV_LOT_PROVIDED,
+} inv_lot_origin_t;
+
+/* The names the store keeps ("acquired", "transfer", "provided"); "" for a
+ * value outside the enum. A parse answers false (out untouched) for any
+ * other name or NULL. */
+const char *inv_lot_origin_name(inv_lot_origin_t origin);
+bool inv_lot_origin_parse(const char *name, inv_lot_origin_t *out);
+
 /* A lot: what it still holds, and what it was acquired with. */
 typedef struct inv_lot {
     const char *tx_id;     /* the acquiring transaction (owned by the engine) */
-    int64_t acquired_ms;
-    size_t seq;            /* acquisition index within the asset, from 0 over the whole history */
+    int64_t acquired_ms;   /* the original acquisition (a provided lot: its own date) */
+    int64_t entered_ms;    /* the datetime of the transaction that entered it */
+    inv_lot_origin_t origin;
+    size_t seq;            /* entry index within the asset, from 0 over the whole history */
     dec_t quantity;        /* held (zero once relieved out) */
     bool has_basis;
     dec_t cost;            /* held cost, when has_basis (AUSTRIA: its share of the pool) */
     dec_t orig_quantity;   /* as acquired */
     dec_t orig_cost;       /* as acquired, when has_basis */
 } inv_lot_t;
+
+/* < 0 when method relieves lot a before lot b, > 0 after, 0 for the same
+ * lot (equal acquired_ms and seq). FIFO: (acquired_ms, seq) ascending; LIFO:
+ * descending; HIFO: lots with basis first, highest unit cost
+ * (orig_cost / orig_quantity, 18 digits) first; LOFO: lots with basis first,
+ * lowest unit cost first; under HIFO and LOFO equal unit costs and the lots
+ * without basis go by (acquired_ms, seq) ascending. AUSTRIA: as FIFO. */
+int inv_lot_compare(domain_method_t method, const inv_lot_t *a, const inv_lot_t *b);
 
 /* Per asset, after the run. average_unit_cost = total_cost /
  * total_quantity_with_basis, absent when that quantity is zero. */
@@ -128,6 +164,10 @@ typedef enum inv_relief_kind {
 const char *inv_relief_kind_name(inv_relief_kind_t kind);
 bool inv_relief_kind_parse(const char *name, inv_relief_kind_t *out);
 const char *inv_term_name(inv_term_t term);
+/* The holding period by UTC calendar dates (IRC 1222; Rev. Rul. 66-7): long
+ * term when the disposal's date is after the acquisition's date one year
+ * later (Feb 29's is Feb 28 of the next year), else short term. */
+inv_term_t inv_holding_term(int64_t acquired_ms, int64_t disposed_ms);
 bool inv_term_parse(const char *name, inv_term_t *out);
 
 /* One piece of a relief: a part of one lot (or of the shortfall). */
@@ -146,6 +186,10 @@ typedef struct inv_relief {
     bool has_proceeds;
     dec_t proceeds;             /* this piece's share of the proceeds */
     inv_term_t term;
+    domain_method_t method;     /* the method in force at datetime_ms (AUSTRIA: AUSTRIA) */
+    inv_lot_origin_t lot_origin;/* the lot's origin; meaningless for a shortfall (lot_tx_id NULL) */
+    bool has_costs;             /* INV_RELIEF_DISPOSAL: always */
+    dec_t transaction_costs;    /* this piece's share of the disposal's costs (cents) */
 } inv_relief_t;
 
 typedef struct inv_engine inv_engine_t;
@@ -153,6 +197,22 @@ typedef struct inv_engine inv_engine_t;
 /* NULL on allocation failure. */
 inv_engine_t *inv_engine_new(domain_method_t method);
 void inv_engine_free(inv_engine_t *engine);
+
+/* A disposition method change: method applies to reliefs dated at or after
+ * effective_ms (until the next change). */
+typedef struct inv_method_change {
+    int64_t effective_ms;
+    domain_method_t method; /* FIFO, HIFO, LIFO or LOFO */
+} inv_method_change_t;
+
+/* The method schedule, before any seeding or inv_engine_add: changes (copied) sorted by
+ * strictly increasing effective_ms; the engine's own method (inv_engine_new)
+ * applies before the first. A relief uses the change with the greatest
+ * effective_ms <= its transaction's datetime. An AUSTRIA engine keeps
+ * AUSTRIA for the whole history (its pool is one rule) and refuses a
+ * schedule. Returns -1 on allocation failure, unsorted changes, AUSTRIA in
+ * a change or on the engine, or transactions already added. */
+int inv_engine_set_schedule(inv_engine_t *engine, const inv_method_change_t *changes, size_t n);
 
 /* Copies tx and its lines. Returns 0, or -1 on allocation failure, a line
  * with a non-positive amount, or a transaction dated before the start

@@ -187,4 +187,22 @@ bool column_blob_copy(sqlite3_stmt *stmt, int col, uint8_t *out, size_t cap, siz
 /* True when a caller's fixed-size field holds a NUL-terminated string. */
 bool text_fits(const char *text, size_t cap);
 
+/* ---- what store files share about an account's inventory inputs ------- */
+
+/* Lowers the account's dirty watermark to from_ms (never raises it) and
+ * bumps its inventory_version, inside the caller's write transaction: every
+ * write that changes what the inventory computes calls it (transactions.c,
+ * dispositions.c, provided_lots.c). */
+store_status_t store_mark_dirty_in_tx(store_conn_t *conn, const char *account_uuid,
+                                      int64_t from_ms);
+/* A transaction's stored lines column decoded (transactions.c has the
+ * format): *lines grown as needed (*cap its capacity; the caller frees);
+ * false for text that does not decode or when memory ran out. */
+struct store_tx_line;
+bool store_tx_lines_decode(const char *text, struct store_tx_line **lines, size_t *count,
+                           size_t *cap);
+/* Deletes the provided lots of the transaction with seq tx_seq (an edit of
+ * a deposit drops them in the same write; provided_lots.c). */
+store_status_t store_provided_lots_drop_in_tx(store_conn_t *conn, int64_t tx_seq);
+
 #endif

@@ -67,6 +67,9 @@ static const store_sql_t DELETES[] = {
     {"purge_inventory_summaries", "DELETE FROM inventory_summaries WHERE account IN " ACCOUNT_SEQS},
     {"purge_inventory_lots", "DELETE FROM inventory_lots WHERE account IN " ACCOUNT_SEQS},
     {"purge_inventory_reliefs", "DELETE FROM inventory_reliefs WHERE account IN " ACCOUNT_SEQS},
+    {"purge_provided_lots", "DELETE FROM provided_lots WHERE account IN " ACCOUNT_SEQS},
+    {"purge_disposition_methods",
+     "DELETE FROM disposition_methods WHERE account IN " ACCOUNT_SEQS},
     {"purge_transactions", "DELETE FROM transactions WHERE tenant = " TENANT_ROWID
                            " OR account IN " ACCOUNT_SEQS},
     {"purge_accounts", "DELETE FROM accounts WHERE " OF_TENANT},

@@ -144,7 +144,7 @@ static bool line_decode(const char *text, size_t len, store_tx_line_t *l)
 
 /* The lines of text into *lines (grown as needed, *cap its capacity);
  * false for text that does not decode or when memory ran out. */
-static bool lines_decode(const char *text, store_tx_line_t **lines, size_t *count, size_t *cap)
+bool store_tx_lines_decode(const char *text, store_tx_line_t **lines, size_t *count, size_t *cap)
 {
     *count = 0;
     if (text == NULL)
@@ -292,7 +292,8 @@ static store_status_t event_record(store_conn_t *conn, const char *tenant_id,
     return st;
 }
 
-static store_status_t mark_dirty(store_conn_t *conn, const char *account_uuid, int64_t from_ms)
+store_status_t store_mark_dirty_in_tx(store_conn_t *conn, const char *account_uuid,
+                                      int64_t from_ms)
 {
     sqlite3_stmt *stmt;
     store_status_t st = conn_prepare_key(conn, &Q_MARK_DIRTY, account_uuid, &stmt);
@@ -382,7 +383,7 @@ static store_status_t find_existing(store_conn_t *conn, const char *tenant_id, c
         if (uuid_ok)
             ids_uuid_format(uuid, ex->uuid);
         if (!uuid_ok || !column_copy(stmt, 1, ex->account_id, sizeof ex->account_id) ||
-            !lines_decode((const char *)sqlite3_column_text(stmt, 4), &ex->lines,
+            !store_tx_lines_decode((const char *)sqlite3_column_text(stmt, 4), &ex->lines,
                           &ex->line_count, &ex->line_cap))
             st = store_bad_row(&Q_TX_FIND);
     } else if (rc != SQLITE_DONE) {
@@ -453,6 +454,10 @@ static store_status_t upsert_found(store_conn_t *conn, const store_tx_write_t *w
         return STORE_OK; /* committing an empty transaction writes nothing */
     }
     store_status_t st = write_tx(conn, w, account, ex);
+    /* The customer-provided lots described the deposit as it was: an edit
+     * drops them in the same write (the caller provides them again). */
+    if (st == STORE_OK && ex->found)
+        st = store_provided_lots_drop_in_tx(conn, ex->seq);
     if (st != STORE_OK)
         return st;
 
@@ -463,7 +468,7 @@ static store_status_t upsert_found(store_conn_t *conn, const store_tx_write_t *w
         change.latest_ms = ex->datetime_ms;
     snprintf(change.from_tx, sizeof change.from_tx, "%s", w->id);
     snprintf(change.latest_tx, sizeof change.latest_tx, "%s", w->id);
-    if ((st = mark_dirty(conn, account->uuid, change.from_ms)) != STORE_OK ||
+    if ((st = store_mark_dirty_in_tx(conn, account->uuid, change.from_ms)) != STORE_OK ||
         (st = event_record(conn, w->tenant_id, account->uuid, w->account_id, &change,
                            w->event_uuid, w->now, &r->new_deliveries)) != STORE_OK)
         return st;
@@ -575,6 +580,8 @@ static store_status_t delete_found(store_conn_t *conn, const delete_args_t *a,
     account_keys_t account;
     store_status_t st = account_of(conn, a->tenant_id, ex->account_id, &account);
     sqlite3_stmt *stmt;
+    if (st == STORE_OK) /* the foreign key cascades too; said here for the reader */
+        st = store_provided_lots_drop_in_tx(conn, ex->seq);
     if (st == STORE_OK)
         st = conn_prepare(conn, &Q_TX_DELETE, &stmt);
     if (st == STORE_OK)
@@ -583,7 +590,7 @@ static store_status_t delete_found(store_conn_t *conn, const delete_args_t *a,
     if (st == STORE_OK)
         st = refs_add(conn, &refs, ex->lines, ex->line_count, NULL, 0, -1);
     if (st == STORE_OK)
-        st = mark_dirty(conn, account.uuid, ex->datetime_ms);
+        st = store_mark_dirty_in_tx(conn, account.uuid, ex->datetime_ms);
     if (st != STORE_OK)
         return st;
     range_t change = {.from_ms = ex->datetime_ms, .latest_ms = ex->datetime_ms, .has_ids = false};
@@ -637,7 +644,7 @@ store_status_t store_tx_each_of_account_from(store_conn_t *conn, const char *acc
     int rc, stop = 0;
     while (!stop && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
         if (!column_copy(stmt, 0, id, sizeof id) || !column_copy(stmt, 2, type, sizeof type) ||
-            !lines_decode((const char *)sqlite3_column_text(stmt, 3), &lines, &count, &cap)) {
+            !store_tx_lines_decode((const char *)sqlite3_column_text(stmt, 3), &lines, &count, &cap)) {
             st = store_bad_row(&Q_TX_OF_ACCOUNT);
             break;
         }

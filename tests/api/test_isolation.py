@@ -283,3 +283,32 @@ def test_gains_report_never_crosses_tenants(tenants):
     narrow = b.server.new_tenant("iso-gains-scope", scopes="inventory")
     assert send(narrow, "POST", "/v1/reports/gains", {"tax_year": 2025}).status_code == 403
     assert send(narrow, "GET", f"/v1/reports/gains/{b_report}").status_code == 403
+
+
+# ---- gains and account activity (issue 16, the `gains` part)
+
+GAINS_READS = [
+    ("/v1/gains?account_id={a}&start_date=2025-01-01&end_date=2025-12-31", "inventory"),
+    ("/v1/gains/breakdown?account_id={a}&tax_year=2025", "inventory"),
+    ("/v1/gains/summary?account_id={a}&start_date=2025-01-01&end_date=2025-12-31", "inventory"),
+    ("/v1/accounts/{a}/transactions", "transactions"),
+    ("/v1/accounts/{a}/income?start_date=2025-01-01&end_date=2025-12-31", "transactions"),
+]
+
+
+@pytest.mark.parametrize("template,scope", GAINS_READS)
+def test_gains_and_activity_do_not_cross_tenants(server, tenants, template, scope):
+    """A's account is 404 for B exactly as an account that exists nowhere;
+    a credential without the route's scope gets the gateway's 403."""
+    a, b = tenants
+    created(send(a, "POST", "/v1/account-owners",
+                 {"id": "g-owner", "name": "A", "account_owner_type": "individual"}), "owner")
+    created(send(a, "POST", "/v1/accounts", {"id": "g-acct", "account_owner_id": "g-owner"}),
+            "account")
+    assert send(a, "GET", template.format(a="g-acct")).status_code == 200
+    assert_same_404(send(b, "GET", template.format(a="g-acct")), "g-acct",
+                    send(b, "GET", template.format(a=NOWHERE)), NOWHERE)
+    other = "accounts" if scope != "accounts" else "assets"
+    scoped = server.new_tenant("scoped", scopes=other)
+    r = send(scoped, "GET", template.format(a="g-acct"))
+    assert r.status_code == 403, r.text
