@@ -232,7 +232,7 @@ store_status_t store_form_stale(store_conn_t *conn, int64_t generated_before, si
         return st;
     if (!bind_int(stmt, 1, generated_before) || !bind_int(stmt, 2, (int64_t)limit))
         return conn_bind_failed(conn, &Q_FORM_STALE, stmt);
-    int rc;
+    int rc = SQLITE_DONE;
     while (*count < limit && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
         store_form_stale_t *f = &out[*count];
         if (!column_copy(stmt, 0, f->id, sizeof f->id) ||
