@@ -82,6 +82,11 @@ void api_transfer_lots_deposit(request_t *req, store_conn_t *db, const char *tx_
 void api_reports_trigger(request_t *req);
 void api_reports_get(request_t *req);
 void api_reports_download(request_t *req);
+/* The gains report (issue 16): the same mechanics, its own routes. */
+#define API_REPORTS_GAINS_TRIGGER_ROUTE "POST /v1/reports/gains"
+void api_reports_gains_trigger(request_t *req);
+void api_reports_gains_get(request_t *req);
+void api_reports_gains_download(request_t *req);
 /* src/api/tin_validations.c */
 void api_tin_validations_create(request_t *req);
 void api_tin_validations_get(request_t *req);

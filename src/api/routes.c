@@ -74,6 +74,12 @@ static const route_t ROUTES[] = {
     /* no token: the signed link is the credential */
     {"GET", "/v1/reports/inventory-summary/{reportId}/download", 0, 0,
      (void *)api_reports_download, 0, 0},
+    {"POST", "/v1/reports/gains", SCOPE_REPORTS, REPORT_TRIGGER_MAX_BODY,
+     (void *)api_reports_gains_trigger, 0, 0},
+    {"GET", "/v1/reports/gains/{reportId}", SCOPE_REPORTS, 0, (void *)api_reports_gains_get, 0, 0},
+    /* no token: the signed link is the credential */
+    {"GET", "/v1/reports/gains/{reportId}/download", 0, 0, (void *)api_reports_gains_download,
+     0, 0},
     {"POST", "/v1/tin-validations", SCOPE_TAX_DOCUMENTS, 0, (void *)api_tin_validations_create, 0, 0},
     {"GET", "/v1/tin-validations/{validationId}", SCOPE_TAX_DOCUMENTS, 0,
      (void *)api_tin_validations_get, 0, 0},

@@ -249,6 +249,42 @@ def test_same_caller_ids_are_independent(tenants, kind):
         assert body(send(b, "GET", res.path(res.record_id)))["data"] == rb
 
 
+# ------------------------------------------------------------------ gains reports (issue 16)
+
+def test_gains_report_never_crosses_tenants(tenants):
+    """POST /v1/reports/gains names accounts by caller id within the token's
+    tenant: B's report on A's account id treats it as not found (no rows);
+    A's report is 403 to B (reports are checked as the inventory-summary
+    ones: docs/decisions.md "Reports") and unknown ids are 404; a credential
+    without the reports scope gets the gateway's 403."""
+    import time
+    a, b = tenants
+    created(send(a, "POST", "/v1/account-owners",
+                 {"id": "iso-gains-o", "name": "O", "account_owner_type": "individual"}), "owner")
+    created(send(a, "POST", "/v1/accounts", {"id": "iso-gains-a", "account_owner_id": "iso-gains-o"}),
+            "account")
+    r = send(a, "POST", "/v1/reports/gains", {"account_ids": ["iso-gains-a"], "tax_year": 2025})
+    assert r.status_code == 202, r.text
+    a_report = body(r)["report_id"]
+    r = send(b, "POST", "/v1/reports/gains", {"account_ids": ["iso-gains-a"], "tax_year": 2025})
+    assert r.status_code == 202, r.text
+    b_report = body(r)["report_id"]
+    deadline = time.monotonic() + 60
+    while True:
+        s = body(send(b, "GET", f"/v1/reports/gains/{b_report}"))
+        if s["status"] in ("completed", "failed") or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert s["status"] == "completed", s
+    assert s["metadata"]["total_accounts_included"] == 0
+    assert s["metadata"]["skipped_account_ids"]["not_found_in_organization"] == ["iso-gains-a"]
+    assert send(b, "GET", f"/v1/reports/gains/{a_report}").status_code == 403
+    assert send(b, "GET", f"/v1/reports/gains/{uuid.uuid4()}").status_code == 404
+    narrow = b.server.new_tenant("iso-gains-scope", scopes="inventory")
+    assert send(narrow, "POST", "/v1/reports/gains", {"tax_year": 2025}).status_code == 403
+    assert send(narrow, "GET", f"/v1/reports/gains/{b_report}").status_code == 403
+
+
 # ---- gains and account activity (issue 16, the `gains` part)
 
 GAINS_READS = [
