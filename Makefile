@@ -27,7 +27,7 @@ UNIT_ASAN = $(UNIT_SRC:tests/unit/%.c=build/asan/tests/%)
 PYTEST   = /usr/bin/python3 -m pytest
 DEPS_STAMP = build/.deps-installed
 
-.PHONY: all deps run test unit unit-asan api api-asan hostile asan bench bench-ingest bench-report bench-webhooks bench-recalc fuzz fuzz-smoke clean
+.PHONY: all deps run test unit unit-asan api api-asan hostile asan bench bench-ingest bench-report bench-gains bench-webhooks bench-recalc fuzz fuzz-smoke clean
 all: build/taxd
 
 build/obj/%.o: %.c
@@ -122,6 +122,11 @@ bench-webhooks: deps build/taxd
 # 100k and 1M transactions, beside a sqlite3 GROUP BY floor (see bench/report.sh).
 bench-report: deps build/taxd
 	bench/report.sh
+
+# The gains report (issue 16): 10,000 accounts, 1,000,000 transactions, clean accounts,
+# beside sqlite3 selecting the same rows (bench/gains_report.sh).
+bench-gains: deps build/taxd
+	bench/gains_report.sh
 
 # `taxd admin inventory recalc --all` on a generated import (default 1M transactions over
 # 10k accounts; bench/recalc.sh), and the byte-for-byte comparison with the branch point

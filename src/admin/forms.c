@@ -10,7 +10,9 @@
  * before it have their forms; running the command again finishes the job).
  * account_id in the output is the account's caller id (what the operator and
  * the tenant know it by); the events carry the service uuid as the spec
- * says. */
+ * says. A 1099_DA before tax year DOMAIN_1099DA_FIRST_YEAR is refused
+ * before anything is read; an AUSTRIA account's 1099_DA is refused (with
+ * --account) or skipped with its reason (tenant-wide): never a US form. */
 #include "admin/forms.h"
 
 #include <stdlib.h>
@@ -58,6 +60,11 @@ static int check_generate(store_conn_t *db, const args_t *a, generate_req_t *g)
     if (!forms_type_parse(type, &g->type))
         return admin_fail(EXIT_REFUSED, "unknown form type '%s' (known: %s)", type,
                           forms_type_list());
+    if (g->type == FORMS_1099_DA && g->year < DOMAIN_1099DA_FIRST_YEAR)
+        return admin_fail(EXIT_REFUSED,
+                          "a 1099_DA is derived from gains from tax year %d; use --tax-year %d "
+                          "or later",
+                          DOMAIN_1099DA_FIRST_YEAR, DOMAIN_1099DA_FIRST_YEAR);
     store_tenant_t tenant;
     store_status_t st = store_tenant_get(db, g->tenant_id, &tenant);
     if (st == STORE_NOT_FOUND)
@@ -106,6 +113,9 @@ static int generate_single(const admin_context_t *ctx, store_conn_t *db, const g
     int code = generate_one(ctx, db, g, account_id, &o);
     if (code != 0)
         return code;
+    if (o.result == FORMS_REFUSED && o.form_id[0] == '\0')
+        return admin_fail(EXIT_REFUSED, "account '%s' (%s %d): %s", account_id,
+                          forms_type_name(g->type), g->year, o.message);
     if (o.result == FORMS_REFUSED)
         return admin_fail(EXIT_REFUSED, "form %s of account '%s' (%s %d): %s", o.form_id,
                           account_id, forms_type_name(g->type), g->year, o.message);

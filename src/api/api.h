@@ -57,6 +57,13 @@ void api_inventory_summaries(request_t *req);
 void api_inventory_lots(request_t *req);
 void api_transfer_lots(request_t *req);
 void api_withholding_austria(request_t *req);
+/* src/api/gains.c */
+void api_gains_list(request_t *req);
+void api_gains_breakdown(request_t *req);
+void api_gains_summary(request_t *req);
+/* src/api/activity.c */
+void api_account_transactions(request_t *req);
+void api_account_income(request_t *req);
 /* src/api/dispositions.c (issue 16: disposition method records) */
 void api_dispositions_create(request_t *req);
 void api_dispositions_list(request_t *req);
@@ -75,6 +82,11 @@ void api_transfer_lots_deposit(request_t *req, store_conn_t *db, const char *tx_
 void api_reports_trigger(request_t *req);
 void api_reports_get(request_t *req);
 void api_reports_download(request_t *req);
+/* The gains report (issue 16): the same mechanics, its own routes. */
+#define API_REPORTS_GAINS_TRIGGER_ROUTE "POST /v1/reports/gains"
+void api_reports_gains_trigger(request_t *req);
+void api_reports_gains_get(request_t *req);
+void api_reports_gains_download(request_t *req);
 /* src/api/tin_validations.c */
 void api_tin_validations_create(request_t *req);
 void api_tin_validations_get(request_t *req);
@@ -105,6 +117,11 @@ typedef struct api_page {
     json_t *items;     /* owned by api_list */
     bool more;         /* set by the fetch: records follow the page */
     bool failed;       /* an item could not be made (api_page_add) */
+    /* Set by a fetch whose key is not a member of its items (the gains'
+     * relief seq, a transaction list's datetime and id): the last item's
+     * key, request-arena memory; NULL: key_field of the last item. */
+    const char *last_key;
+    bool bad_cursor;   /* set by the fetch: `after` is no key it made (400) */
 } api_page_t;
 
 /* Adds item (stolen) to the page: 0 to go on, or 1 (the page failed) when
@@ -157,5 +174,15 @@ const char *api_query_text(request_t *req, const char *name, json_t *issues, boo
 bool api_query_year(const char *text, const char *name, int min, int max, json_t *issues,
                     int *year);
 bool api_query_ok(request_t *req, bool malformed, json_t *issues);
+/* A date query parameter YYYY-MM-DD (a real calendar date): true with *ms
+ * its 00:00:00Z when present and valid; an issue when it is invalid, or
+ * absent and required. */
+bool api_query_date(request_t *req, const char *name, bool required, json_t *issues,
+                    bool *malformed, int64_t *ms);
+/* ?start_date= and ?end_date= (both inclusive UTC days) as [*from_ms,
+ * *to_ms); an absent optional end is open. An issue on start_date when it
+ * is after end_date (false). */
+bool api_query_period(request_t *req, bool required, json_t *issues, bool *malformed,
+                      int64_t *from_ms, int64_t *to_ms);
 
 #endif

@@ -128,10 +128,16 @@ void api_list(request_t *req, const char *key_field, api_page_fetch_fn fetch, co
         api_fail(req, st, "a listed record could not be answered");
         return;
     }
+    if (page.bad_cursor) {
+        json_decref(page.items);
+        refuse_query(req, "custom", "cursor", "Invalid cursor", NULL);
+        return;
+    }
     size_t n = json_array_size(page.items);
     json_t *last = n > 0 ? json_object_get(json_array_get(page.items, n - 1), key_field) : NULL;
+    const char *key = page.last_key != NULL ? page.last_key : json_string_value(last);
     reply_json(req, 200, json_pack("{s:o, s:{s:o}}", "data", page.items, "meta", "next_cursor",
-                                   next_cursor(json_string_value(last), page.more)));
+                                   next_cursor(key, page.more)));
 }
 
 json_t *api_read_body(request_t *req, const v_schema *schema, const char *what)
@@ -244,6 +250,52 @@ bool api_query_year(const char *text, const char *name, int min, int max, json_t
         return false;
     }
     *year = (int)n;
+    return true;
+}
+
+bool api_query_date(request_t *req, const char *name, bool required, json_t *issues,
+                    bool *malformed, int64_t *ms)
+{
+    bool bad = false;
+    const char *text = request_query(req, name, &bad);
+    *malformed = *malformed || bad;
+    if (bad)
+        return false;
+    if (text == NULL) {
+        if (required)
+            add_query_issue(issues, "invalid_type", name,
+                            "Invalid input: expected string, received undefined",
+                            json_pack("{s:s}", "expected", "string"));
+        return false;
+    }
+    /* YYYY-MM-DD exactly; the clock's parser checks the calendar */
+    char datetime[32];
+    bool shaped = strlen(text) == 10 && text[4] == '-' && text[7] == '-';
+    for (int i = 0; shaped && i < 10; i++)
+        shaped = i == 4 || i == 7 || (text[i] >= '0' && text[i] <= '9');
+    if (shaped)
+        snprintf(datetime, sizeof datetime, "%sT00:00:00Z", text);
+    if (!shaped || clock_parse_rfc3339(datetime, ms) != 0) {
+        add_query_issue(issues, "invalid_format", name, "Invalid ISO date",
+                        json_pack("{s:s, s:s}", "origin", "string", "format", "date"));
+        return false;
+    }
+    return true;
+}
+
+bool api_query_period(request_t *req, bool required, json_t *issues, bool *malformed,
+                      int64_t *from_ms, int64_t *to_ms)
+{
+    int64_t start = CLOCK_MIN_MS, end = CLOCK_MAX_MS;
+    bool has_start = api_query_date(req, "start_date", required, issues, malformed, &start);
+    bool has_end = api_query_date(req, "end_date", required, issues, malformed, &end);
+    if (has_start && has_end && start > end) {
+        add_query_issue(issues, "custom", "start_date",
+                        "start_date must not be after end_date", NULL);
+        return false;
+    }
+    *from_ms = start;
+    *to_ms = has_end ? end + INT64_C(86400000) : CLOCK_MAX_MS + 1; /* inclusive end day */
     return true;
 }
 

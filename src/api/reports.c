@@ -1,10 +1,17 @@
-/* reports: the inventory-summary report routes (spec § Report endpoints).
+/* reports: the report routes (spec § Report endpoints), for two kinds of
+ * report with the same mechanics: inventory-summary and gains (issue 16).
  *
- *   POST /v1/reports/inventory-summary                 trigger (scope reports): 202
- *   GET  /v1/reports/inventory-summary/{reportId}      status (scope reports): 200
- *   GET  /v1/reports/inventory-summary/{reportId}/download?expires&nonce&signature
- *                                                      the file; no token, the link is
- *                                                      the credential (reports/links.h)
+ *   POST /v1/reports/{kind}                 trigger (scope reports): 202
+ *   GET  /v1/reports/{kind}/{reportId}      status (scope reports): 200
+ *   GET  /v1/reports/{kind}/{reportId}/download?expires&nonce&signature
+ *                                           the file; no token, the link is
+ *                                           the credential (reports/links.h)
+ *
+ * Each kind has routes of its own (so an operator's endpoint rule names one
+ * of them); a report of one kind is 404 under the other's routes. The gains
+ * trigger also takes tax_year (required: 2009 to next year by the service
+ * clock). The active-report limit below counts both kinds together: it is
+ * one per tenant.
  *
  * The trigger only validates and inserts a pending row, then wakes this
  * process's runner (reports/runner.c does the work, in any process that
@@ -36,6 +43,7 @@
  * (reply_stream) by a reader that holds its own connection and one chunk
  * buffer: memory does not depend on the file's size. */
 #include <ctype.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,6 +77,18 @@ static const v_field TRIGGER_FIELDS[] = {
     {NULL, V_ANY, .required = false},
 };
 static const v_schema TRIGGER = {TRIGGER_FIELDS};
+/* The gains trigger: tax_year's upper bound is next year by the service
+ * clock, so the field list is copied per request with it filled in. */
+static const v_field GAINS_TRIGGER_FIELDS[] = {
+    {"account_ids", V_ARRAY, .min_items = 1, .max_items = REPORT_IDS_MAX,
+     .items = &ACCOUNT_ID_ITEM},
+    {"format", V_ENUM, .values = FORMATS},
+    {"tax_year", V_INTEGER, .required = true, .has_range = true,
+     .min_int = DOMAIN_QUERY_TAX_YEAR_MIN, .max_int = DOMAIN_TAX_YEAR_MAX},
+    {NULL, V_ANY, .required = false},
+};
+#define GAINS_TRIGGER_FIELD_COUNT (sizeof GAINS_TRIGGER_FIELDS / sizeof GAINS_TRIGGER_FIELDS[0])
+#define GAINS_TAX_YEAR_FIELD 2
 
 /* ---- trigger ---------------------------------------------------------- */
 
@@ -112,14 +132,31 @@ static bool read_directive(request_t *req, char out[STORE_REPORT_DIRECTIVE_MAX])
     return true;
 }
 
-/* The validated body (NULL: none, every account in CSV); false after a 400. */
-static bool read_trigger(request_t *req, json_t **body)
+/* The year of the service clock's now, plus one: the last tax year a query
+ * may name. */
+static int64_t next_tax_year(const request_t *req)
 {
-    *body = request_json(req, true);
+    time_t now_s = (time_t)(api_now_ms(req) / 1000);
+    struct tm tm;
+    gmtime_r(&now_s, &tm);
+    return (int64_t)tm.tm_year + 1900 + 1;
+}
+
+/* The validated body (NULL: none, every account in CSV; the gains trigger
+ * needs one, for its tax_year); false after a 400. */
+static bool read_trigger(request_t *req, bool gains, json_t **body)
+{
+    *body = request_json(req, !gains);
     if (*body == NULL)
         return req->status == 0;
     json_t *issues = json_array();
-    v_check_object(&TRIGGER, *body, NULL, issues);
+    v_field fields[GAINS_TRIGGER_FIELD_COUNT];
+    v_schema schema = {fields};
+    if (gains) {
+        memcpy(fields, GAINS_TRIGGER_FIELDS, sizeof fields);
+        fields[GAINS_TAX_YEAR_FIELD].max_int = next_tax_year(req);
+    }
+    v_check_object(gains ? &schema : &TRIGGER, *body, NULL, issues);
     check_id_bytes(json_object_get(*body, "account_ids"), issues);
     if (json_array_size(issues) > 0) {
         reply_invalid(req, "Invalid report request", issues);
@@ -129,8 +166,18 @@ static bool read_trigger(request_t *req, json_t **body)
     return true;
 }
 
+static bool is_gains(const store_report_t *r)
+{
+    return strcmp(r->kind, STORE_REPORT_KIND_GAINS) == 0;
+}
+
+/* report_id, status, format, (gains: tax_year,) created_at. */
 static json_t *report_head(const store_report_t *r)
 {
+    if (is_gains(r))
+        return json_pack("{s:s, s:s, s:s, s:i, s:o}", "report_id", r->id, "status", r->status,
+                         "format", r->format, "tax_year", r->tax_year, "created_at",
+                         jsonval_time(r->created_at));
     return json_pack("{s:s, s:s, s:s, s:o}", "report_id", r->id, "status", r->status, "format",
                      r->format, "created_at", jsonval_time(r->created_at));
 }
@@ -183,15 +230,19 @@ static void reply_too_many_active(request_t *req)
                                                        ACTIVE_RETRY_AFTER_S));
 }
 
-void api_reports_trigger(request_t *req)
+static void trigger(request_t *req, const char *kind)
 {
     store_report_t r = {0};
     json_t *body = NULL;
     const char *account_ids = NULL;
     size_t ids_len = 0;
-    if (!read_directive(req, r.test_directive) || !read_trigger(req, &body) ||
+    bool gains = strcmp(kind, STORE_REPORT_KIND_GAINS) == 0;
+    if (!read_directive(req, r.test_directive) || !read_trigger(req, gains, &body) ||
         !ids_text(req, body, &account_ids, &ids_len))
         return;
+    snprintf(r.kind, sizeof r.kind, "%s", kind);
+    if (gains)
+        r.tax_year = (int)json_integer_value(json_object_get(body, "tax_year"));
     const json_t *format = body != NULL ? json_object_get(body, "format") : NULL;
     snprintf(r.format, sizeof r.format, "%s", format != NULL ? json_string_value(format) : "csv");
     snprintf(r.tenant_id, sizeof r.tenant_id, "%.36s", req->claims.tenant_id);
@@ -220,12 +271,22 @@ void api_reports_trigger(request_t *req)
     reply_json(req, 202, report_head(&r));
 }
 
+void api_reports_trigger(request_t *req)
+{
+    trigger(req, STORE_REPORT_KIND_INVENTORY);
+}
+
+void api_reports_gains_trigger(request_t *req)
+{
+    trigger(req, STORE_REPORT_KIND_GAINS);
+}
+
 /* ---- finding a report -------------------------------------------------- */
 
-/* The report named by the path, lowercased (UUIDs in any case), within its
- * retention. Answers 404 itself (malformed, unknown or expired) and store
- * failures; *found false then. */
-static bool find_report(request_t *req, unsigned texts, store_report_t *r)
+/* The report of `kind` named by the path, lowercased (UUIDs in any case),
+ * within its retention. Answers 404 itself (malformed, unknown, of the other
+ * kind, or expired) and store failures; *found false then. */
+static bool find_report(request_t *req, const char *kind, unsigned texts, store_report_t *r)
 {
     const char *raw = request_param(req, "reportId");
     char id[STORE_UUID_LEN];
@@ -239,7 +300,7 @@ static bool find_report(request_t *req, unsigned texts, store_report_t *r)
     if (db == NULL)
         return false;
     store_status_t st = store_report_get(db, id, texts, r);
-    if (st == STORE_OK && r->expires_at <= api_now_ms(req)) {
+    if (st == STORE_OK && (r->expires_at <= api_now_ms(req) || strcmp(r->kind, kind) != 0)) {
         store_report_clear(r);
         st = STORE_NOT_FOUND;
     }
@@ -262,8 +323,8 @@ static bool add_completed(request_t *req, const store_report_t *r, json_t *out)
     json_t *metadata = r->metadata != NULL ? json_loads(r->metadata, 0, &error) : NULL;
     const api_context_t *ctx = api_ctx(req);
     if (metadata == NULL ||
-        report_link_make(ctx->links_key, ctx->base_url, r->id, api_now_s(req), url, sizeof url,
-                         &expires_s) != 0) {
+        report_link_make(ctx->links_key, ctx->base_url, r->kind, r->id, api_now_s(req), url,
+                         sizeof url, &expires_s) != 0) {
         json_decref(metadata);
         return false;
     }
@@ -392,10 +453,10 @@ static bool reply_with_skipped(request_t *req, store_report_t *r, json_t *out)
     return true;
 }
 
-void api_reports_get(request_t *req)
+static void get_report(request_t *req, const char *kind)
 {
     store_report_t r;
-    if (!find_report(req, STORE_REPORT_WITH_METADATA, &r))
+    if (!find_report(req, kind, STORE_REPORT_WITH_METADATA, &r))
         return;
     if (strcmp(r.tenant_id, req->claims.tenant_id) != 0) {
         store_report_clear(&r);
@@ -423,6 +484,16 @@ void api_reports_get(request_t *req)
     }
     if (out != NULL)
         reply_json(req, 200, out);
+}
+
+void api_reports_get(request_t *req)
+{
+    get_report(req, STORE_REPORT_KIND_INVENTORY);
+}
+
+void api_reports_gains_get(request_t *req)
+{
+    get_report(req, STORE_REPORT_KIND_GAINS);
 }
 
 /* ---- download ---------------------------------------------------------- */
@@ -510,7 +581,7 @@ static void stream_report(request_t *req, const store_report_t *r)
     d->loaded_seq = -1;
     d->loaded_len = 0;
     const char *disposition =
-        arena_sprintf(req->arena, "attachment; filename=\"inventory-summary-%s.%s\"", r->id,
+        arena_sprintf(req->arena, "attachment; filename=\"%s-%s.%s\"", r->kind, r->id,
                       report_format_extension(format));
     if (disposition != NULL)
         reply_header(req, "content-disposition", disposition);
@@ -519,14 +590,24 @@ static void stream_report(request_t *req, const store_report_t *r)
                  download_free);
 }
 
-void api_reports_download(request_t *req)
+static void download(request_t *req, const char *kind)
 {
     store_report_t r;
-    if (!link_ok(req) || !find_report(req, 0, &r))
+    if (!link_ok(req) || !find_report(req, kind, 0, &r))
         return;
     if (strcmp(r.status, "completed") != 0) { /* links are only made for completed reports */
         reply_error(req, 404, "Report with id '%s' not found", r.id);
         return;
     }
     stream_report(req, &r);
+}
+
+void api_reports_download(request_t *req)
+{
+    download(req, STORE_REPORT_KIND_INVENTORY);
+}
+
+void api_reports_gains_download(request_t *req)
+{
+    download(req, STORE_REPORT_KIND_GAINS);
 }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "forms/regen.h"
 #include "reports/janitor.h"
 #include "reports/runner.h"
 #include "tincheck/runner.h"
@@ -23,6 +24,11 @@ static int64_t reports_step(void *engine, unsigned thread_index)
 static int64_t janitor_step(void *engine, unsigned thread_index)
 {
     return report_janitor_step(engine, thread_index);
+}
+
+static int64_t forms_step(void *engine, unsigned thread_index)
+{
+    return forms_regen_step(engine, thread_index);
 }
 
 static int64_t webhooks_step(void *engine, unsigned thread_index)
@@ -90,6 +96,16 @@ static report_janitor_config_t *new_janitor(service_t *svc)
     return cfg;
 }
 
+static forms_regen_config_t *new_forms(service_t *svc)
+{
+    forms_regen_config_t *cfg = malloc(sizeof *cfg);
+    if (cfg != NULL)
+        *cfg = (forms_regen_config_t){.store = svc->store, .clock = &svc->clock,
+                                      .test_hooks = svc->cfg.test_hooks,
+                                      .stopping = &svc->stopping};
+    return cfg;
+}
+
 workers_t *engines_start(service_t *svc, char **err)
 {
     tincheck_runner_t *tinchecks = new_tinchecks(svc, err);
@@ -98,12 +114,14 @@ workers_t *engines_start(service_t *svc, char **err)
     svc->webhooks = new_webhooks(svc, err);
     report_runner_config_t *reports = new_reports(svc);
     report_janitor_config_t *janitor = new_janitor(svc);
-    if (svc->webhooks == NULL || reports == NULL || janitor == NULL) {
+    forms_regen_config_t *forms = new_forms(svc);
+    if (svc->webhooks == NULL || reports == NULL || janitor == NULL || forms == NULL) {
         if (svc->webhooks != NULL)
             *err = strdup("engines: out of memory");
         tincheck_runner_free(tinchecks);
         free(reports);
         free(janitor);
+        free(forms);
         return NULL;
     }
     const worker_engine_t engines[] = {
@@ -111,6 +129,7 @@ workers_t *engines_start(service_t *svc, char **err)
         {"janitor", janitor_step, janitor, free, 1},
         {"webhooks", webhooks_step, svc->webhooks, NULL, 1},
         {"tincheck", tinchecks_step, tinchecks, tinchecks_release, 1},
+        {"forms", forms_step, forms, free, 1},
     };
     workers_t *w = workers_start(engines, sizeof engines / sizeof engines[0], &svc->stopping, err);
     svc->workers = w;

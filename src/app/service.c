@@ -114,7 +114,8 @@ static int build_http_parts(service_t *svc, char **err)
     ratelimit_rule_t trigger = {svc->cfg.report_trigger_rate, svc->cfg.report_trigger_burst};
     if (svc->metrics == NULL || svc->limiter == NULL || svc->settings == NULL ||
         svc->tokens == NULL || svc->auth_failures == NULL ||
-        settings_set_route_default(svc->settings, API_REPORTS_TRIGGER_ROUTE, trigger) != 0) {
+        settings_set_route_default(svc->settings, API_REPORTS_TRIGGER_ROUTE, trigger) != 0 ||
+        settings_set_route_default(svc->settings, API_REPORTS_GAINS_TRIGGER_ROUTE, trigger) != 0) {
         *err = dup_message("service", "out of memory");
         return -1;
     }

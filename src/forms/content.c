@@ -1,14 +1,13 @@
 /* forms/content: see content.h.
  *
- * Design. The accumulator keeps one row per (asset, bucket), kept in asset
- * order as rows arrive, so rendering is a walk with no sorting and the
- * output order never depends on the order reliefs were fed. Buckets: short
- * and long term (pieces with both a cost basis and proceeds), pieces
- * without cost basis (transfers in with unknown cost, shortfalls) and pieces
- * with a basis but no proceeds (disposed of with no USD value known): the
- * last two cannot have a gain computed, so they are listed apart rather than
- * counted as zero, which would misstate the gain. Sums are exact (dec_add);
- * the first arithmetic failure is kept and reported by every later add. */
+ * Design. GAIN_LOSS_SUMMARY is the gains breakdown (gains/gains.h, the
+ * accumulator GET /v1/gains/breakdown answers from): one for the whole year
+ * and one per asset, kept in asset order as rows arrive, so rendering is a
+ * walk with no sorting and the output never depends on the order rows were
+ * fed. A row without proceeds or without a cost basis has no gain: it is
+ * counted (rows_without_*), never summed as a zero, which would misstate
+ * the gain. 1099_DA is forms/da.h. Sums are exact (dec_add); the first
+ * arithmetic failure is kept and reported by every later add. */
 #include "forms/content.h"
 #include "core/grow.h"
 
@@ -17,13 +16,13 @@
 #include <string.h>
 #include <time.h>
 
-enum { BUCKET_SHORT, BUCKET_LONG, BUCKET_NO_BASIS, BUCKET_NO_PROCEEDS, BUCKET_COUNT };
-
-typedef struct gl_row {
+/* One asset of a GAIN_LOSS_SUMMARY: its own breakdown (the gains
+ * accumulator) and the quantity summed into each term beside it. */
+typedef struct gl_asset {
     char asset[DOMAIN_ASSET_CODE_SIZE];
-    int bucket;
-    dec_t quantity, proceeds, cost;
-} gl_row_t;
+    gains_breakdown_t b;
+    dec_t quantity_short, quantity_long;
+} gl_asset_t;
 
 typedef struct tx_total {
     int64_t count;
@@ -36,8 +35,10 @@ struct forms_content {
     forms_type_t type;
     int year;
     int64_t from_ms, to_ms;
-    gl_row_t *rows;
-    size_t row_count, row_cap;
+    gains_breakdown_t all;           /* GAIN_LOSS_SUMMARY: every row */
+    gl_asset_t *assets;              /* GAIN_LOSS_SUMMARY: by asset, in asset order */
+    size_t asset_count, asset_cap;
+    forms_da_t *da;                  /* 1099_DA */
     tx_total_t by_type[DOMAIN_TX_TYPE_COUNT];
     dec_status_t failure;
 };
@@ -90,6 +91,11 @@ forms_content_t *forms_content_new(forms_type_t type, int year)
     c->type = type;
     c->year = year;
     forms_year_bounds(year, &c->from_ms, &c->to_ms);
+    gains_breakdown_init(&c->all);
+    if (type == FORMS_1099_DA && (c->da = forms_da_new(year)) == NULL) {
+        free(c);
+        return NULL;
+    }
     return c;
 }
 
@@ -97,7 +103,8 @@ void forms_content_free(forms_content_t *content)
 {
     if (content == NULL)
         return;
-    free(content->rows);
+    free(content->assets);
+    forms_da_free(content->da);
     free(content);
 }
 
@@ -115,54 +122,63 @@ static bool in_year(const forms_content_t *c, int64_t ms)
     return ms >= c->from_ms && ms < c->to_ms;
 }
 
-/* The row of (asset, bucket), inserted in asset order when new; NULL when
- * out of memory. */
-static gl_row_t *row_of(forms_content_t *c, const char *asset, int bucket)
+/* The asset's accumulator, inserted in asset order when new; NULL when out
+ * of memory. */
+static gl_asset_t *asset_of(forms_content_t *c, const char *asset)
 {
     size_t at = 0;
-    for (; at < c->row_count; at++) {
-        int cmp = strcmp(c->rows[at].asset, asset);
-        if (cmp == 0 && c->rows[at].bucket == bucket)
-            return &c->rows[at];
+    for (; at < c->asset_count; at++) {
+        int cmp = strcmp(c->assets[at].asset, asset);
+        if (cmp == 0)
+            return &c->assets[at];
         if (cmp > 0)
             break;
     }
-    gl_row_t *grown = grow_array(c->rows, &c->row_cap, c->row_count + 1, sizeof *grown, 16);
+    gl_asset_t *grown = grow_array(c->assets, &c->asset_cap, c->asset_count + 1, sizeof *grown, 8);
     if (grown == NULL)
         return NULL;
-    c->rows = grown;
-    memmove(&c->rows[at + 1], &c->rows[at], (c->row_count - at) * sizeof *c->rows);
-    c->row_count++;
-    gl_row_t *row = &c->rows[at];
-    memset(row, 0, sizeof *row);
-    snprintf(row->asset, sizeof row->asset, "%s", asset);
-    row->bucket = bucket;
-    return row;
+    c->assets = grown;
+    memmove(&c->assets[at + 1], &c->assets[at], (c->asset_count - at) * sizeof *c->assets);
+    c->asset_count++;
+    gl_asset_t *a = &c->assets[at];
+    memset(a, 0, sizeof *a);
+    snprintf(a->asset, sizeof a->asset, "%s", asset);
+    gains_breakdown_init(&a->b);
+    return a;
 }
 
-static int bucket_of(const inv_relief_t *r)
+static dec_status_t gains_failure(gains_status_t st)
 {
-    if (!r->has_basis)
-        return BUCKET_NO_BASIS;
-    if (!r->has_proceeds)
-        return BUCKET_NO_PROCEEDS;
-    return r->term == INV_LONG_TERM ? BUCKET_LONG : BUCKET_SHORT;
+    return st == GAINS_OK ? DEC_OK : DEC_RANGE;
 }
 
-dec_status_t forms_content_add_relief(forms_content_t *c, const inv_relief_t *r)
+static dec_status_t add_gain_loss(forms_content_t *c, const gains_row_t *g)
 {
-    if (c->failure != DEC_OK || r->kind != INV_RELIEF_DISPOSAL || !in_year(c, r->datetime_ms))
+    if (strlen(g->asset_code) >= DOMAIN_ASSET_CODE_SIZE)
+        return c->failure = DEC_RANGE;
+    gl_asset_t *a = asset_of(c, g->asset_code);
+    if (a == NULL)
+        return c->failure = DEC_RANGE;
+    gains_status_t st = gains_breakdown_add(&c->all, g);
+    if (st == GAINS_OK)
+        st = gains_breakdown_add(&a->b, g);
+    if (st != GAINS_OK)
+        return c->failure = gains_failure(st);
+    /* the quantity of the rows the breakdown summed, in the term it used */
+    if (g->has_gain_loss)
+        add_into(c, g->term == GAINS_TERM_LONG ? &a->quantity_long : &a->quantity_short,
+                 g->quantity);
+    return c->failure;
+}
+
+dec_status_t forms_content_add_gain(forms_content_t *c, const gains_row_t *g)
+{
+    if (c->failure != DEC_OK || !in_year(c, g->disposed_at))
         return c->failure;
-    if (strlen(r->asset) >= DOMAIN_ASSET_CODE_SIZE)
-        return c->failure = DEC_RANGE;
-    gl_row_t *row = row_of(c, r->asset, bucket_of(r));
-    if (row == NULL)
-        return c->failure = DEC_RANGE;
-    add_into(c, &row->quantity, r->quantity);
-    if (r->has_proceeds)
-        add_into(c, &row->proceeds, r->proceeds);
-    if (r->has_basis)
-        add_into(c, &row->cost, r->cost);
+    if (c->type == FORMS_GAIN_LOSS_SUMMARY)
+        return add_gain_loss(c, g);
+    if (c->type == FORMS_1099_DA)
+        return c->failure = gains_failure(forms_da_add(c->da, g));
     return c->failure;
 }
 
@@ -226,47 +242,30 @@ static json_t *dec_json(dec_t value)
     return json_string(text);
 }
 
-/* gain_loss = proceeds - cost; the sums were checked, a difference of two
- * values below 10^20 can still leave the range, so it is checked too. */
-static json_t *gain_json(dec_t proceeds, dec_t cost, bool *bad)
+/* {"proceeds", "cost_basis", "gain_loss"} of a line of totals. */
+static json_t *amounts_json(const gains_totals_t *t)
 {
-    dec_t gain;
-    if (dec_sub(proceeds, cost, &gain) != DEC_OK) {
-        *bad = true;
-        return json_null();
-    }
-    return dec_json(gain);
+    return json_pack("{s:o, s:o, s:o}", "proceeds", dec_json(t->proceeds), "cost_basis",
+                     dec_json(t->cost_basis), "gain_loss", dec_json(t->gain_loss));
 }
 
-static json_t *amounts_json(dec_t proceeds, dec_t cost, bool *bad)
-{
-    return json_pack("{s:o, s:o, s:o}", "proceeds", dec_json(proceeds), "cost_basis",
-                     dec_json(cost), "gain_loss", gain_json(proceeds, cost, bad));
-}
-
-/* One term: its assets and their totals; adds the totals into *proceeds and
- * *cost (the form's overall total). */
-static json_t *term_json(const forms_content_t *c, int bucket, dec_t *all_proceeds,
-                         dec_t *all_cost, bool *bad)
+/* One term: its totals and its assets (those with rows summed in it). */
+static json_t *term_json(const forms_content_t *c, bool long_term, bool *bad)
 {
     json_t *assets = json_array();
-    dec_t proceeds = dec_zero(), cost = dec_zero();
-    for (size_t i = 0; i < c->row_count && assets != NULL; i++) {
-        const gl_row_t *r = &c->rows[i];
-        if (r->bucket != bucket)
+    for (size_t i = 0; i < c->asset_count && assets != NULL; i++) {
+        const gl_asset_t *a = &c->assets[i];
+        const gains_totals_t *t = long_term ? &a->b.long_term : &a->b.short_term;
+        if (t->rows == 0)
             continue;
-        *bad = *bad || dec_add(proceeds, r->proceeds, &proceeds) != DEC_OK ||
-               dec_add(cost, r->cost, &cost) != DEC_OK;
-        json_t *item = json_pack("{s:s, s:o, s:o, s:o, s:o}", "asset_code", r->asset,
-                                 "quantity", dec_json(r->quantity), "proceeds",
-                                 dec_json(r->proceeds), "cost_basis", dec_json(r->cost),
-                                 "gain_loss", gain_json(r->proceeds, r->cost, bad));
+        json_t *item = json_pack("{s:s, s:o, s:o, s:o, s:o}", "asset_code", a->asset, "quantity",
+                                 dec_json(long_term ? a->quantity_long : a->quantity_short),
+                                 "proceeds", dec_json(t->proceeds), "cost_basis",
+                                 dec_json(t->cost_basis), "gain_loss", dec_json(t->gain_loss));
         if (item == NULL || json_array_append_new(assets, item) != 0)
             *bad = true;
     }
-    *bad = *bad || dec_add(*all_proceeds, proceeds, all_proceeds) != DEC_OK ||
-           dec_add(*all_cost, cost, all_cost) != DEC_OK;
-    json_t *out = amounts_json(proceeds, cost, bad);
+    json_t *out = amounts_json(long_term ? &c->all.long_term : &c->all.short_term);
     if (out == NULL || assets == NULL || json_object_set_new(out, "assets", assets) != 0) {
         *bad = true;
         json_decref(out);
@@ -275,43 +274,42 @@ static json_t *term_json(const forms_content_t *c, int bucket, dec_t *all_procee
     return out;
 }
 
-/* The pieces of a bucket whose gain cannot be computed: asset, quantity and
- * the one amount that is known (`amount` names it). */
-static json_t *unresolved_json(const forms_content_t *c, int bucket, const char *amount,
-                               bool *bad)
+/* The Form 8949 boxes that hold a row, in box order: box, rows (every row
+ * boxed there) and the totals of those with proceeds and basis known. */
+static json_t *boxes_json(const gains_breakdown_t *b, bool *bad)
 {
-    json_t *items = json_array();
-    for (size_t i = 0; i < c->row_count && items != NULL; i++) {
-        const gl_row_t *r = &c->rows[i];
-        if (r->bucket != bucket)
+    json_t *out = json_array();
+    for (int i = 0; i < GAINS_BOX_COUNT && out != NULL; i++) {
+        if (b->box_seen[i] == 0)
             continue;
-        dec_t known = bucket == BUCKET_NO_BASIS ? r->proceeds : r->cost;
-        json_t *item = json_pack("{s:s, s:o, s:o}", "asset_code", r->asset, "quantity",
-                                 dec_json(r->quantity), amount, dec_json(known));
-        if (item == NULL || json_array_append_new(items, item) != 0)
+        char box[2] = {(char)('A' + i), '\0'};
+        const gains_totals_t *t = &b->box[i];
+        json_t *item = json_pack("{s:s, s:I, s:o, s:o, s:o}", "box", box, "rows",
+                                 (json_int_t)b->box_seen[i], "proceeds", dec_json(t->proceeds),
+                                 "cost_basis", dec_json(t->cost_basis), "gain_loss",
+                                 dec_json(t->gain_loss));
+        if (item == NULL || json_array_append_new(out, item) != 0)
             *bad = true;
     }
-    if (items == NULL)
+    if (out == NULL)
         *bad = true;
-    return items;
+    return out;
 }
 
 static json_t *gain_loss_json(const forms_content_t *c)
 {
     bool bad = false;
-    dec_t proceeds = dec_zero(), cost = dec_zero();
+    const gains_breakdown_t *b = &c->all;
     json_t *out = json_pack(
-        "{s:s, s:o*, s:o*}", "currency", DOMAIN_REPORTING_CURRENCY, "short_term",
-        term_json(c, BUCKET_SHORT, &proceeds, &cost, &bad), "long_term",
-        term_json(c, BUCKET_LONG, &proceeds, &cost, &bad));
+        "{s:s, s:o*, s:o*, s:o, s:o*, s:I, s:I, s:I}", "currency", DOMAIN_REPORTING_CURRENCY,
+        "short_term", term_json(c, false, &bad), "long_term", term_json(c, true, &bad), "total",
+        amounts_json(&b->total), "form_8949_boxes", boxes_json(b, &bad),
+        "rows_without_cost_basis", (json_int_t)b->rows_without_cost_basis,
+        "rows_without_proceeds", (json_int_t)b->rows_without_proceeds, "rows_without_term",
+        (json_int_t)b->rows_without_term);
     if (out == NULL)
         return NULL;
-    json_object_set_new(out, "total", amounts_json(proceeds, cost, &bad));
-    json_object_set_new(out, "without_cost_basis",
-                        unresolved_json(c, BUCKET_NO_BASIS, "proceeds", &bad));
-    json_object_set_new(out, "without_proceeds",
-                        unresolved_json(c, BUCKET_NO_PROCEEDS, "cost_basis", &bad));
-    if (bad || json_object_size(out) != 6) {
+    if (bad || json_object_size(out) != 8) {
         json_decref(out);
         return NULL;
     }
@@ -361,6 +359,8 @@ json_t *forms_content_render(const forms_content_t *c)
         return NULL;
     if (c->type == FORMS_GAIN_LOSS_SUMMARY)
         return gain_loss_json(c);
+    if (c->type == FORMS_1099_DA)
+        return forms_da_render(c->da);
     if (c->type == FORMS_TRANSACTION_SUMMARY)
         return transaction_summary_json(c);
     return json_pack("{s:s}", "note",

@@ -1,17 +1,16 @@
-/* forms/content: what a tax form holds, computed without SQL from what the
- * inventory engine produced (inventory/engine.h): the realised disposals of
- * the tax year for GAIN_LOSS_SUMMARY, the year's transactions for
- * TRANSACTION_SUMMARY. The caller feeds reliefs and transactions (any order)
- * and renders once; every amount is an exact dec_t, rendered as a canonical
- * decimal string.
+/* forms/content: what a tax form holds, computed without SQL: the gains
+ * rows of the tax year, classified by gains/gains.h, for GAIN_LOSS_SUMMARY
+ * (the gains breakdown, by term, asset and Form 8949 box) and 1099_DA
+ * (forms/da.h: one record per sale, asset and group); the year's
+ * transactions (inventory/engine.h) for TRANSACTION_SUMMARY. The caller
+ * feeds rows (any order) and renders once; every amount is an exact dec_t,
+ * rendered as a canonical decimal string.
  *
  * The tax year is [Jan 1 00:00:00.000 UTC, next Jan 1 00:00:00.000 UTC): a
- * relief or transaction belongs to the year of its own datetime in UTC.
- * Term is the engine's: long when the lot was relieved strictly after the
- * first anniversary (same month, day and time, UTC) of its acquisition,
- * short otherwise (held one year or less).
+ * row or transaction belongs to the year of its own datetime in UTC. The
+ * term is the gains row's (the engine's rule, gains/gains.h).
  *
- * Other form types (1099_DA, 1099_B, ..., the *_PDF types) are records whose
+ * Other form types (1099_B, ..., the *_PDF types) are records whose
  * document body is produced outside taxd: their content states that. */
 #ifndef TAXD_FORMS_CONTENT_H
 #define TAXD_FORMS_CONTENT_H
@@ -21,6 +20,8 @@
 
 #include <jansson.h>
 
+#include "forms/da.h"
+#include "gains/gains.h"
 #include "inventory/engine.h"
 
 typedef enum forms_type {
@@ -59,11 +60,11 @@ typedef struct forms_content forms_content_t;
 forms_content_t *forms_content_new(forms_type_t type, int year);
 void forms_content_free(forms_content_t *content);
 
-/* Feeds one relief (GAIN_LOSS_SUMMARY): only disposals dated in the year
- * count; transfers and carry-overs realise nothing and are ignored. The
- * relief's strings are copied. Returns DEC_OK, or the arithmetic failure (a
- * sum beyond the decimals' range) or DEC_RANGE when out of memory. */
-dec_status_t forms_content_add_relief(forms_content_t *content, const inv_relief_t *relief);
+/* Feeds one classified gains row (GAIN_LOSS_SUMMARY, 1099_DA; ignored by
+ * other types): only rows disposed in the year count. The row's strings are
+ * copied. Returns DEC_OK, or DEC_RANGE for a sum beyond the decimals' range
+ * or when out of memory (kept: every later add and render fail). */
+dec_status_t forms_content_add_gain(forms_content_t *content, const gains_row_t *row);
 
 /* Feeds one transaction (TRANSACTION_SUMMARY): only those dated in the year
  * count. Its USD value is that of its principal side, when every line of

@@ -10,7 +10,9 @@
 #include "core/ids.h"
 #include "core/jsonval.h"
 #include "inventory/recalc.h"
+#include "core/domain.h"
 #include "store/events.h"
+#include "store/gains.h"
 #include "store/transactions.h"
 
 #define FORM_EVENT "FORM_STATUS_UPDATE"
@@ -65,6 +67,9 @@ typedef struct generate_tx {
     const char *form_type;
     int year;
     const char *content;
+    int64_t source_version;     /* -1: none */
+    int64_t expect_generated_at; /* regeneration: refresh only a form still generated
+                                    then (0: any) */
     int64_t now;
     forms_outcome_t *out;
 } generate_tx_t;
@@ -80,6 +85,12 @@ static store_status_t generate_in_tx(store_conn_t *conn, const void *arg)
     forms_decision_t d =
         forms_decide(st == STORE_OK ? status_of(form.status) : FORMS_NONE, FORMS_GENERATE, &next);
     g->out->decision = d;
+    if (g->expect_generated_at != 0 &&
+        (d != FORMS_REFRESH || form.generated_at != g->expect_generated_at)) {
+        store_form_clear(&form);
+        g->out->decision = FORMS_REFUSED_MISSING;
+        return STORE_CONFLICT; /* regenerated or moved by someone else meanwhile */
+    }
     if (d == FORMS_CREATE) {
         store_form_clear(&form);
         if (ids_uuid_v4(form.id) != 0)
@@ -91,10 +102,11 @@ static store_status_t generate_in_tx(store_conn_t *conn, const void *arg)
         form.tax_year = g->year;
         form.content = (char *)g->content; /* borrowed for the insert, not freed below */
         form.created_at = g->now;
+        form.source_version = g->source_version;
         st = store_form_insert_in_tx(conn, &form);
         form.content = NULL;
     } else if (d == FORMS_REFRESH) {
-        st = store_form_refresh_in_tx(conn, form.id, g->content, g->now);
+        st = store_form_refresh_in_tx(conn, form.id, g->content, g->source_version, g->now);
     } else {
         st = STORE_CONFLICT; /* refused: roll back (nothing was written) */
     }
@@ -115,26 +127,13 @@ typedef struct feed {
     bool failed;
 } feed_t;
 
-static bool parse_opt(const char *text, bool *has, dec_t *out)
-{
-    *has = text != NULL;
-    return text == NULL || dec_parse(text, strlen(text), out) == DEC_OK;
-}
-
-static int feed_relief(const store_inv_relief_t *row, void *ctx)
+/* One stored gains row, classified by the rules the Gains API answers
+ * with (gains/gains.h), into the content. */
+static int feed_gain(const store_gain_t *row, void *ctx)
 {
     feed_t *f = ctx;
-    inv_relief_t r = {.tx_id = row->transaction_id, .asset = row->asset,
-                      .datetime_ms = row->datetime, .lot_tx_id = row->lot_transaction_id,
-                      .acquired_ms = row->acquired_at};
-    r.kind = INV_RELIEF_CARRY; /* what any other stored kind counts as */
-    inv_relief_kind_parse(row->kind, &r.kind);
-    r.term = INV_SHORT_TERM; /* a shortfall has no term */
-    inv_term_parse(row->term, &r.term);
-    bool ok = dec_parse(row->quantity, strlen(row->quantity), &r.quantity) == DEC_OK &&
-              parse_opt(row->cost, &r.has_basis, &r.cost) &&
-              parse_opt(row->proceeds, &r.has_proceeds, &r.proceeds);
-    if (!ok || forms_content_add_relief(f->content, &r) != DEC_OK)
+    gains_row_t g;
+    if (gains_classify(row, &g) != GAINS_OK || forms_content_add_gain(f->content, &g) != DEC_OK)
         return f->failed = true;
     return 0;
 }
@@ -183,15 +182,15 @@ static char *content_text(store_conn_t *db, const store_inv_account_t *account,
         return NULL;
     }
     store_status_t st = STORE_OK;
-    bool computed = type == FORMS_GAIN_LOSS_SUMMARY || type == FORMS_TRANSACTION_SUMMARY;
+    bool computed = forms_type_computed(type);
     if (computed && !refresh(db, account, o)) {
         forms_content_free(f.content);
         return NULL;
     }
     int64_t from, to;
     forms_year_bounds(year, &from, &to);
-    if (type == FORMS_GAIN_LOSS_SUMMARY)
-        st = store_inv_reliefs_between(db, account->uuid, from, to, feed_relief, &f);
+    if (type == FORMS_GAIN_LOSS_SUMMARY || type == FORMS_1099_DA)
+        st = store_gains_each(db, account->uuid, from, to, NULL, feed_gain, &f);
     else if (type == FORMS_TRANSACTION_SUMMARY)
         st = store_tx_each_of_account(db, account->uuid, feed_tx, &f);
     json_t *doc = st == STORE_OK && !f.failed ? forms_content_render(f.content) : NULL;
@@ -206,26 +205,75 @@ static char *content_text(store_conn_t *db, const store_inv_account_t *account,
     return text;
 }
 
-forms_outcome_t forms_generate(store_conn_t *db, const char *tenant_id,
-                               const store_inv_account_t *account, forms_type_t type, int year,
-                               int64_t now)
+bool forms_type_computed(forms_type_t type)
+{
+    return type == FORMS_GAIN_LOSS_SUMMARY || type == FORMS_TRANSACTION_SUMMARY ||
+           type == FORMS_1099_DA;
+}
+
+bool forms_type_allowed(const store_inv_account_t *account, forms_type_t type, int year,
+                        char *why, size_t cap)
+{
+    if (type != FORMS_1099_DA)
+        return true;
+    if (year < DOMAIN_1099DA_FIRST_YEAR) {
+        snprintf(why, cap, "a 1099_DA is derived from gains from tax year %d (asked: %d)",
+                 DOMAIN_1099DA_FIRST_YEAR, year);
+        return false;
+    }
+    if (strcmp(account->method, domain_method_name(DOMAIN_METHOD_AUSTRIA)) == 0) {
+        snprintf(why, cap, "the account uses the AUSTRIA method: it never feeds a US form");
+        return false;
+    }
+    return true;
+}
+
+static forms_outcome_t generate(store_conn_t *db, const char *tenant_id,
+                                const store_inv_account_t *account, forms_type_t type, int year,
+                                int64_t now, int64_t expect_generated_at)
 {
     forms_outcome_t o = {.result = FORMS_OK, .store = STORE_OK};
+    if (!forms_type_allowed(account, type, year, o.message, sizeof o.message)) {
+        o.result = FORMS_REFUSED;
+        o.decision = FORMS_REFUSED_MISSING;
+        return o;
+    }
+    /* The version read with the account, before the content: a write that
+     * lands meanwhile leaves the form older than its account, so it is
+     * regenerated (or flagged) later rather than missed. */
+    int64_t version = forms_type_computed(type) ? account->version : -1;
     char *content = content_text(db, account, type, year, &o);
     if (content == NULL)
         return o;
     generate_tx_t g = {.tenant_id = tenant_id, .account = account,
                        .form_type = forms_type_name(type), .year = year, .content = content,
+                       .source_version = version, .expect_generated_at = expect_generated_at,
                        .now = now, .out = &o};
     store_status_t st = store_write(db, generate_in_tx, &g);
     free(content);
-    if (forms_refused(o.decision))
+    if (expect_generated_at != 0 && st == STORE_CONFLICT)
+        outcome_fail(&o, FORMS_NOT_FOUND, STORE_OK, "the form changed meanwhile");
+    else if (forms_refused(o.decision))
         outcome_fail(&o, FORMS_REFUSED, STORE_OK, "%s",
                      forms_refusal_reason(o.decision, FORMS_GENERATE));
     else if (st != STORE_OK)
         outcome_fail(&o, FORMS_FAILED, st, "generating the form failed: %s",
                      store_status_name(st));
     return o;
+}
+
+forms_outcome_t forms_generate(store_conn_t *db, const char *tenant_id,
+                               const store_inv_account_t *account, forms_type_t type, int year,
+                               int64_t now)
+{
+    return generate(db, tenant_id, account, type, year, now, 0);
+}
+
+forms_outcome_t forms_regenerate(store_conn_t *db, const char *tenant_id,
+                                 const store_inv_account_t *account, forms_type_t type,
+                                 int year, int64_t generated_at, int64_t now)
+{
+    return generate(db, tenant_id, account, type, year, now, generated_at);
 }
 
 /* ---- file and delete --------------------------------------------------- */
@@ -299,7 +347,9 @@ json_t *forms_form_json(const store_form_t *form)
     }
     bool ok = (form->deleted_at == 0 ||
                json_object_set_new(out, "deleted_at", jsonval_time(form->deleted_at)) == 0) &&
-              json_object_set_new(out, "updated_at", jsonval_time_or_null(form->updated_at)) == 0;
+              json_object_set_new(out, "updated_at", jsonval_time_or_null(form->updated_at)) == 0 &&
+              json_object_set_new(out, "correction_needed",
+                                  json_boolean(form->correction_needed)) == 0;
     /* set_new takes content even when it fails, so it is handed over last. */
     if (!ok)
         json_decref(content);

@@ -26,7 +26,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "core/arena.h"
 #include "core/grow.h"
@@ -45,22 +44,31 @@ typedef struct tx_rec {
 typedef struct lot {
     const char *tx_id;
     int64_t acquired_ms;
+    int64_t entered_ms;
+    inv_lot_origin_t origin;
     dec_t quantity;
     bool has_basis;
     dec_t cost;
-    dec_t unit_cost; /* HIFO order; fixed at acquisition */
+    dec_t unit_cost; /* HIFO and LOFO order; fixed at acquisition */
     size_t seq;
     dec_t orig_quantity, orig_cost;
 } lot_t;
+
+/* A binary heap of lot indexes in one method's order; lots relieved out
+ * stay until they reach the top (lazy deletion). */
+typedef struct lot_heap {
+    size_t *idx;
+    size_t len, cap;
+} lot_heap_t;
 
 typedef struct asset_state {
     char code[DOMAIN_ASSET_CODE_SIZE];
     lot_t *lots;
     size_t lot_count, lot_cap;
-    size_t head;          /* FIFO / AUSTRIA: first lot that may hold quantity */
-    size_t nobasis_head;  /* HIFO: first lot without basis that may hold quantity */
-    size_t *heap;         /* HIFO: indexes of lots with basis */
-    size_t heap_len, heap_cap;
+    size_t head;          /* FIFO / AUSTRIA in array order: first lot that may hold quantity */
+    bool in_order;        /* the array is in (acquired_ms, seq) order */
+    int64_t max_acquired_ms;
+    lot_heap_t heaps[DOMAIN_METHOD_COUNT]; /* per method used (FIFO: once out of order) */
     dec_t pool_quantity;  /* AUSTRIA: quantity with basis */
     dec_t pool_cost;
     size_t next_seq;
@@ -73,6 +81,7 @@ struct inv_engine {
     domain_method_t method;
     inv_method_change_t *schedule; /* sorted by effective_ms */
     size_t schedule_count;
+    size_t schedule_pos;           /* changes in force so far (processing is chronological) */
     tx_rec_t *txs;
     size_t tx_count, tx_cap;
     asset_state_t *assets; /* sorted by code after the run */
@@ -275,15 +284,50 @@ static size_t tracked_count(const inv_line_t *lines, size_t n)
     return count;
 }
 
-/* Long term when relieved after the first anniversary of the acquisition. */
-static inv_term_t holding_term(int64_t acquired_ms, int64_t relieved_ms)
+/* Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's
+ * days_from_civil): integer arithmetic, no time zone, no struct tm. */
+static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
 {
-    time_t secs = (time_t)(acquired_ms / 1000);
-    struct tm tm;
-    gmtime_r(&secs, &tm);
-    tm.tm_year += 1;
-    int64_t anniversary = (int64_t)timegm(&tm) * 1000 + acquired_ms % 1000;
-    return relieved_ms > anniversary ? INV_LONG_TERM : INV_SHORT_TERM;
+    y -= m <= 2;
+    int64_t era = (y >= 0 ? y : y - 399) / 400;
+    unsigned yoe = (unsigned)(y - era * 400);
+    unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + (int64_t)doe - 719468;
+}
+
+/* The UTC date of an instant (days_from_civil's inverse). */
+static void civil_from_ms(int64_t ms, int64_t *y, unsigned *m, unsigned *d)
+{
+    int64_t z = (ms >= 0 ? ms : ms - 86399999) / 86400000 + 719468;
+    int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+    unsigned doe = (unsigned)(z - era * 146097);
+    unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    unsigned mp = (5 * doy + 2) / 153;
+    *d = doy - (153 * mp + 2) / 5 + 1;
+    *m = mp < 10 ? mp + 3 : mp - 9;
+    *y = (int64_t)yoe + era * 400 + (*m <= 2);
+}
+
+inv_term_t inv_holding_term(int64_t acquired_ms, int64_t disposed_ms)
+{
+    int64_t y;
+    unsigned m, d;
+    civil_from_ms(acquired_ms, &y, &m, &d);
+    if (m == 2 && d == 29) /* no Feb 29 a year later: its anniversary is Feb 28 */
+        d = 28;
+    int64_t anniversary = days_from_civil(y + 1, m, d);
+    int64_t disposed = (disposed_ms >= 0 ? disposed_ms : disposed_ms - 86399999) / 86400000;
+    return disposed > anniversary ? INV_LONG_TERM : INV_SHORT_TERM;
+}
+
+/* Money's one rounding (dec_round_cents: half up); a failure is noted. */
+static dec_t cents(inv_engine_t *e, dec_t a)
+{
+    dec_t r = dec_zero();
+    dec_status_t st = dec_round_cents(a, &r);
+    return noted(e, st, r);
 }
 
 /* ---- engine life ------------------------------------------------------ */
@@ -310,7 +354,8 @@ void inv_engine_free(inv_engine_t *engine)
     arena_free(engine->arena);
     for (size_t i = 0; i < engine->asset_count; i++) {
         free(engine->assets[i].lots);
-        free(engine->assets[i].heap);
+        for (size_t m = 0; m < DOMAIN_METHOD_COUNT; m++)
+            free(engine->assets[i].heaps[m].idx);
         free(engine->assets[i].out_lots);
     }
     for (size_t i = 0; i < engine->owned_count; i++)
@@ -325,7 +370,8 @@ void inv_engine_free(inv_engine_t *engine)
 
 int inv_engine_set_schedule(inv_engine_t *engine, const inv_method_change_t *changes, size_t n)
 {
-    if (engine->ran || engine->tx_count > 0 || engine->method == DOMAIN_METHOD_AUSTRIA)
+    if (engine->ran || engine->tx_count > 0 || engine->asset_count > 0 ||
+        engine->method == DOMAIN_METHOD_AUSTRIA)
         return -1;
     for (size_t i = 0; i < n; i++)
         if (changes[i].method == DOMAIN_METHOD_AUSTRIA ||
@@ -353,11 +399,21 @@ static bool lines_valid(const inv_line_t *lines, size_t n)
     return true;
 }
 
+static bool provided_valid(const inv_provided_lot_t *lots, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (dec_cmp(lots[i].quantity, dec_zero()) <= 0 || dec_is_negative(lots[i].cost) ||
+            lots[i].asset[0] == '\0')
+            return false;
+    return true;
+}
+
 int inv_engine_add(inv_engine_t *engine, const inv_tx_t *tx)
 {
     if (engine->ran || tx->datetime_ms < engine->from_ms ||
         !lines_valid(tx->sent, tx->sent_count) ||
-        !lines_valid(tx->received, tx->received_count) || !lines_valid(tx->fees, tx->fee_count))
+        !lines_valid(tx->received, tx->received_count) || !lines_valid(tx->fees, tx->fee_count) ||
+        !provided_valid(tx->provided, tx->provided_count))
         return -1;
     tx_rec_t *grown =
         grow_array(engine->txs, &engine->tx_cap, engine->tx_count + 1, sizeof *grown, 16);
@@ -418,21 +474,38 @@ static asset_state_t *asset_find(inv_engine_t *e, const char *code, int64_t when
     memset(a, 0, sizeof *a);
     strcpy(a->code, code);
     a->since_ms = when;
+    a->in_order = true;
+    a->max_acquired_ms = INT64_MIN;
     return a;
 }
 
-/* HIFO heap order: true when lot x must be relieved before lot y. */
-static bool hifo_before(const lot_t *x, const lot_t *y)
+/* The methods whose order some relief may need: the engine's own and the
+ * schedule's. AUSTRIA relieves quantities in FIFO order. */
+static bool method_used(const inv_engine_t *e, domain_method_t m)
 {
-    int c = dec_cmp(x->unit_cost, y->unit_cost);
-    if (c != 0)
-        return c > 0;
-    if (x->acquired_ms != y->acquired_ms)
-        return x->acquired_ms < y->acquired_ms;
-    int id = strcmp(x->tx_id, y->tx_id);
-    if (id != 0)
-        return id < 0;
-    return x->seq < y->seq;
+    domain_method_t own = e->method == DOMAIN_METHOD_AUSTRIA ? DOMAIN_METHOD_FIFO : e->method;
+    if (own == m)
+        return true;
+    for (size_t i = 0; i < e->schedule_count; i++)
+        if (e->schedule[i].method == m)
+            return true;
+    return false;
+}
+
+/* The method in force at a datetime. Processing is chronological, so a
+ * cursor that only moves forward finds it. */
+static domain_method_t method_at(inv_engine_t *e, int64_t when)
+{
+    while (e->schedule_pos < e->schedule_count && e->schedule[e->schedule_pos].effective_ms <= when)
+        e->schedule_pos++;
+    return e->schedule_pos == 0 ? e->method : e->schedule[e->schedule_pos - 1].method;
+}
+
+/* True when lot x must be relieved before lot y under method m. */
+static bool before(domain_method_t m, const lot_t *x, const lot_t *y)
+{
+    return order_of(m, x->has_basis, x->unit_cost, x->acquired_ms, x->seq, y->has_basis,
+                    y->unit_cost, y->acquired_ms, y->seq) < 0;
 }
 
 static void heap_swap(size_t *h, size_t i, size_t j)
@@ -442,33 +515,76 @@ static void heap_swap(size_t *h, size_t i, size_t j)
     h[j] = t;
 }
 
-static void heap_up(asset_state_t *a, size_t i)
+static void heap_up(const asset_state_t *a, domain_method_t m, size_t i)
 {
+    const lot_heap_t *h = &a->heaps[m];
     while (i > 0) {
         size_t parent = (i - 1) / 2;
-        if (!hifo_before(&a->lots[a->heap[i]], &a->lots[a->heap[parent]]))
+        if (!before(m, &a->lots[h->idx[i]], &a->lots[h->idx[parent]]))
             return;
-        heap_swap(a->heap, i, parent);
+        heap_swap(h->idx, i, parent);
         i = parent;
     }
 }
 
-static void heap_down(asset_state_t *a, size_t i)
+static void heap_down(const asset_state_t *a, domain_method_t m, size_t i)
 {
+    const lot_heap_t *h = &a->heaps[m];
     for (;;) {
         size_t best = i, l = 2 * i + 1, r = l + 1;
-        if (l < a->heap_len && hifo_before(&a->lots[a->heap[l]], &a->lots[a->heap[best]]))
+        if (l < h->len && before(m, &a->lots[h->idx[l]], &a->lots[h->idx[best]]))
             best = l;
-        if (r < a->heap_len && hifo_before(&a->lots[a->heap[r]], &a->lots[a->heap[best]]))
+        if (r < h->len && before(m, &a->lots[h->idx[r]], &a->lots[h->idx[best]]))
             best = r;
         if (best == i)
             return;
-        heap_swap(a->heap, i, best);
+        heap_swap(h->idx, i, best);
         i = best;
     }
 }
 
-/* Appends a lot to the asset's array (and HIFO's heap). */
+static int heap_push(asset_state_t *a, domain_method_t m, size_t index)
+{
+    lot_heap_t *h = &a->heaps[m];
+    size_t *grown = grow_array(h->idx, &h->cap, h->len + 1, sizeof *grown, 16);
+    if (grown == NULL)
+        return -1;
+    h->idx = grown;
+    h->idx[h->len++] = index;
+    heap_up(a, m, h->len - 1);
+    return 0;
+}
+
+/* The first lot under m that still holds something; lots relieved out by
+ * another method are dropped from the top here (lazy deletion). */
+static lot_t *heap_top(asset_state_t *a, domain_method_t m)
+{
+    lot_heap_t *h = &a->heaps[m];
+    while (h->len > 0) {
+        lot_t *top = &a->lots[h->idx[0]];
+        if (!dec_is_zero(top->quantity))
+            return top;
+        h->idx[0] = h->idx[--h->len];
+        heap_down(a, m, 0);
+    }
+    return NULL;
+}
+
+/* FIFO leaves the array order when a lot enters with an acquisition date
+ * before one already entered (a provided lot): from then on the asset's FIFO
+ * order is a heap of the lots from the head on. */
+static int leave_array_order(inv_engine_t *e, asset_state_t *a)
+{
+    a->in_order = false;
+    if (!method_used(e, DOMAIN_METHOD_FIFO))
+        return 0;
+    for (size_t i = a->head; i < a->lot_count; i++)
+        if (!dec_is_zero(a->lots[i].quantity) && heap_push(a, DOMAIN_METHOD_FIFO, i) != 0)
+            return -1;
+    return 0;
+}
+
+/* Appends a lot to the asset's array and to the heap of each method used. */
 static int lot_append(inv_engine_t *e, asset_state_t *a, const lot_t *in)
 {
     lot_t *lots = grow_array(a->lots, &a->lot_cap, a->lot_count + 1, sizeof *lots, 16);
@@ -478,33 +594,48 @@ static int lot_append(inv_engine_t *e, asset_state_t *a, const lot_t *in)
     size_t index = a->lot_count++;
     lot_t *lot = &a->lots[index];
     *lot = *in;
-    if (lot->has_basis && e->method == DOMAIN_METHOD_HIFO) {
+    lot->unit_cost = dec_zero();
+    if (lot->has_basis &&
+        (method_used(e, DOMAIN_METHOD_HIFO) || method_used(e, DOMAIN_METHOD_LOFO)))
         /* fixed at acquisition: from what the lot was acquired with */
         lot->unit_cost = share(e, lot->orig_cost, dec_from_int(1), lot->orig_quantity);
-        size_t *heap = grow_array(a->heap, &a->heap_cap, a->heap_len + 1, sizeof *heap, 16);
-        if (heap == NULL)
+    if (a->in_order && lot->acquired_ms < a->max_acquired_ms && leave_array_order(e, a) != 0)
+        return -1;
+    if (lot->acquired_ms > a->max_acquired_ms)
+        a->max_acquired_ms = lot->acquired_ms;
+    static const domain_method_t HEAPED[] = {DOMAIN_METHOD_HIFO, DOMAIN_METHOD_LIFO,
+                                             DOMAIN_METHOD_LOFO};
+    for (size_t i = 0; i < sizeof HEAPED / sizeof HEAPED[0]; i++)
+        if (method_used(e, HEAPED[i]) && heap_push(a, HEAPED[i], index) != 0)
             return -1;
-        a->heap = heap;
-        a->heap[a->heap_len++] = index;
-        heap_up(a, a->heap_len - 1);
-    }
+    if (!a->in_order && method_used(e, DOMAIN_METHOD_FIFO) &&
+        heap_push(a, DOMAIN_METHOD_FIFO, index) != 0)
+        return -1;
     return 0;
 }
 
-static int acquire(inv_engine_t *e, const char *asset, const tx_rec_t *tx, dec_t quantity,
-                   bool has_basis, dec_t cost)
+typedef struct lot_in {
+    inv_lot_origin_t origin;
+    int64_t acquired_ms;
+    dec_t quantity;
+    bool has_basis;
+    dec_t cost; /* rounded to cents here */
+} lot_in_t;
+
+static int acquire(inv_engine_t *e, const char *asset, const tx_rec_t *tx, const lot_in_t *in)
 {
     asset_state_t *a = asset_find(e, asset, tx->datetime_ms);
     if (a == NULL)
         return -1;
-    lot_t lot = {.tx_id = tx->id, .acquired_ms = tx->datetime_ms, .quantity = quantity,
-                 .has_basis = has_basis, .cost = has_basis ? cost : dec_zero(),
-                 .seq = a->next_seq++, .orig_quantity = quantity,
-                 .orig_cost = has_basis ? cost : dec_zero()};
+    dec_t cost = in->has_basis ? cents(e, in->cost) : dec_zero();
+    lot_t lot = {.tx_id = tx->id, .acquired_ms = in->acquired_ms, .entered_ms = tx->datetime_ms,
+                 .origin = in->origin, .quantity = in->quantity, .has_basis = in->has_basis,
+                 .cost = cost, .seq = a->next_seq++, .orig_quantity = in->quantity,
+                 .orig_cost = cost};
     if (lot_append(e, a, &lot) != 0)
         return -1;
-    if (has_basis && e->method == DOMAIN_METHOD_AUSTRIA) {
-        a->pool_quantity = add(e, a->pool_quantity, quantity);
+    if (in->has_basis && e->method == DOMAIN_METHOD_AUSTRIA) {
+        a->pool_quantity = add(e, a->pool_quantity, in->quantity);
         a->pool_cost = add(e, a->pool_cost, cost);
     }
     return 0;
@@ -516,13 +647,27 @@ typedef struct relief_ctx {
     const tx_rec_t *tx;
     const char *asset;
     inv_relief_kind_t kind;
+    domain_method_t method; /* in force at the transaction */
     bool has_proceeds;
-    dec_t proceeds;      /* of the whole relief */
+    dec_t proceeds;      /* of the whole relief, in cents */
+    dec_t costs;         /* its transaction costs, in cents (disposals) */
     dec_t total;         /* quantity of the whole relief */
     dec_t proceeds_left; /* not yet given to a piece */
+    dec_t costs_left;
     dec_t quantity_left;
     dec_t cost_relieved; /* sum of the pieces' cost with basis */
+    bool new_lots_first; /* a fee in an asset the trade receives: its new lots first */
 } relief_ctx_t;
+
+/* A piece's share of a whole in cents; the last piece takes what is left,
+ * so the shares add up exactly to the whole. */
+static dec_t piece_share(inv_engine_t *e, const relief_ctx_t *c, dec_t whole, dec_t left,
+                         dec_t quantity)
+{
+    if (dec_is_zero(c->quantity_left))
+        return left;
+    return cents(e, share(e, whole, quantity, c->total));
+}
 
 static int record_piece(inv_engine_t *e, relief_ctx_t *c, const lot_t *lot, dec_t quantity,
                         bool has_basis, dec_t cost)
@@ -535,18 +680,23 @@ static int record_piece(inv_engine_t *e, relief_ctx_t *c, const lot_t *lot, dec_
     c->quantity_left = sub(e, c->quantity_left, quantity);
     inv_relief_t r = {.kind = c->kind, .tx_id = c->tx->id, .asset = c->asset,
                       .datetime_ms = c->tx->datetime_ms, .quantity = quantity,
-                      .has_basis = has_basis, .cost = has_basis ? cost : dec_zero()};
+                      .has_basis = has_basis, .cost = has_basis ? cost : dec_zero(),
+                      .method = c->method};
     if (lot != NULL) {
         r.lot_tx_id = lot->tx_id;
         r.acquired_ms = lot->acquired_ms;
         r.lot_seq = lot->seq;
-        r.term = holding_term(lot->acquired_ms, c->tx->datetime_ms);
+        r.lot_origin = lot->origin;
+        r.term = inv_holding_term(lot->acquired_ms, c->tx->datetime_ms);
+    }
+    if (c->kind == INV_RELIEF_DISPOSAL) {
+        r.has_costs = true;
+        r.transaction_costs = piece_share(e, c, c->costs, c->costs_left, quantity);
+        c->costs_left = sub(e, c->costs_left, r.transaction_costs);
     }
     if (c->kind == INV_RELIEF_DISPOSAL && c->has_proceeds) {
         r.has_proceeds = true;
-        /* the last piece takes what is left, so the shares add up exactly */
-        r.proceeds = dec_is_zero(c->quantity_left) ? c->proceeds_left
-                                                   : share(e, c->proceeds, quantity, c->total);
+        r.proceeds = piece_share(e, c, c->proceeds, c->proceeds_left, quantity);
         c->proceeds_left = sub(e, c->proceeds_left, r.proceeds);
     }
     if (has_basis)
@@ -555,28 +705,33 @@ static int record_piece(inv_engine_t *e, relief_ctx_t *c, const lot_t *lot, dec_
     return 0;
 }
 
-/* Takes up to *need from one lot (FIFO and HIFO: the lot's own cost). */
+/* Takes up to *need from one lot (US methods: the lot's own cost). A partial
+ * relief takes its share of the held cost in cents, an emptying one all the
+ * lot still holds, so a lot's reliefs add up exactly to its cost. */
 static int take_from_lot(inv_engine_t *e, relief_ctx_t *c, lot_t *lot, dec_t *need)
 {
     dec_t q = dec_cmp(lot->quantity, *need) <= 0 ? lot->quantity : *need;
     dec_t cost = dec_zero();
     if (lot->has_basis)
-        cost = dec_cmp(q, lot->quantity) == 0 ? lot->cost : share(e, lot->cost, q, lot->quantity);
+        cost = dec_cmp(q, lot->quantity) == 0 ? lot->cost
+                                              : cents(e, share(e, lot->cost, q, lot->quantity));
     lot->quantity = sub(e, lot->quantity, q);
     lot->cost = sub(e, lot->cost, cost);
     *need = sub(e, *need, q);
     return record_piece(e, c, lot, q, lot->has_basis, cost);
 }
 
-/* AUSTRIA: quantities leave in FIFO order, cost at the pool's average. */
+/* AUSTRIA: quantities leave in FIFO order, cost at the pool's average, in
+ * cents (an emptying relief takes the whole pool's cost). */
 static int take_from_pool(inv_engine_t *e, relief_ctx_t *c, asset_state_t *a, lot_t *lot,
                           dec_t *need)
 {
     dec_t q = dec_cmp(lot->quantity, *need) <= 0 ? lot->quantity : *need;
     dec_t cost = dec_zero();
     if (lot->has_basis) {
-        cost = dec_cmp(q, a->pool_quantity) == 0 ? a->pool_cost
-                                                 : share(e, a->pool_cost, q, a->pool_quantity);
+        cost = dec_cmp(q, a->pool_quantity) == 0
+                   ? a->pool_cost
+                   : cents(e, share(e, a->pool_cost, q, a->pool_quantity));
         a->pool_quantity = sub(e, a->pool_quantity, q);
         a->pool_cost = sub(e, a->pool_cost, cost);
     }
@@ -585,28 +740,38 @@ static int take_from_pool(inv_engine_t *e, relief_ctx_t *c, asset_state_t *a, lo
     return record_piece(e, c, lot, q, lot->has_basis, cost);
 }
 
-static lot_t *next_in_order(asset_state_t *a, size_t *cursor, bool basis_only_skip)
+static lot_t *next_in_order(asset_state_t *a)
 {
-    while (*cursor < a->lot_count) {
-        lot_t *lot = &a->lots[*cursor];
-        bool usable = !dec_is_zero(lot->quantity) && !(basis_only_skip && lot->has_basis);
-        if (usable)
+    while (a->head < a->lot_count) {
+        lot_t *lot = &a->lots[a->head];
+        if (!dec_is_zero(lot->quantity))
             return lot;
-        (*cursor)++;
+        a->head++;
     }
     return NULL;
 }
 
-static lot_t *hifo_top(asset_state_t *a)
+/* The next lot the method relieves. FIFO (and AUSTRIA's quantities) walk
+ * the array while it is in acquisition order: the fast path of ordinary
+ * histories. */
+static lot_t *next_lot(asset_state_t *a, domain_method_t m)
 {
-    while (a->heap_len > 0) {
-        lot_t *top = &a->lots[a->heap[0]];
-        if (!dec_is_zero(top->quantity))
-            return top;
-        a->heap[0] = a->heap[--a->heap_len];
-        heap_down(a, 0);
-    }
-    return NULL;
+    if (m == DOMAIN_METHOD_AUSTRIA || m == DOMAIN_METHOD_FIFO)
+        return a->in_order ? next_in_order(a) : heap_top(a, DOMAIN_METHOD_FIFO);
+    return heap_top(a, m);
+}
+
+/* A fee taken out of what the trade receives relieves the lots this trade
+ * just entered (the array's tail with the trade's id), in entry order. */
+static int take_from_new_lots(inv_engine_t *e, relief_ctx_t *c, asset_state_t *a, dec_t *need)
+{
+    size_t first = a->lot_count;
+    while (first > 0 && a->lots[first - 1].tx_id == c->tx->id)
+        first--;
+    for (size_t i = first; i < a->lot_count && !dec_is_zero(*need) && e->failure == DEC_OK; i++)
+        if (!dec_is_zero(a->lots[i].quantity) && take_from_lot(e, c, &a->lots[i], need) != 0)
+            return -1;
+    return 0;
 }
 
 static int relieve(inv_engine_t *e, relief_ctx_t *c)
@@ -617,21 +782,16 @@ static int relieve(inv_engine_t *e, relief_ctx_t *c)
     dec_t need = c->total;
     c->quantity_left = c->total;
     c->proceeds_left = c->proceeds;
+    c->costs_left = c->costs;
     c->cost_relieved = dec_zero();
+    if (c->new_lots_first && take_from_new_lots(e, c, a, &need) != 0)
+        return -1;
     while (!dec_is_zero(need) && e->failure == DEC_OK) {
-        lot_t *lot;
-        int rc;
-        if (e->method == DOMAIN_METHOD_HIFO) {
-            lot = hifo_top(a);
-            if (lot == NULL)
-                lot = next_in_order(a, &a->nobasis_head, true);
-        } else {
-            lot = next_in_order(a, &a->head, false);
-        }
+        lot_t *lot = next_lot(a, c->method);
         if (lot == NULL)
             break;
-        rc = e->method == DOMAIN_METHOD_AUSTRIA ? take_from_pool(e, c, a, lot, &need)
-                                      : take_from_lot(e, c, lot, &need);
+        int rc = c->method == DOMAIN_METHOD_AUSTRIA ? take_from_pool(e, c, a, lot, &need)
+                                                    : take_from_lot(e, c, lot, &need);
         if (rc != 0)
             return -1;
     }
@@ -642,10 +802,21 @@ static int relieve(inv_engine_t *e, relief_ctx_t *c)
     return 0;
 }
 
+/* A relief context for one line of tx: method in force, nothing shared yet. */
+static relief_ctx_t relief_of(inv_engine_t *e, const tx_rec_t *tx, const inv_line_t *line,
+                              inv_relief_kind_t kind)
+{
+    relief_ctx_t c = {.tx = tx, .asset = line->asset, .kind = kind, .total = line->amount,
+                      .method = method_at(e, tx->datetime_ms), .proceeds = dec_zero(),
+                      .costs = dec_zero()};
+    return c;
+}
+
 /* ---- per transaction type -------------------------------------------- */
 
-/* Splits whole across lines in proportion to their own values when all are
- * known, else to their amounts (the last line takes the remainder). */
+/* Splits whole (in cents) across lines in proportion to their own values
+ * when all are known, else to their amounts: each share in cents, the last
+ * line taking the remainder. */
 static dec_t line_share(inv_engine_t *e, const inv_line_t *lines, size_t n, size_t i, dec_t whole,
                         dec_t *given)
 {
@@ -660,40 +831,99 @@ static dec_t line_share(inv_engine_t *e, const inv_line_t *lines, size_t n, size
         for (size_t k = 0; k < n; k++)
             total = add(e, total, lines[k].amount);
     }
-    dec_t s = share(e, whole, part, total);
+    dec_t s = cents(e, share(e, whole, part, total));
     *given = add(e, *given, s);
     return s;
 }
 
-/* Fee lines in a tracked asset are disposed of at their own value. */
-static int dispose_fee_assets(inv_engine_t *e, const tx_rec_t *tx, const inv_line_t *fees,
-                              size_t n)
+static bool line_has_asset(const inv_line_t *lines, size_t n, const char *asset)
 {
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(lines[i].asset, asset) == 0)
+            return true;
+    return false;
+}
+
+/* Fee lines in a tracked asset are disposed of at their own value (without
+ * transaction costs of their own). A trade under a US method disposes of
+ * the fees in an asset it receives after its acquisition (FEES_RECEIVED:
+ * from the lots it just entered) and of the others before its disposal. */
+typedef enum fee_pass { FEES_ALL, FEES_NOT_RECEIVED, FEES_RECEIVED } fee_pass_t;
+
+static int dispose_fee_assets(inv_engine_t *e, const tx_rec_t *tx, fee_pass_t pass)
+{
+    const inv_line_t *received = tx->lines + tx->sent_count;
+    const inv_line_t *fees = received + tx->received_count;
+    for (size_t i = 0; i < tx->fee_count; i++) {
         if (is_reporting(fees[i].asset))
             continue;
-        relief_ctx_t c = {.tx = tx, .asset = fees[i].asset, .kind = INV_RELIEF_DISPOSAL,
-                          .total = fees[i].amount};
+        bool in_received = e->method != DOMAIN_METHOD_AUSTRIA &&
+                           line_has_asset(received, tx->received_count, fees[i].asset);
+        if ((pass == FEES_RECEIVED && !in_received) || (pass == FEES_NOT_RECEIVED && in_received))
+            continue;
+        relief_ctx_t c = relief_of(e, tx, &fees[i], INV_RELIEF_DISPOSAL);
+        c.new_lots_first = pass == FEES_RECEIVED;
         c.has_proceeds = line_value(e, &fees[i], &c.proceeds);
+        c.proceeds = c.has_proceeds ? cents(e, c.proceeds) : dec_zero();
         if (relieve(e, &c) != 0)
             return -1;
     }
     return 0;
 }
 
+/* The provided lots of tx in asset, for the line's quantity; the rest of the
+ * line (what they do not cover) enters without basis. */
+static int acquire_deposit_line(inv_engine_t *e, const tx_rec_t *tx, const inv_line_t *line,
+                                bool *provided_used)
+{
+    dec_t left = line->amount;
+    for (size_t k = 0; k < tx->provided_count && !dec_is_zero(left); k++) {
+        const inv_provided_lot_t *p = &tx->provided[k];
+        if (provided_used[k] || strcmp(p->asset, line->asset) != 0)
+            continue;
+        provided_used[k] = true;
+        bool whole = dec_cmp(p->quantity, left) <= 0;
+        lot_in_t in = {.origin = INV_LOT_PROVIDED, .acquired_ms = p->acquired_ms,
+                       .quantity = whole ? p->quantity : left, .has_basis = true,
+                       .cost = whole ? p->cost : share(e, p->cost, left, p->quantity)};
+        if (acquire(e, line->asset, tx, &in) != 0)
+            return -1;
+        left = sub(e, left, in.quantity);
+    }
+    if (dec_is_zero(left))
+        return 0;
+    lot_in_t rest = {.origin = INV_LOT_TRANSFER, .acquired_ms = tx->datetime_ms,
+                     .quantity = left, .cost = dec_zero()};
+    return acquire(e, line->asset, tx, &rest);
+}
+
 static int process_deposit_or_income(inv_engine_t *e, const tx_rec_t *tx)
 {
     const inv_line_t *received = tx->lines + tx->sent_count;
-    for (size_t i = 0; i < tx->received_count; i++) {
-        if (is_reporting(received[i].asset))
-            continue;
-        dec_t value = dec_zero();
-        bool known = tx->type == DOMAIN_TX_INCOME && line_value(e, &received[i], &value);
-        if (acquire(e, received[i].asset, tx, received[i].amount, known, value) != 0)
+    bool small[16] = {false}, *used = small;
+    if (tx->provided_count > sizeof small / sizeof small[0]) {
+        used = calloc(tx->provided_count, sizeof *used);
+        if (used == NULL)
             return -1;
     }
-    return dispose_fee_assets(e, tx, tx->lines + tx->sent_count + tx->received_count,
-                              tx->fee_count);
+    int rc = 0;
+    for (size_t i = 0; i < tx->received_count && rc == 0; i++) {
+        if (is_reporting(received[i].asset))
+            continue;
+        if (tx->type == DOMAIN_TX_DEPOSIT) {
+            rc = acquire_deposit_line(e, tx, &received[i], used);
+            continue;
+        }
+        lot_in_t in = {.origin = INV_LOT_ACQUIRED, .acquired_ms = tx->datetime_ms,
+                       .quantity = received[i].amount, .cost = dec_zero()};
+        in.has_basis = line_value(e, &received[i], &in.cost);
+        rc = acquire(e, received[i].asset, tx, &in);
+    }
+    if (used != small)
+        free(used);
+    if (rc != 0)
+        return -1;
+    return dispose_fee_assets(e, tx, FEES_ALL);
 }
 
 /* Withdraw (a transfer out) or expense (a disposal at the lines' value). */
@@ -703,58 +933,65 @@ static int process_outgoing(inv_engine_t *e, const tx_rec_t *tx)
     for (size_t i = 0; i < tx->sent_count; i++) {
         if (is_reporting(sent[i].asset))
             continue;
-        relief_ctx_t c = {.tx = tx, .asset = sent[i].asset, .total = sent[i].amount,
-                          .kind = tx->type == DOMAIN_TX_WITHDRAW ? INV_RELIEF_TRANSFER
-                                                           : INV_RELIEF_DISPOSAL};
-        if (tx->type == DOMAIN_TX_EXPENSE)
+        relief_ctx_t c = relief_of(e, tx, &sent[i],
+                                   tx->type == DOMAIN_TX_WITHDRAW ? INV_RELIEF_TRANSFER
+                                                                  : INV_RELIEF_DISPOSAL);
+        if (tx->type == DOMAIN_TX_EXPENSE) {
             c.has_proceeds = line_value(e, &sent[i], &c.proceeds);
+            c.proceeds = c.has_proceeds ? cents(e, c.proceeds) : dec_zero();
+        }
         if (relieve(e, &c) != 0)
             return -1;
     }
-    return dispose_fee_assets(e, tx, tx->lines + tx->sent_count + tx->received_count,
-                              tx->fee_count);
+    return dispose_fee_assets(e, tx, FEES_ALL);
 }
 
 typedef struct trade_values {
-    bool has_fees;
-    dec_t fees;
+    dec_t fees;         /* the fee lines' USD values (an unknown one adds nothing) */
     bool has_given;     /* the USD value of what was given (sent) */
     dec_t given;
     bool has_got;       /* the USD value of what was received */
     dec_t got;
+    size_t tracked_sent, tracked_received;
 } trade_values_t;
 
 static trade_values_t trade_values(inv_engine_t *e, const tx_rec_t *tx)
 {
     const inv_line_t *sent = tx->lines, *received = tx->lines + tx->sent_count;
     trade_values_t v = {0};
-    v.has_fees = lines_value(e, tx->lines + tx->sent_count + tx->received_count, tx->fee_count,
-                             &v.fees);
-    if (!v.has_fees)
+    if (!lines_value(e, received + tx->received_count, tx->fee_count, &v.fees))
         v.fees = dec_zero(); /* a fee without a known value adds nothing */
     v.has_given = lines_value(e, sent, tx->sent_count, &v.given);
     v.has_got = lines_value(e, received, tx->received_count, &v.got);
+    v.tracked_sent = tracked_count(sent, tx->sent_count);
+    v.tracked_received = tracked_count(received, tx->received_count);
     return v;
 }
 
+/* The sent lines' disposals. Proceeds: the USD value received, else the sent
+ * lines' own values; the transaction costs (all the fees) reduce them, for
+ * a sale under every method and, under the US methods, for an exchange of
+ * digital assets too (Treas. Reg. 1.1001-7(b)). */
 static int trade_dispose(inv_engine_t *e, const tx_rec_t *tx, const trade_values_t *v,
                          bool carry, dec_t *carried_cost)
 {
     const inv_line_t *sent = tx->lines;
-    size_t tracked_received = tracked_count(tx->lines + tx->sent_count, tx->received_count);
     bool has_proceeds = v->has_got || v->has_given;
     dec_t proceeds = v->has_got ? v->got : v->given;
-    if (has_proceeds && tracked_received == 0) /* a sale: the fees reduce the proceeds */
-        proceeds = sub(e, proceeds, v->fees);
-    dec_t given = dec_zero();
+    bool costs_reduce = v->tracked_received == 0 || e->method != DOMAIN_METHOD_AUSTRIA;
+    dec_t costs = costs_reduce ? cents(e, v->fees) : dec_zero();
+    proceeds = cents(e, sub(e, proceeds, costs));
+    dec_t given = dec_zero(), costs_given = dec_zero();
     *carried_cost = dec_zero();
     for (size_t i = 0; i < tx->sent_count; i++) {
         dec_t part = line_share(e, sent, tx->sent_count, i, proceeds, &given);
+        dec_t costs_part = line_share(e, sent, tx->sent_count, i, costs, &costs_given);
         if (is_reporting(sent[i].asset))
             continue;
-        relief_ctx_t c = {.tx = tx, .asset = sent[i].asset, .total = sent[i].amount,
-                          .kind = carry ? INV_RELIEF_CARRY : INV_RELIEF_DISPOSAL,
-                          .has_proceeds = has_proceeds && !carry, .proceeds = part};
+        relief_ctx_t c = relief_of(e, tx, &sent[i], carry ? INV_RELIEF_CARRY : INV_RELIEF_DISPOSAL);
+        c.has_proceeds = has_proceeds && !carry;
+        c.proceeds = part;
+        c.costs = costs_part;
         if (relieve(e, &c) != 0)
             return -1;
         *carried_cost = add(e, *carried_cost, c.cost_relieved);
@@ -762,19 +999,33 @@ static int trade_dispose(inv_engine_t *e, const tx_rec_t *tx, const trade_values
     return 0;
 }
 
+/* The received lines' lots. Cost: under AUSTRIA (as before issue 16) and
+ * for an acquisition for cash, the USD value given (else received) plus the
+ * fees; for an exchange of digital assets under the US methods, the fair
+ * market value received (else given) without the fees (Treas. Reg.
+ * 1.1012-1(h)); a carry takes the relieved cost. */
 static int trade_acquire(inv_engine_t *e, const tx_rec_t *tx, const trade_values_t *v,
                          bool carry, dec_t carried_cost)
 {
     const inv_line_t *received = tx->lines + tx->sent_count;
+    bool exchange = e->method != DOMAIN_METHOD_AUSTRIA && v->tracked_sent > 0;
     bool has_cost = carry || v->has_given || v->has_got;
-    dec_t cost = carry ? carried_cost : v->has_given ? v->given : v->got;
-    cost = add(e, cost, v->fees);
+    dec_t cost;
+    if (carry)
+        cost = add(e, carried_cost, v->fees);
+    else if (exchange)
+        cost = v->has_got ? v->got : v->given;
+    else
+        cost = add(e, v->has_given ? v->given : v->got, v->fees);
+    cost = cents(e, cost);
     dec_t given = dec_zero();
     for (size_t i = 0; i < tx->received_count; i++) {
         dec_t part = line_share(e, received, tx->received_count, i, cost, &given);
         if (is_reporting(received[i].asset))
             continue;
-        if (acquire(e, received[i].asset, tx, received[i].amount, has_cost, part) != 0)
+        lot_in_t in = {.origin = INV_LOT_ACQUIRED, .acquired_ms = tx->datetime_ms,
+                       .quantity = received[i].amount, .has_basis = has_cost, .cost = part};
+        if (acquire(e, received[i].asset, tx, &in) != 0)
             return -1;
     }
     return 0;
@@ -783,17 +1034,14 @@ static int trade_acquire(inv_engine_t *e, const tx_rec_t *tx, const trade_values
 static int process_trade(inv_engine_t *e, const tx_rec_t *tx)
 {
     trade_values_t v = trade_values(e, tx);
-    size_t tracked_sent = tracked_count(tx->lines, tx->sent_count);
-    size_t tracked_received = tracked_count(tx->lines + tx->sent_count, tx->received_count);
-    bool carry = e->method == DOMAIN_METHOD_AUSTRIA && tracked_sent == tx->sent_count &&
-                 tracked_received == tx->received_count && tracked_sent > 0 &&
-                 tracked_received > 0;
+    bool carry = e->method == DOMAIN_METHOD_AUSTRIA && v.tracked_sent == tx->sent_count &&
+                 v.tracked_received == tx->received_count && v.tracked_sent > 0 &&
+                 v.tracked_received > 0;
     dec_t carried = dec_zero();
-    if (dispose_fee_assets(e, tx, tx->lines + tx->sent_count + tx->received_count,
-                           tx->fee_count) != 0 ||
-        trade_dispose(e, tx, &v, carry, &carried) != 0)
+    if (dispose_fee_assets(e, tx, FEES_NOT_RECEIVED) != 0 || trade_dispose(e, tx, &v, carry, &carried) != 0 ||
+        trade_acquire(e, tx, &v, carry, carried) != 0)
         return -1;
-    return trade_acquire(e, tx, &v, carry, carried);
+    return dispose_fee_assets(e, tx, FEES_RECEIVED);
 }
 
 /* ---- the run ---------------------------------------------------------- */
@@ -836,7 +1084,8 @@ static int compare_assets(const void *pa, const void *pb)
 /* A lot as the results show it: AUSTRIA lots hold their share of the pool. */
 static inv_lot_t lot_out(inv_engine_t *e, const asset_state_t *a, const lot_t *lot)
 {
-    inv_lot_t out = {.tx_id = lot->tx_id, .acquired_ms = lot->acquired_ms, .seq = lot->seq,
+    inv_lot_t out = {.tx_id = lot->tx_id, .acquired_ms = lot->acquired_ms,
+                     .entered_ms = lot->entered_ms, .origin = lot->origin, .seq = lot->seq,
                      .quantity = lot->quantity, .has_basis = lot->has_basis, .cost = lot->cost,
                      .orig_quantity = lot->orig_quantity, .orig_cost = lot->orig_cost};
     if (lot->has_basis && e->method == DOMAIN_METHOD_AUSTRIA)
@@ -930,7 +1179,8 @@ int inv_engine_seed_lot(inv_engine_t *engine, const char *asset, const inv_lot_t
         (a->lot_count > 0 && a->lots[a->lot_count - 1].seq >= in->seq) ||
         dec_cmp(in->quantity, dec_zero()) <= 0 || dec_cmp(in->orig_quantity, dec_zero()) <= 0)
         return -1;
-    lot_t lot = {.acquired_ms = in->acquired_ms, .quantity = in->quantity,
+    lot_t lot = {.acquired_ms = in->acquired_ms, .entered_ms = in->entered_ms,
+                 .origin = in->origin, .quantity = in->quantity,
                  .has_basis = in->has_basis, .seq = in->seq, .orig_quantity = in->orig_quantity,
                  .orig_cost = in->has_basis ? in->orig_cost : dec_zero()};
     /* AUSTRIA keeps the acquisition cost on the lot (the pool holds the rest) */

@@ -12,32 +12,49 @@
  * currency (USD), else amount x its USD rate when it has one, else unknown.
  * The reporting currency itself is never held as lots.
  *
- * Per type:
- *  - deposit: received lines become lots without cost basis (a transfer in:
- *    the original cost is not known here);
+ * Per type (issue 16; docs/decisions.md "Realized gains: the engine's rules"):
+ *  - deposit: received lines become lots without cost basis (origin
+ *    transfer), except what the deposit's customer-provided lots cover:
+ *    those enter with their basis and their own acquisition date (origin
+ *    provided; entered_ms is the deposit's);
  *  - income: received lines become lots whose cost is their USD value (fair
  *    value when received), or without basis when it is unknown;
- *  - trade: sent lines are disposed of, received lines acquired. The cost of
- *    what is received is the USD value given for it (the USD sent, else the
- *    sent lines' values, else the received lines' own values) plus the fees;
- *    the proceeds of what is sent are the USD value received (else the sent
- *    lines' own values) minus the fees when nothing tracked is received (a
- *    sale). Under AUSTRIA a trade of one tracked asset for another carries
- *    the relieved cost over to what is received and realises nothing;
+ *  - trade: sent lines are disposed of, received lines acquired (origin
+ *    acquired). Acquisition for cash: cost = the USD given (else received)
+ *    plus the fees. Sale for cash: proceeds = the USD received (else the
+ *    sent lines' values) minus the fees. Exchange of digital assets (US
+ *    methods): proceeds = the value received (else given) minus ALL fees,
+ *    transaction_costs = the fees, and the received lot's cost is its value
+ *    received (else given) WITHOUT the fees. Fee lines in an asset the trade
+ *    receives are disposed of after the acquisition, from the lots this trade
+ *    just entered; other fee lines in a tracked asset before the trade's
+ *    disposal, by the method. Under AUSTRIA (as before issue 16) a trade of
+ *    one tracked asset for another carries the relieved cost plus fees over
+ *    and realises nothing, and fees reduce only a sale's proceeds;
  *  - withdraw: sent lines relieve lots without realising anything (a
  *    transfer out); the relieved pieces are recorded as transfer lots;
  *  - expense: sent lines are disposed of at their USD value.
- *  Fee lines in a tracked asset relieve that asset's lots as disposals.
+ * Holding period: inv_holding_term (UTC calendar dates).
  *
- * Methods. FIFO relieves the earliest acquisitions first; HIFO the highest
- * unit cost first, ties broken by acquisition datetime, then transaction id;
- * lots without basis come after every lot with basis. AUSTRIA keeps one
- * moving-average pool per asset: an acquisition adds its quantity and cost,
- * a disposal relieves quantity x average cost; quantities leave in FIFO
- * order so holding periods and transfer lots stay meaningful.
+ * Methods (inv_lot_compare). FIFO: (acquired_ms, seq) ascending; LIFO:
+ * descending; HIFO / LOFO: highest / lowest unit cost first, ties by
+ * (acquired_ms, seq), lots without basis after every lot with basis in FIFO
+ * order. A schedule (inv_engine_set_schedule) picks the method per relief.
+ * AUSTRIA keeps one moving-average pool per asset: an acquisition adds its
+ * quantity and cost, a disposal relieves quantity x average cost;
+ * quantities leave in FIFO order so holding periods and transfer lots stay
+ * meaningful.
  *
- * Rounding. Derived values (the cost of part of a lot, unit and average
- * costs) are computed with one half-to-even rounding at 18 fractional digits
+ * Rounding. Money is rounded to cents, half up (dec_round_cents), exactly
+ * here and nowhere else: a lot's cost when it enters (acquisition cost,
+ * income value, provided basis, carried cost); a disposal's whole proceeds
+ * (after the fee deduction) and whole transaction costs; a line's share of a
+ * trade's value split across several sent or received lines; a piece's
+ * share of its disposal's proceeds and costs; the cost a partial relief
+ * takes from a lot (round(held cost x q / held quantity); AUSTRIA: of the
+ * pool). Every split gives its last part the remainder and an emptying
+ * relief takes all that is held, so parts add up exactly to their whole.
+ * Unit and average costs are derived values at 18 digits, half to even
  * (core/decimal.h); sums are exact.
  *
  * Shortfalls. Relieving more than is held relieves everything held and
@@ -164,6 +181,10 @@ typedef enum inv_relief_kind {
 const char *inv_relief_kind_name(inv_relief_kind_t kind);
 bool inv_relief_kind_parse(const char *name, inv_relief_kind_t *out);
 const char *inv_term_name(inv_term_t term);
+/* The holding period by UTC calendar dates (IRC 1222; Rev. Rul. 66-7): long
+ * term when the disposal's date is after the acquisition's date one year
+ * later (Feb 29's is Feb 28 of the next year), else short term. */
+inv_term_t inv_holding_term(int64_t acquired_ms, int64_t disposed_ms);
 bool inv_term_parse(const char *name, inv_term_t *out);
 
 /* One piece of a relief: a part of one lot (or of the shortfall). */
@@ -201,7 +222,7 @@ typedef struct inv_method_change {
     domain_method_t method; /* FIFO, HIFO, LIFO or LOFO */
 } inv_method_change_t;
 
-/* The method schedule, before any inv_engine_add: changes (copied) sorted by
+/* The method schedule, before any seeding or inv_engine_add: changes (copied) sorted by
  * strictly increasing effective_ms; the engine's own method (inv_engine_new)
  * applies before the first. A relief uses the change with the greatest
  * effective_ms <= its transaction's datetime. An AUSTRIA engine keeps

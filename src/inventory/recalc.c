@@ -15,6 +15,7 @@
 
 #include "core/buf.h"
 #include "core/clock.h"
+#include "store/dispositions.h"
 
 /* The account's method; an unknown name (none is stored: the table's CHECK
  * refuses it) counts as the default. */
@@ -25,12 +26,22 @@ static domain_method_t method_of(const char *name)
     return method;
 }
 
+/* A customer-provided lot of a deposit, keyed by the deposit's caller id. */
+typedef struct provided {
+    char *tx_id;
+    size_t order;        /* as read: (transaction, asset, idx) */
+    inv_provided_lot_t lot;
+} provided_t;
+
 typedef struct loader {
     inv_engine_t *engine;
     inv_line_t *lines;
     size_t cap;
     size_t added;
     bool failed;
+    provided_t *provided;          /* sorted by (tx_id, order) once read */
+    size_t provided_count, provided_cap;
+    inv_provided_lot_t *lots;      /* provided[i].lot, in the same order */
 } loader_t;
 
 static bool convert_line(const store_tx_line_t *in, inv_line_t *out)
@@ -70,6 +81,85 @@ bool inventory_tx_from_store(const char *id, int64_t datetime_ms, const char *ty
     return true;
 }
 
+static int take_provided(const char *tx_id, const char *asset, const char *quantity,
+                         const char *cost_basis, int64_t acquired_at, void *ctx)
+{
+    loader_t *l = ctx;
+    if (l->provided_count == l->provided_cap) {
+        size_t cap = l->provided_cap * 2 + 8;
+        provided_t *grown = realloc(l->provided, cap * sizeof *grown);
+        if (grown == NULL)
+            return l->failed = true;
+        l->provided = grown;
+        l->provided_cap = cap;
+    }
+    provided_t *p = &l->provided[l->provided_count];
+    *p = (provided_t){.order = l->provided_count, .lot = {.acquired_ms = acquired_at}};
+    if (!buf_copy(p->lot.asset, sizeof p->lot.asset, asset) ||
+        dec_parse(quantity, strlen(quantity), &p->lot.quantity) != DEC_OK ||
+        dec_parse(cost_basis, strlen(cost_basis), &p->lot.cost) != DEC_OK ||
+        (p->tx_id = strdup(tx_id)) == NULL)
+        return l->failed = true;
+    l->provided_count++;
+    return 0;
+}
+
+static int compare_provided(const void *pa, const void *pb)
+{
+    const provided_t *a = pa, *b = pb;
+    int c = strcmp(a->tx_id, b->tx_id);
+    if (c != 0)
+        return c;
+    return a->order < b->order ? -1 : a->order > b->order;
+}
+
+/* The provided lots of the account's deposits from from_ms on, by deposit id. */
+static store_status_t read_provided(store_conn_t *conn, const char *account_uuid,
+                                    int64_t from_ms, loader_t *l)
+{
+    store_status_t st =
+        store_provided_lots_of_account(conn, account_uuid, from_ms, take_provided, l);
+    if (st != STORE_OK || l->failed || l->provided_count == 0)
+        return st != STORE_OK ? st : l->failed ? STORE_ERROR : STORE_OK;
+    qsort(l->provided, l->provided_count, sizeof *l->provided, compare_provided);
+    l->lots = malloc(l->provided_count * sizeof *l->lots);
+    if (l->lots == NULL)
+        return STORE_ERROR;
+    for (size_t i = 0; i < l->provided_count; i++)
+        l->lots[i] = l->provided[i].lot;
+    return STORE_OK;
+}
+
+/* Points a deposit at its provided lots (a run of the sorted array). */
+static void attach_provided(const loader_t *l, inv_tx_t *tx)
+{
+    size_t lo = 0, hi = l->provided_count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(l->provided[mid].tx_id, tx->id) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    size_t end = lo;
+    while (end < l->provided_count && strcmp(l->provided[end].tx_id, tx->id) == 0)
+        end++;
+    if (end > lo) {
+        tx->provided = l->lots + lo;
+        tx->provided_count = end - lo;
+    }
+}
+
+static void loader_free(loader_t *l)
+{
+    for (size_t i = 0; i < l->provided_count; i++)
+        free(l->provided[i].tx_id);
+    free(l->provided);
+    free(l->lots);
+    free(l->lines);
+    *l = (loader_t){0};
+}
+
 /* One stored transaction into the engine. */
 static int load_tx(const char *id, int64_t datetime_ms, const char *type,
                    const store_tx_line_t *lines, size_t count, void *ctx)
@@ -83,8 +173,11 @@ static int load_tx(const char *id, int64_t datetime_ms, const char *type,
         l->cap = count;
     }
     inv_tx_t tx;
-    if (!inventory_tx_from_store(id, datetime_ms, type, lines, count, l->lines, &tx) ||
-        inv_engine_add(l->engine, &tx) != 0)
+    if (!inventory_tx_from_store(id, datetime_ms, type, lines, count, l->lines, &tx))
+        return l->failed = true;
+    if (tx.type == DOMAIN_TX_DEPOSIT)
+        attach_provided(l, &tx);
+    if (inv_engine_add(l->engine, &tx) != 0)
         return l->failed = true;
     l->added++;
     return 0;
@@ -96,7 +189,8 @@ static int load_tx(const char *id, int64_t datetime_ms, const char *type,
 typedef struct seed_lot {
     char asset[DOMAIN_ASSET_CODE_SIZE];
     char *tx_id;
-    int64_t seq, acquired_ms;
+    int64_t seq, acquired_ms, entered_ms;
+    inv_lot_origin_t origin;
     bool has_basis;
     dec_t quantity, cost;              /* at the watermark */
     dec_t orig_quantity, orig_cost;
@@ -123,6 +217,9 @@ typedef struct job {
     seed_lot_t *lots;
     size_t lot_count, lot_cap;
     bool untrusted;         /* a stored row does not fit: seed nothing */
+    inv_method_change_t *schedule; /* the account's disposition method records */
+    size_t schedule_count, schedule_cap;
+    bool bad_schedule;
     inv_engine_t *engine;
     loader_t loader;
     recalc_result_t result;
@@ -144,9 +241,47 @@ static void job_free(job_t *j)
 {
     job_clear_seeds(j);
     inv_engine_free(j->engine);
-    free(j->loader.lines);
+    loader_free(&j->loader);
     j->engine = NULL;
-    j->loader = (loader_t){0};
+}
+
+/* job_free and the schedule: what a job holds at its end. */
+static void job_end(job_t *j)
+{
+    job_free(j);
+    free(j->schedule);
+    j->schedule = NULL;
+    j->schedule_count = j->schedule_cap = 0;
+}
+
+static int take_change(int64_t effective_ms, const char *method, void *ctx)
+{
+    job_t *j = ctx;
+    inv_method_change_t change = {.effective_ms = effective_ms};
+    if (!domain_method_parse(method, &change.method))
+        return j->bad_schedule = true;
+    if (j->schedule_count == j->schedule_cap) {
+        size_t cap = j->schedule_cap * 2 + 4;
+        inv_method_change_t *grown = realloc(j->schedule, cap * sizeof *grown);
+        if (grown == NULL)
+            return j->bad_schedule = true;
+        j->schedule = grown;
+        j->schedule_cap = cap;
+    }
+    j->schedule[j->schedule_count++] = change;
+    return 0;
+}
+
+/* The account's disposition method records (none under AUSTRIA: its pool
+ * is one rule over the whole history). */
+static store_status_t read_schedule(job_t *j)
+{
+    j->schedule_count = 0;
+    j->bad_schedule = false;
+    if (j->method == DOMAIN_METHOD_AUSTRIA)
+        return STORE_OK;
+    store_status_t st = store_dispositions_schedule(j->conn, j->account_uuid, take_change, j);
+    return st == STORE_OK && j->bad_schedule ? STORE_ERROR : st;
 }
 
 static bool parse(const char *text, dec_t *out)
@@ -214,8 +349,9 @@ static int take_open_lot(const store_inv_lot_t *row, void *ctx)
     }
     seed_lot_t *l = &j->lots[j->lot_count];
     *l = (seed_lot_t){.seq = row->seq, .acquired_ms = row->acquired_at,
-                      .has_basis = row->cost != NULL};
-    bool ok = buf_copy(l->asset, sizeof l->asset, row->asset) && parse(row->quantity, &l->quantity) &&
+                      .entered_ms = row->entered_at, .has_basis = row->cost != NULL};
+    bool ok = inv_lot_origin_parse(row->origin, &l->origin) &&
+              buf_copy(l->asset, sizeof l->asset, row->asset) && parse(row->quantity, &l->quantity) &&
               parse(row->orig_quantity, &l->orig_quantity) &&
               (row->orig_cost != NULL) == l->has_basis &&
               (!l->has_basis || (parse(row->cost, &l->cost) &&
@@ -237,14 +373,15 @@ static int give_back(const store_inv_relief_t *row, void *ctx)
     bool basis = row->cost != NULL;
     if (!parse(row->quantity, &q) || (basis && !parse(row->cost, &cost)))
         return j->untrusted = true;
-    if (row->lot_transaction_id != NULL && row->acquired_at < j->from_ms) {
+    seed_asset_t *a = seed_asset_of(j, row->asset);
+    /* a lot entered before the watermark has a seq below the asset's next */
+    if (row->lot_transaction_id != NULL && a != NULL && row->lot_seq < a->next_seq) {
         seed_lot_t *l = row->lot_seq < 0 ? NULL : seed_lot_of(j, row->asset, row->lot_seq);
         if (l == NULL || l->has_basis != basis || dec_add(l->quantity, q, &l->quantity) != DEC_OK)
             return j->untrusted = true;
         if (basis && j->method != DOMAIN_METHOD_AUSTRIA && dec_add(l->cost, cost, &l->cost) != DEC_OK)
             return j->untrusted = true;
     }
-    seed_asset_t *a = seed_asset_of(j, row->asset);
     if (j->method == DOMAIN_METHOD_AUSTRIA && basis && a != NULL &&
         (dec_add(a->pool_quantity, q, &a->pool_quantity) != DEC_OK ||
          dec_add(a->pool_cost, cost, &a->pool_cost) != DEC_OK))
@@ -252,7 +389,7 @@ static int give_back(const store_inv_relief_t *row, void *ctx)
     return 0;
 }
 
-/* AUSTRIA: a lot acquired at or after the watermark leaves the pool. */
+/* AUSTRIA: a lot entered at or after the watermark leaves the pool. */
 static int take_back(const store_inv_lot_t *row, void *ctx)
 {
     job_t *j = ctx;
@@ -300,7 +437,8 @@ static bool plant_seeds(job_t *j)
     }
     for (size_t i = 0; i < j->lot_count; i++) {
         const seed_lot_t *l = &j->lots[i];
-        inv_lot_t lot = {.tx_id = l->tx_id, .acquired_ms = l->acquired_ms, .seq = (size_t)l->seq,
+        inv_lot_t lot = {.tx_id = l->tx_id, .acquired_ms = l->acquired_ms,
+                         .entered_ms = l->entered_ms, .origin = l->origin, .seq = (size_t)l->seq,
                          .quantity = l->quantity, .has_basis = l->has_basis, .cost = l->cost,
                          .orig_quantity = l->orig_quantity, .orig_cost = l->orig_cost};
         if (l->seq < 0 || inv_engine_seed_lot(j->engine, l->asset, &lot) != 0)
@@ -316,14 +454,18 @@ static store_status_t load_engine(job_t *j, bool *seeded)
     *seeded = true;
     j->engine = inv_engine_new(j->method);
     j->loader = (loader_t){.engine = j->engine};
-    if (j->engine == NULL)
+    if (j->engine == NULL ||
+        (j->schedule_count > 0 &&
+         inv_engine_set_schedule(j->engine, j->schedule, j->schedule_count) != 0))
         return STORE_ERROR;
     if (j->from_ms != INT64_MIN && !plant_seeds(j)) {
         *seeded = false;
         return STORE_OK;
     }
-    store_status_t st = store_tx_each_of_account_from(j->conn, j->account_uuid, j->from_ms,
-                                                      load_tx, &j->loader);
+    store_status_t st = read_provided(j->conn, j->account_uuid, j->from_ms, &j->loader);
+    if (st == STORE_OK)
+        st = store_tx_each_of_account_from(j->conn, j->account_uuid, j->from_ms, load_tx,
+                                           &j->loader);
     if (st == STORE_OK && j->loader.failed)
         st = STORE_ERROR;
     return st;
@@ -342,6 +484,8 @@ static store_status_t load(store_conn_t *conn, const void *arg)
     bool trusted = !j->force_full && strcmp(j->mark.basis, j->mark.method) == 0;
     j->from_ms = trusted ? j->mark.dirty_from : INT64_MIN;
     j->relief_base = 0;
+    if ((st = read_schedule(j)) != STORE_OK)
+        return st;
     if (j->from_ms != INT64_MIN && (st = read_seeds(j)) != STORE_OK)
         return st;
     bool seeded = false;
@@ -383,7 +527,7 @@ static bool rows_alloc(rows_t *r, const inv_engine_t *e)
     r->summaries = calloc(summaries + 1, sizeof *r->summaries);
     r->lots = calloc(lots + 1, sizeof *r->lots);
     r->reliefs = calloc(reliefs + 1, sizeof *r->reliefs);
-    r->text_cap = summaries * 4 + lots * 4 + reliefs * 3 + 1;
+    r->text_cap = summaries * 4 + lots * 4 + reliefs * 4 + 1;
     r->text = calloc(r->text_cap, sizeof *r->text);
     return r->summaries && r->lots && r->reliefs && r->text;
 }
@@ -396,11 +540,11 @@ static void rows_free(rows_t *r)
     free(r->text);
 }
 
-/* A lot acquired before the watermark is written only when its holding
- * changed; the ones acquired from it on are all written (they were deleted). */
+/* A lot entered before the watermark is written only when its holding
+ * changed; the ones entered from it on are all written (they were deleted). */
 static bool lot_unchanged(job_t *j, const char *asset, const inv_lot_t *lot)
 {
-    if (lot->acquired_ms >= j->from_ms)
+    if (lot->entered_ms >= j->from_ms)
         return false;
     const seed_lot_t *s = seed_lot_of(j, asset, (int64_t)lot->seq);
     return s != NULL && dec_cmp(s->stored_quantity, lot->quantity) == 0 &&
@@ -418,7 +562,8 @@ static void rows_fill_lots(rows_t *r, job_t *j, const inv_summary_t *s)
             .acquired_at = lot->acquired_ms, .quantity = fmt(r, lot->quantity),
             .cost = lot->has_basis ? fmt(r, lot->cost) : NULL,
             .orig_quantity = fmt(r, lot->orig_quantity),
-            .orig_cost = lot->has_basis ? fmt(r, lot->orig_cost) : NULL};
+            .orig_cost = lot->has_basis ? fmt(r, lot->orig_cost) : NULL,
+            .origin = inv_lot_origin_name(lot->origin), .entered_at = lot->entered_ms};
     }
 }
 
@@ -444,7 +589,10 @@ static void rows_fill(rows_t *r, job_t *j)
             .quantity = fmt(r, x->quantity), .cost = x->has_basis ? fmt(r, x->cost) : NULL,
             .proceeds = x->has_proceeds ? fmt(r, x->proceeds) : NULL,
             .term = shortfall ? NULL : inv_term_name(x->term),
-            .lot_seq = shortfall ? -1 : (int64_t)x->lot_seq};
+            .lot_seq = shortfall ? -1 : (int64_t)x->lot_seq,
+            .method = domain_method_name(x->method),
+            .lot_origin = shortfall ? NULL : inv_lot_origin_name(x->lot_origin),
+            .transaction_costs = x->has_costs ? fmt(r, x->transaction_costs) : NULL};
     }
 }
 
@@ -525,7 +673,7 @@ recalc_result_t inventory_refresh(store_conn_t *conn, const store_inv_account_t 
         j.result.store = attempt(&j, n == OPTIMISTIC_ATTEMPTS);
         bool resumed = j.from_ms != INT64_MIN && j.mark.dirty;
         result = j.result;
-        job_free(&j);
+        job_end(&j);
         if (j.stale && n < OPTIMISTIC_ATTEMPTS)
             continue; /* a write came in: read again */
         if (result.store != STORE_OK && !j.stale && resumed && !force_full) {
@@ -589,7 +737,7 @@ typedef struct bulk {
 static void ready_free(ready_t *r)
 {
     if (r != NULL)
-        job_free(&r->job);
+        job_end(&r->job);
     free(r);
 }
 
@@ -769,7 +917,7 @@ static store_status_t save_ready(store_conn_t *conn, bulk_t *b, ready_t *r)
     store_status_t st = locked_attempt(conn, &again);
     if (st == STORE_OK)
         count_run(&b->pending, &again);
-    job_free(&again);
+    job_end(&again);
     return st;
 }
 

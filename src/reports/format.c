@@ -131,3 +131,99 @@ bool report_format_row(report_format_t format, const report_row_t *row, buf_t *o
         csv_row(row, out);
     return !out->overflow;
 }
+
+/* ---- gains rows --------------------------------------------------------- */
+
+#define GAINS_CSV_HEADER                                                                       \
+    "account_id,transaction_id,lot_transaction_id,asset_code,asset_type,quantity,acquired_at," \
+    "disposed_at,proceeds,transaction_costs,cost_basis,gain_loss,term,covered,form_8949_box,"  \
+    "customer_provided_acquisition,method,warnings\r\n"
+
+void report_format_gains_header(report_format_t format, buf_t *out)
+{
+    if (format == REPORT_FORMAT_CSV)
+        buf_put(out, GAINS_CSV_HEADER, sizeof GAINS_CSV_HEADER - 1);
+}
+
+/* A nullable cell followed by a comma; text cells are neutralised. */
+static void csv_opt(buf_t *out, const char *text, bool neutralise)
+{
+    if (text != NULL)
+        csv_cell(out, text, neutralise);
+    buf_putc(out, ',');
+}
+
+static void csv_gain_row(const report_gain_row_t *r, buf_t *out)
+{
+    csv_opt(out, r->account_id, true);
+    csv_opt(out, r->transaction_id, true);
+    csv_opt(out, r->lot_transaction_id, true);
+    csv_opt(out, r->asset_code, true);
+    csv_opt(out, r->asset_type, true);
+    csv_opt(out, r->quantity, false);
+    csv_opt(out, r->acquired_at, false);
+    csv_opt(out, r->disposed_at, false);
+    csv_opt(out, r->proceeds, false);
+    csv_opt(out, r->transaction_costs, false);
+    csv_opt(out, r->cost_basis, false);
+    csv_opt(out, r->gain_loss, false);
+    csv_opt(out, r->term, false);
+    csv_opt(out, r->covered ? "true" : "false", false);
+    csv_opt(out, r->form_8949_box, false);
+    csv_opt(out, r->customer_provided_acquisition ? "true" : "false", false);
+    csv_opt(out, r->method, false);
+    for (size_t i = 0; i < r->warning_count; i++) {
+        if (i > 0)
+            buf_putc(out, ';');
+        buf_puts(out, r->warnings[i].code); /* taxd's own codes: [a-z_] */
+    }
+    buf_put(out, "\r\n", 2);
+}
+
+static void json_bool_member(buf_t *out, const char *key, bool value)
+{
+    buf_putc(out, ',');
+    buf_put_json_string(out, key);
+    buf_puts(out, value ? ":true" : ":false");
+}
+
+static void jsonl_gain_row(const report_gain_row_t *r, buf_t *out)
+{
+    buf_putc(out, '{');
+    json_member(out, "account_id", r->account_id, true);
+    json_member(out, "transaction_id", r->transaction_id, false);
+    json_member(out, "lot_transaction_id", r->lot_transaction_id, false);
+    json_member(out, "asset_code", r->asset_code, false);
+    json_member(out, "asset_type", r->asset_type, false);
+    json_member(out, "quantity", r->quantity, false);
+    json_member(out, "acquired_at", r->acquired_at, false);
+    json_member(out, "disposed_at", r->disposed_at, false);
+    json_member(out, "proceeds", r->proceeds, false);
+    json_member(out, "transaction_costs", r->transaction_costs, false);
+    json_member(out, "cost_basis", r->cost_basis, false);
+    json_member(out, "gain_loss", r->gain_loss, false);
+    json_member(out, "term", r->term, false);
+    json_bool_member(out, "covered", r->covered);
+    json_member(out, "form_8949_box", r->form_8949_box, false);
+    json_bool_member(out, "customer_provided_acquisition", r->customer_provided_acquisition);
+    json_member(out, "method", r->method, false);
+    buf_puts(out, ",\"warnings\":[");
+    for (size_t i = 0; i < r->warning_count; i++) {
+        if (i > 0)
+            buf_putc(out, ',');
+        buf_putc(out, '{');
+        json_member(out, "code", r->warnings[i].code, true);
+        json_member(out, "message", r->warnings[i].message, false);
+        buf_putc(out, '}');
+    }
+    buf_put(out, "]}\n", 3);
+}
+
+bool report_format_gain_row(report_format_t format, const report_gain_row_t *row, buf_t *out)
+{
+    if (format == REPORT_FORMAT_JSONL)
+        jsonl_gain_row(row, out);
+    else
+        csv_gain_row(row, out);
+    return !out->overflow;
+}

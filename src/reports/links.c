@@ -37,8 +37,9 @@ static int link_mac(const crypto_hmac_key_t *key, const char *id, const char *ex
     return crypto_hmac_key_sign(key, msg.data, msg.len, mac);
 }
 
-int report_link_make(const crypto_hmac_key_t *key, const char *base_url, const char *report_id,
-                     int64_t now_s, char *out, size_t cap, int64_t *expires_s)
+int report_link_make(const crypto_hmac_key_t *key, const char *base_url, const char *kind,
+                     const char *report_id, int64_t now_s, char *out, size_t cap,
+                     int64_t *expires_s)
 {
     uint8_t nonce_bytes[REPORT_LINK_NONCE_BYTES], mac[CRYPTO_SHA256_LEN];
     char nonce[NONCE_TEXT_MAX], signature[SIGNATURE_TEXT_MAX], expires[24];
@@ -54,7 +55,9 @@ int report_link_make(const crypto_hmac_key_t *key, const char *base_url, const c
         return -1;
     buf_t b = buf_over(out, cap);
     buf_puts(&b, base_url);
-    buf_puts(&b, "/v1/reports/inventory-summary/");
+    buf_puts(&b, "/v1/reports/");
+    buf_puts(&b, kind);
+    buf_putc(&b, '/');
     buf_puts(&b, report_id);
     buf_puts(&b, "/download?expires=");
     buf_puts(&b, expires);

@@ -1,7 +1,7 @@
 /* reports/links: signed download links, usable without a bearer token like
  * an object store's presigned URL. A link is
  *
- *   {base_url}/v1/reports/inventory-summary/{id}/download
+ *   {base_url}/v1/reports/{kind}/{id}/download     (kind: inventory-summary, gains)
  *       ?expires=<unix seconds>&nonce=<16 random bytes, base64url>
  *       &signature=<base64url HMAC-SHA256(key, "<id>\n<expires>\n<nonce>")>
  *
@@ -9,7 +9,9 @@
  * Verification needs no database: the signature is checked first, in
  * constant time, then the expiry, so an altered link is always "invalid"
  * even when it is also past its time, and only a genuine link can learn
- * that it expired. */
+ * that it expired. The kind is in the path, not under the signature: a
+ * report id names one report of one kind, and the download route answers
+ * 404 for an id of the other kind (api/reports.c). */
 #ifndef TAXD_REPORTS_LINKS_H
 #define TAXD_REPORTS_LINKS_H
 
@@ -28,11 +30,12 @@ typedef enum report_link_status {
     REPORT_LINK_EXPIRED,   /* genuine but past its expiry: reason expired */
 } report_link_status_t;
 
-/* Writes the link for report_id, valid until now_s + REPORT_LINK_TTL_S
+/* Writes the link for report_id of `kind` (the path segment), valid until now_s + REPORT_LINK_TTL_S
  * (*expires_s), into out (cap bytes). Returns 0, or -1 when out is too
  * small or the random source or the MAC failed. */
-int report_link_make(const crypto_hmac_key_t *key, const char *base_url, const char *report_id,
-                     int64_t now_s, char *out, size_t cap, int64_t *expires_s);
+int report_link_make(const crypto_hmac_key_t *key, const char *base_url, const char *kind,
+                     const char *report_id, int64_t now_s, char *out, size_t cap,
+                     int64_t *expires_s);
 
 /* Checks the query values of a link to report_id (any may be NULL when
  * absent). The link is valid while now_s < expires. */

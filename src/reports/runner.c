@@ -1,5 +1,6 @@
-/* reports/runner: the engine that produces inventory-summary reports. See
- * runner.h for the contract; this is how.
+/* reports/runner: the engine that produces reports, inventory-summary and
+ * gains (the kind is the report row's; both take the same steps, and differ
+ * only in the rows of step 5). See runner.h for the contract; this is how.
  *
  * One step = one report:
  *   1. claim (store_report_claim): the oldest pending report, or one whose
@@ -13,7 +14,9 @@
  *   4. the included accounts that are dirty are recalculated (paged by
  *      uuid, so memory does not grow with the account count): every
  *      transaction acknowledged before the trigger is in the results;
- *   5. the rows are read in one read snapshot (store_report_read) on a
+ *   5. the rows are read in one read snapshot (a gains report: each
+ *      included account's gains rows of the tax year, store/gains.h, in
+ *      caller-id then seq order, classified by gains/gains.h) (store_report_read) on a
  *      second connection and written as they come, 256 KiB at a time, into
  *      report_chunks through the first one: one chunk and one row in memory,
  *      whatever the report's size;
@@ -55,6 +58,7 @@
 #include "core/log.h"
 #include "inventory/recalc.h"
 #include "reports/format.h"
+#include "reports/gain_line.h"
 #include "reports/idlist.h"
 #include "store/reports.h"
 
@@ -229,6 +233,8 @@ typedef struct writer {
     store_status_t status;       /* of the first failed chunk write */
     bool bad_row;                /* a stored decimal that is not one */
     bool stopped;
+    char account[STORE_ID_MAX];  /* gains: the account of the last row */
+    bool skip_account;           /* gains: that account cannot be computed */
 } writer_t;
 
 /* Appends bytes, storing each chunk as soon as it is full. */
@@ -294,6 +300,31 @@ static int on_row(const store_report_row_t *in, void *ctx)
     }
     buf_t b = buf_over(line, sizeof line);
     if (!report_format_row(w->job->format, &row, &b)) {
+        w->bad_row = true;
+        return 1;
+    }
+    w->rows++;
+    return writer_put(w, b.data, b.len) ? 0 : 1;
+}
+
+/* A gains report's row (kind gains): classified and written by
+ * reports/gain_line.h. A row the classification refuses (a stored value the
+ * engine never writes) fails the report like a bad summary row. The last
+ * account seen is remembered so the not-computable set is looked up once
+ * per account, not once per row. */
+static int on_gain(const char *account_id, const store_gain_t *row, void *ctx)
+{
+    writer_t *w = ctx;
+    if (strcmp(account_id, w->account) != 0) {
+        snprintf(w->account, sizeof w->account, "%s", account_id);
+        w->skip_account = json_object_get(w->job->not_computable, account_id) != NULL;
+    }
+    if (w->skip_account)
+        return 0;
+    char line[REPORT_GAIN_ROW_MAX];
+    buf_t b = buf_over(line, sizeof line);
+    bool fits = true;
+    if (report_gain_line(w->job->format, account_id, row, &b, &fits) != GAINS_OK || !fits) {
         w->bad_row = true;
         return 1;
     }
@@ -399,15 +430,23 @@ static outcome_t complete(job_t *job, writer_t *w, const store_report_reader_t *
 /* Reads the snapshot through a second connection and writes the file. */
 static outcome_t write_file(job_t *job, writer_t *w)
 {
-    char header[256];
+    bool gains = strcmp(job->report.kind, STORE_REPORT_KIND_GAINS) == 0;
+    char header[512];
     buf_t b = buf_over(header, sizeof header);
-    report_format_header(job->format, &b);
+    if (gains)
+        report_format_gains_header(job->format, &b);
+    else
+        report_format_header(job->format, &b);
     if (!writer_put(w, b.data, b.len))
         return w->stopped ? OUTCOME_STOPPED : outcome_of(job, w->status, "chunk");
     store_conn_t *reader_conn = store_acquire(job->cfg->store);
     if (reader_conn == NULL)
         return outcome_of(job, STORE_ERROR, "reader connection");
     store_report_reader_t reader = {.skipped = on_skipped, .row = on_row, .ctx = w};
+    if (gains) {
+        reader.gain = on_gain;
+        gains_year_range(job->report.tax_year, &reader.from_ms, &reader.to_ms);
+    }
     w->reader = &reader;
     store_status_t st = store_report_read(reader_conn, job->report.tenant_id,
                                           scoped_report(job), &reader);

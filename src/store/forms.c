@@ -16,7 +16,7 @@
 #define FORM_COLUMNS                                                                        \
     "f.id, f.tenant_id, f.account_uuid, a.id, f.form_type, f.tax_year, f.status, f.content," \
     " f.created_at, f.generated_at, coalesce(f.filed_at, 0), coalesce(f.deleted_at, 0),"    \
-    " f.updated_at"
+    " f.updated_at, coalesce(f.source_version, -1), f.correction_needed"
 
 static const store_sql_t Q_FORM_GET = {"form_get", "SELECT " FORM_COLUMNS
     " FROM tax_forms f JOIN accounts a ON a.uuid = f.account_uuid WHERE f.id = ?1"};
@@ -30,11 +30,28 @@ static const store_sql_t Q_FORM_LIST_LIVE = {"form_list_live", "SELECT " FORM_CO
     " ORDER BY f.form_type"};
 static const store_sql_t Q_FORM_INSERT = {"form_insert",
     "INSERT INTO tax_forms (id, tenant_id, account_uuid, form_type, tax_year, status, content,"
-    " created_at, generated_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, 'Generated', ?6, ?7,"
-    " ?7, ?7)"};
+    " created_at, generated_at, updated_at, source_version) VALUES (?1, ?2, ?3, ?4, ?5,"
+    " 'Generated', ?6, ?7, ?7, ?7, nullif(?8, -1))"};
 static const store_sql_t Q_FORM_REFRESH = {"form_refresh",
-    "UPDATE tax_forms SET content = ?2, generated_at = ?3, updated_at = ?3"
-    " WHERE id = ?1 AND status = 'Generated'"};
+    "UPDATE tax_forms SET content = ?2, generated_at = ?3, updated_at = ?3,"
+    " source_version = nullif(?4, -1) WHERE id = ?1 AND status = 'Generated'"};
+/* Forms due for regeneration (issue 16): Generated, of a type computed
+ * from gains, whose account's inventory_version moved since the content
+ * was computed, generated at or before ?1 (now less the minimum interval).
+ * Oldest generation first, so no form waits behind a busy account. */
+static const store_sql_t Q_FORM_STALE = {"form_stale",
+    "SELECT f.id, f.tenant_id, a.id, f.form_type, f.tax_year, f.generated_at"
+    " FROM tax_forms f JOIN accounts a ON a.uuid = f.account_uuid"
+    " WHERE f.status = 'Generated' AND f.form_type IN ('1099_DA', 'GAIN_LOSS_SUMMARY')"
+    " AND f.generated_at <= ?1 AND f.source_version IS NOT NULL"
+    " AND f.source_version <> a.inventory_version ORDER BY f.generated_at LIMIT ?2"};
+/* A Filed form whose account changed since its content was computed needs
+ * a corrected form: flagged, never rewritten. */
+static const store_sql_t Q_FORM_FLAG_CORRECTIONS = {"form_flag_corrections",
+    "UPDATE tax_forms SET correction_needed = 1 WHERE status = 'Filed'"
+    " AND correction_needed = 0 AND source_version IS NOT NULL"
+    " AND source_version <> (SELECT inventory_version FROM accounts a"
+    " WHERE a.uuid = tax_forms.account_uuid)"};
 static const store_sql_t Q_FORM_FILE = {"form_file",
     "UPDATE tax_forms SET status = 'Filed', filed_at = ?2, updated_at = ?2"
     " WHERE id = ?1 AND status = 'Generated'"};
@@ -68,6 +85,8 @@ static bool form_row(sqlite3_stmt *stmt, store_form_t *out)
     out->filed_at = sqlite3_column_int64(stmt, 10);
     out->deleted_at = sqlite3_column_int64(stmt, 11);
     out->updated_at = sqlite3_column_int64(stmt, 12);
+    out->source_version = sqlite3_column_int64(stmt, 13);
+    out->correction_needed = sqlite3_column_int(stmt, 14) != 0;
     out->content = strdup((const char *)content);
     return out->content != NULL;
 }
@@ -128,7 +147,8 @@ store_status_t store_form_insert_in_tx(store_conn_t *conn, const store_form_t *f
         return st;
     bool bound = bind_text(stmt, 2, f->tenant_id) && bind_text(stmt, 3, f->account_uuid) &&
                  bind_text(stmt, 4, f->form_type) && bind_int(stmt, 5, f->tax_year) &&
-                 bind_text(stmt, 6, f->content) && bind_int(stmt, 7, f->created_at);
+                 bind_text(stmt, 6, f->content) && bind_int(stmt, 7, f->created_at) &&
+                 bind_int(stmt, 8, f->source_version);
     return run_bound(conn, &Q_FORM_INSERT, stmt, bound);
 }
 
@@ -144,13 +164,15 @@ static store_status_t form_update(store_conn_t *conn, const store_sql_t *q, sqli
 }
 
 store_status_t store_form_refresh_in_tx(store_conn_t *conn, const char *form_id,
-                                        const char *content, int64_t now)
+                                        const char *content, int64_t source_version,
+                                        int64_t now)
 {
     sqlite3_stmt *stmt;
     store_status_t st = conn_prepare_key(conn, &Q_FORM_REFRESH, form_id, &stmt);
     if (st != STORE_OK)
         return st;
-    bool bound = bind_text(stmt, 2, content) && bind_int(stmt, 3, now);
+    bool bound = bind_text(stmt, 2, content) && bind_int(stmt, 3, now) &&
+                 bind_int(stmt, 4, source_version);
     return form_update(conn, &Q_FORM_REFRESH, stmt, bound);
 }
 
@@ -196,4 +218,53 @@ store_status_t store_form_list_live(store_conn_t *conn, const char *account_uuid
     st = rc == SQLITE_ROW || rc == SQLITE_DONE ? STORE_OK : conn_fail(conn, &Q_FORM_LIST_LIVE, rc);
     stmt_done(stmt);
     return st;
+}
+
+store_status_t store_form_stale(store_conn_t *conn, int64_t generated_before, size_t limit,
+                                store_form_stale_t *out, size_t *count)
+{
+    *count = 0;
+    sqlite3_stmt *stmt;
+    store_status_t st = conn_enter(conn);
+    if (st == STORE_OK)
+        st = conn_prepare(conn, &Q_FORM_STALE, &stmt);
+    if (st != STORE_OK)
+        return st;
+    if (!bind_int(stmt, 1, generated_before) || !bind_int(stmt, 2, (int64_t)limit))
+        return conn_bind_failed(conn, &Q_FORM_STALE, stmt);
+    int rc = SQLITE_DONE;
+    while (*count < limit && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+        store_form_stale_t *f = &out[*count];
+        if (!column_copy(stmt, 0, f->id, sizeof f->id) ||
+            !column_copy(stmt, 1, f->tenant_id, sizeof f->tenant_id) ||
+            !column_copy(stmt, 2, f->account_id, sizeof f->account_id) ||
+            !column_copy(stmt, 3, f->form_type, sizeof f->form_type)) {
+            stmt_done(stmt);
+            return store_bad_row(&Q_FORM_STALE);
+        }
+        f->tax_year = sqlite3_column_int(stmt, 4);
+        f->generated_at = sqlite3_column_int64(stmt, 5);
+        (*count)++;
+    }
+    st = *count == limit || rc == SQLITE_DONE ? STORE_OK : conn_fail(conn, &Q_FORM_STALE, rc);
+    stmt_done(stmt);
+    return st;
+}
+
+static store_status_t flag_body(store_conn_t *conn, const void *arg)
+{
+    size_t *flagged = (size_t *)arg;
+    sqlite3_stmt *stmt;
+    store_status_t st = conn_prepare(conn, &Q_FORM_FLAG_CORRECTIONS, &stmt);
+    if (st == STORE_OK)
+        st = conn_run(conn, &Q_FORM_FLAG_CORRECTIONS, stmt);
+    if (st == STORE_OK)
+        *flagged = (size_t)sqlite3_changes(conn->db);
+    return st;
+}
+
+store_status_t store_form_flag_corrections(store_conn_t *conn, size_t *flagged)
+{
+    *flagged = 0;
+    return conn_write(conn, flag_body, flagged);
 }

@@ -33,6 +33,10 @@ typedef struct store_form {
     int64_t filed_at;                   /* 0 unless Filed */
     int64_t deleted_at;                 /* 0 unless Deleted */
     int64_t updated_at;
+    int64_t source_version;             /* the account's inventory_version the content was
+                                           computed from; -1: none (not computed, or a
+                                           form from before schema v13) */
+    bool correction_needed;             /* Filed, and its account changed since */
 } store_form_t;
 
 /* Frees content and zeroes the struct. */
@@ -48,14 +52,17 @@ store_status_t store_form_live_in_tx(store_conn_t *conn, const char *account_uui
                                      const char *form_type, int tax_year, store_form_t *out);
 
 /* Inserts a Generated form (form->id, tenant_id, account_uuid, form_type,
- * tax_year, content, created_at = generated_at = updated_at). STORE_CONFLICT
+ * tax_year, content, source_version, created_at = generated_at =
+ * updated_at). STORE_CONFLICT
  * when a live form of the same key exists. */
 store_status_t store_form_insert_in_tx(store_conn_t *conn, const store_form_t *form);
 
 /* Replaces the content of a Generated form (generated_at = updated_at =
- * now). STORE_NOT_FOUND when it is not Generated. */
+ * now) and its source_version (-1: none). STORE_NOT_FOUND when it is not
+ * Generated. */
 store_status_t store_form_refresh_in_tx(store_conn_t *conn, const char *form_id,
-                                        const char *content, int64_t now);
+                                        const char *content, int64_t source_version,
+                                        int64_t now);
 
 /* Moves a Generated form to "Filed" or "Deleted" (stamping filed_at or
  * deleted_at and updated_at). STORE_NOT_FOUND when it is not Generated. */
@@ -67,5 +74,29 @@ store_status_t store_form_move_in_tx(store_conn_t *conn, const char *form_id,
  * borrowed for the call); a non-zero return stops the walk. */
 store_status_t store_form_list_live(store_conn_t *conn, const char *account_uuid, int tax_year,
                                     int (*each)(const store_form_t *form, void *ctx), void *ctx);
+
+/* ---- regeneration (forms/regen.h) */
+
+/* A Generated form whose account changed since its content was computed. */
+typedef struct store_form_stale {
+    char id[STORE_UUID_LEN];
+    char tenant_id[STORE_UUID_LEN];
+    char account_id[STORE_ID_MAX];      /* the account's caller id */
+    char form_type[STORE_FORM_TYPE_MAX];
+    int tax_year;
+    int64_t generated_at;
+} store_form_stale_t;
+
+/* Up to `limit` Generated 1099_DA and GAIN_LOSS_SUMMARY forms whose
+ * source_version differs from their account's inventory_version and whose
+ * generated_at <= generated_before, oldest generation first, into out;
+ * *count receives how many. */
+store_status_t store_form_stale(store_conn_t *conn, int64_t generated_before, size_t limit,
+                                store_form_stale_t *out, size_t *count);
+
+/* Sets correction_needed on every Filed form whose account's
+ * inventory_version moved past its source_version (one statement; the form
+ * itself is not touched). *flagged receives how many were newly flagged. */
+store_status_t store_form_flag_corrections(store_conn_t *conn, size_t *flagged);
 
 #endif

@@ -30,8 +30,13 @@ static const store_sql_t Q_VERSION = {
     "inv_version", "SELECT inventory_version, seq FROM accounts WHERE uuid = ?1"};
 static const store_sql_t Q_DEL_SUMMARIES = {
     "inv_del_summaries", "DELETE FROM inventory_summaries WHERE account = (SELECT seq FROM accounts WHERE uuid = ?1)"};
+/* By entered_at (v13); a full save deletes every lot, rows from before v13
+ * (entered_at NULL) included. */
 static const store_sql_t Q_DEL_LOTS = {
-    "inv_del_lots", "DELETE FROM inventory_lots WHERE account = (SELECT seq FROM accounts WHERE uuid = ?1) AND acquired_at >= ?2"};
+    "inv_del_lots", "DELETE FROM inventory_lots WHERE account = (SELECT seq FROM accounts WHERE uuid = ?1) AND entered_at >= ?2"};
+static const store_sql_t Q_DEL_LOTS_ALL = {
+    "inv_del_lots_all", "DELETE FROM inventory_lots WHERE account = (SELECT seq FROM accounts WHERE uuid = ?1)"
+                        " AND ?2 IS NOT NULL"};
 static const store_sql_t Q_DEL_RELIEFS = {
     "inv_del_reliefs", "DELETE FROM inventory_reliefs WHERE account = (SELECT seq FROM accounts WHERE uuid = ?1) AND datetime >= ?2"};
 /* The inserts of a save come in three widths, 16, 4 and 1 rows per
@@ -48,15 +53,15 @@ static const store_sql_t Q_DEL_RELIEFS = {
 /* REPLACE: an earlier lot whose holding changed is rewritten in place. */
 #define LOT_INSERT                                                                              \
     "INSERT OR REPLACE INTO inventory_lots (account, asset_code, seq, transaction_id,"    \
-    " acquired_at, quantity, cost, orig_quantity, orig_cost) VALUES "
-#define LOT_ROW "(?1, ?, ?, ?, ?, ?, ?, ?, ?)"
-#define LOT_PARAMS 8
+    " acquired_at, quantity, cost, orig_quantity, orig_cost, origin, entered_at) VALUES "
+#define LOT_ROW "(?1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+#define LOT_PARAMS 10
 #define RELIEF_INSERT                                                                           \
     "INSERT INTO inventory_reliefs (account, seq, transaction_id, asset_code, kind,"      \
-    " datetime, lot_transaction_id, acquired_at, quantity, cost, proceeds, term, lot_seq)"     \
-    " VALUES "
-#define RELIEF_ROW "(?1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-#define RELIEF_PARAMS 12
+    " datetime, lot_transaction_id, acquired_at, quantity, cost, proceeds, term, lot_seq,"     \
+    " method, lot_origin, transaction_costs) VALUES "
+#define RELIEF_ROW "(?1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+#define RELIEF_PARAMS 15
 static const store_sql_t Q_INS_SUMMARY[3] = {
     {"inv_ins_summary", SUMMARY_INSERT SUMMARY_ROW},
     {"inv_ins_summary_4", SUMMARY_INSERT R4(SUMMARY_ROW)},
@@ -74,29 +79,29 @@ static const store_sql_t Q_CLEAN = {
 static const store_sql_t Q_ASSETS_BEFORE = {
     "inv_assets_before",
     "SELECT s.asset_code, s.since, s.total_cost, s.quantity_with_basis,"
-    /* by acquired_at: only the lots from ?2 on are visited, not the asset's history */
-    " coalesce((SELECT min(l.seq) FROM inventory_lots l INDEXED BY inventory_lots_acquired"
+    /* by entered_at: only the lots from ?2 on are visited, not the asset's history */
+    " coalesce((SELECT min(l.seq) FROM inventory_lots l INDEXED BY inventory_lots_entered"
     "           WHERE l.account = (SELECT seq FROM accounts WHERE uuid = ?1)"
-    "           AND l.asset_code = s.asset_code AND l.acquired_at >= ?2),"
+    "           AND l.asset_code = s.asset_code AND l.entered_at >= ?2),"
     "          (SELECT max(l.seq) + 1 FROM inventory_lots l WHERE l.account = (SELECT seq FROM accounts WHERE uuid = ?1)"
     "           AND l.asset_code = s.asset_code), 0)"
     " FROM inventory_summaries s WHERE s.account = (SELECT seq FROM accounts WHERE uuid = ?1) AND s.since < ?2"
     " ORDER BY s.asset_code"};
 #define LOT_COLUMNS                                                                            \
     "SELECT asset_code, seq, transaction_id, acquired_at, quantity, cost, orig_quantity,"      \
-    " orig_cost FROM inventory_lots"
+    " orig_cost, origin, coalesce(entered_at, acquired_at) FROM inventory_lots"
 static const store_sql_t Q_LOTS_OPEN_AT = {
     "inv_lots_open_at",
-    LOT_COLUMNS " WHERE account = (SELECT seq FROM accounts WHERE uuid = ?1) AND quantity <> '0' AND acquired_at < ?2"
-    /* +acquired_at: found through the few reliefs from ?2 on, by primary key,
-     * not by walking every lot acquired before ?2 */
+    LOT_COLUMNS " WHERE account = (SELECT seq FROM accounts WHERE uuid = ?1) AND quantity <> '0' AND entered_at < ?2"
+    /* +entered_at: found through the few reliefs from ?2 on, by primary key,
+     * not by walking every lot entered before ?2 */
     " UNION ALL " LOT_COLUMNS " WHERE account = (SELECT seq FROM accounts WHERE uuid = ?1) AND quantity = '0'"
-    " AND +acquired_at < ?2 AND (asset_code, seq) IN (SELECT asset_code, lot_seq"
+    " AND +entered_at < ?2 AND (asset_code, seq) IN (SELECT asset_code, lot_seq"
     "  FROM inventory_reliefs WHERE account = (SELECT seq FROM accounts WHERE uuid = ?1) AND datetime >= ?2"
     "  AND lot_seq IS NOT NULL)"
     " ORDER BY 1, 2"};
 static const store_sql_t Q_LOTS_FROM = {
-    "inv_lots_from", LOT_COLUMNS " WHERE account = (SELECT seq FROM accounts WHERE uuid = ?1) AND acquired_at >= ?2 ORDER BY 1, 2"};
+    "inv_lots_from", LOT_COLUMNS " WHERE account = (SELECT seq FROM accounts WHERE uuid = ?1) AND entered_at >= ?2 ORDER BY 1, 2"};
 static const store_sql_t Q_RELIEF_BASE = {
     "inv_relief_base",
     "SELECT coalesce((SELECT min(seq) FROM inventory_reliefs WHERE account = (SELECT seq FROM accounts WHERE uuid = ?1)"
@@ -111,8 +116,8 @@ static const store_sql_t Q_LOTS = {
                 " ORDER BY seq"};
 #define RELIEF_COLUMNS                                                                         \
     "SELECT seq, transaction_id, asset_code, kind, datetime, lot_transaction_id,"              \
-    " coalesce(acquired_at, 0), quantity, cost, proceeds, term, coalesce(lot_seq, -1)"         \
-    " FROM inventory_reliefs"
+    " coalesce(acquired_at, 0), quantity, cost, proceeds, term, coalesce(lot_seq, -1),"        \
+    " method, lot_origin, transaction_costs FROM inventory_reliefs"
 static const store_sql_t Q_RELIEFS_OF = {
     "inv_reliefs_of", RELIEF_COLUMNS " WHERE account = (SELECT seq FROM accounts WHERE uuid = ?1) AND transaction_id = ?2"
                                      " ORDER BY seq"};
@@ -203,7 +208,8 @@ static store_status_t delete_tail(store_conn_t *conn, const char *account_uuid, 
     store_status_t st = conn_prepare_key(conn, &Q_DEL_SUMMARIES, account_uuid, &stmt);
     if (st == STORE_OK)
         st = conn_run(conn, &Q_DEL_SUMMARIES, stmt);
-    const store_sql_t *qs[] = {&Q_DEL_LOTS, &Q_DEL_RELIEFS};
+    const store_sql_t *qs[] = {from_ms == INT64_MIN ? &Q_DEL_LOTS_ALL : &Q_DEL_LOTS,
+                               &Q_DEL_RELIEFS};
     for (size_t i = 0; st == STORE_OK && i < 2; i++) {
         st = conn_prepare_key(conn, qs[i], account_uuid, &stmt);
         if (st == STORE_OK)
@@ -228,7 +234,8 @@ static bool bind_lot(sqlite3_stmt *stmt, int p, const void *row)
            bind_text(stmt, p + 2, r->transaction_id) && bind_int(stmt, p + 3, r->acquired_at) &&
            bind_text(stmt, p + 4, r->quantity) && bind_text_or_null(stmt, p + 5, r->cost) &&
            bind_text_or_null(stmt, p + 6, r->orig_quantity) &&
-           bind_text_or_null(stmt, p + 7, r->orig_cost);
+           bind_text_or_null(stmt, p + 7, r->orig_cost) && bind_text_or_null(stmt, p + 8, r->origin) &&
+           bind_int(stmt, p + 9, r->entered_at);
 }
 
 static bool bind_relief(sqlite3_stmt *stmt, int p, const void *row)
@@ -244,7 +251,10 @@ static bool bind_relief(sqlite3_stmt *stmt, int p, const void *row)
            bind_text(stmt, p + 7, r->quantity) && bind_text_or_null(stmt, p + 8, r->cost) &&
            bind_text_or_null(stmt, p + 9, r->proceeds) && bind_text_or_null(stmt, p + 10, r->term) &&
            (r->lot_seq < 0 ? sqlite3_bind_null(stmt, p + 11) == SQLITE_OK
-                           : bind_int(stmt, p + 11, r->lot_seq));
+                           : bind_int(stmt, p + 11, r->lot_seq)) &&
+           bind_text_or_null(stmt, p + 12, r->method) &&
+           bind_text_or_null(stmt, p + 13, shortfall ? NULL : r->lot_origin) &&
+           bind_text_or_null(stmt, p + 14, r->transaction_costs);
 }
 
 /* Inserts count rows of `size` bytes for the account: 16 rows per statement
@@ -423,9 +433,11 @@ static int summary_row(sqlite3_stmt *stmt, const sink_t *sink)
 
 static int lot_row(sqlite3_stmt *stmt, const sink_t *sink)
 {
-    store_inv_lot_t r = {col(stmt, 0), sqlite3_column_int64(stmt, 1), col(stmt, 2),
-                         sqlite3_column_int64(stmt, 3), col(stmt, 4), col(stmt, 5),
-                         col(stmt, 6), col(stmt, 7)};
+    store_inv_lot_t r = {.asset = col(stmt, 0), .seq = sqlite3_column_int64(stmt, 1),
+                         .transaction_id = col(stmt, 2), .acquired_at = sqlite3_column_int64(stmt, 3),
+                         .quantity = col(stmt, 4), .cost = col(stmt, 5),
+                         .orig_quantity = col(stmt, 6), .orig_cost = col(stmt, 7),
+                         .origin = col(stmt, 8), .entered_at = sqlite3_column_int64(stmt, 9)};
     if (!r.asset || !r.transaction_id || !r.quantity)
         return -1;
     return sink->lot(&r, sink->ctx) != 0;
@@ -436,7 +448,8 @@ static int relief_row(sqlite3_stmt *stmt, const sink_t *sink)
     store_inv_relief_t r = {sqlite3_column_int64(stmt, 0), col(stmt, 1), col(stmt, 2),
                             col(stmt, 3), sqlite3_column_int64(stmt, 4), col(stmt, 5),
                             sqlite3_column_int64(stmt, 6), col(stmt, 7), col(stmt, 8),
-                            col(stmt, 9), col(stmt, 10), sqlite3_column_int64(stmt, 11)};
+                            col(stmt, 9), col(stmt, 10), sqlite3_column_int64(stmt, 11),
+                            col(stmt, 12), col(stmt, 13), col(stmt, 14)};
     if (!r.transaction_id || !r.asset || !r.kind || !r.quantity)
         return -1;
     return sink->relief(&r, sink->ctx) != 0;

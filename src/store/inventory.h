@@ -1,12 +1,15 @@
 /* store/inventory.h: the computed inventory of each account (summaries per
  * asset, its lot ledger, every relief) and the account's dirty watermark.
  *
- * The ledger: every lot ever acquired, in acquisition order per asset (seq),
- * with what it was acquired with and what it still holds ('0' once fully
+ * The ledger: every lot ever entered, in entry order per asset (seq), with
+ * what it was acquired with and what it still holds ('0' once fully
  * relieved; the reads of held lots leave those out); every relief names the
- * lot it took from. A save replaces the summaries and only the tail from a
- * datetime on (reliefs dated and lots acquired at or after it, plus the
- * earlier lots whose holding changed), and only when no write happened since
+ * lot it took from. A lot's entered_at is the datetime of the transaction
+ * that entered it (a customer-provided lot's acquired_at is earlier: its
+ * original acquisition), so the ledger splits on entered_at. A save
+ * replaces the summaries and only the tail from a datetime on (reliefs
+ * dated and lots entered at or after it, plus the earlier lots whose
+ * holding changed), and only when no write happened since
  * the recalculation read its inputs (inventory_version unchanged): a stale
  * computation is refused whole, so the stored rows are always exactly the
  * results of one version of the account's transactions, and the watermark
@@ -48,6 +51,8 @@ typedef struct store_inv_lot {
     const char *cost;              /* NULL: no basis */
     const char *orig_quantity;     /* as acquired; NULL in rows from before the ledger */
     const char *orig_cost;         /* as acquired; NULL: no basis (or no ledger) */
+    const char *origin;            /* acquired, transfer, provided; NULL in rows from before v13 */
+    int64_t entered_at;            /* the entering transaction's datetime (before v13: acquired_at) */
 } store_inv_lot_t;
 
 typedef struct store_inv_relief {
@@ -63,6 +68,9 @@ typedef struct store_inv_relief {
     const char *proceeds;          /* NULL: none */
     const char *term;              /* short, long; NULL for a shortfall */
     int64_t lot_seq;               /* the lot's seq; -1 for a shortfall (or no ledger) */
+    const char *method;            /* FIFO, HIFO, LIFO, LOFO, AUSTRIA; NULL before v13 */
+    const char *lot_origin;        /* the lot's origin; NULL for a shortfall (or before v13) */
+    const char *transaction_costs; /* a disposal's share of its costs, cents; NULL otherwise */
 } store_inv_relief_t;
 
 /* What a recalculation must read in the same snapshot as its inputs. */
@@ -75,7 +83,7 @@ typedef struct store_inv_mark {
 } store_inv_mark_t;
 
 /* An asset the ledger touched before a datetime, with its totals after the
- * last save and the seq its next lot acquired at or after that datetime has. */
+ * last save and the seq its next lot entered at or after that datetime has. */
 typedef struct store_inv_asset {
     const char *asset;
     int64_t since;
@@ -114,7 +122,7 @@ typedef struct store_inv_save {
     const char *basis;
     const store_inv_summary_t *summaries; /* every asset: the summaries are replaced */
     size_t summary_count;
-    const store_inv_lot_t *lots;     /* every lot acquired at or after from_ms, and earlier */
+    const store_inv_lot_t *lots;     /* every lot entered at or after from_ms, and earlier */
     size_t lot_count;                /* lots whose holding changed (replaced by seq) */
     const store_inv_relief_t *reliefs; /* every relief dated at or after from_ms */
     size_t relief_count;
@@ -137,13 +145,13 @@ store_status_t store_inv_assets_before(store_conn_t *conn, const char *account_u
                                        int64_t from_ms,
                                        int (*each)(const store_inv_asset_t *row, void *ctx),
                                        void *ctx);
-/* Lots acquired before from_ms that still hold something, or that a relief
+/* Lots entered before from_ms that still hold something, or that a relief
  * dated at or after from_ms took from; by asset, then seq. */
 store_status_t store_inv_lots_open_at(store_conn_t *conn, const char *account_uuid,
                                       int64_t from_ms,
                                       int (*each)(const store_inv_lot_t *row, void *ctx),
                                       void *ctx);
-/* Lots acquired at or after from_ms, held or not; by asset, then seq. */
+/* Lots entered at or after from_ms, held or not; by asset, then seq. */
 store_status_t store_inv_lots_from(store_conn_t *conn, const char *account_uuid, int64_t from_ms,
                                    int (*each)(const store_inv_lot_t *row, void *ctx), void *ctx);
 /* The seq the first relief dated at or after from_ms has (the count before). */
@@ -153,7 +161,7 @@ store_status_t store_inv_relief_base(store_conn_t *conn, const char *account_uui
 store_status_t store_inv_summaries(store_conn_t *conn, const char *account_uuid,
                                    int (*each)(const store_inv_summary_t *row, void *ctx),
                                    void *ctx);
-/* The lots of the asset that still hold something, in acquisition order. */
+/* The lots of the asset that still hold something, in entry order (seq). */
 store_status_t store_inv_lots(store_conn_t *conn, const char *account_uuid, const char *asset,
                               int (*each)(const store_inv_lot_t *row, void *ctx), void *ctx);
 /* The reliefs a transaction caused, in order. */

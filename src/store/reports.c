@@ -35,20 +35,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "store/gains.h"
 #include "store/internal.h"
 
 #define REPORT_COLUMNS_BASE                                                                     \
     "SELECT id, tenant_id, status, format, created_at, expires_at, expired_leases,"            \
     " coalesce(row_count, 0), coalesce(size_bytes, 0), coalesce(error_code, ''),"             \
-    " coalesce(error_message, ''), coalesce(test_directive, '')"
+    " coalesce(error_message, ''), coalesce(test_directive, ''), kind, coalesce(tax_year, 0)"
 
 static const store_sql_t Q_ACTIVE = {
     "report_active", "SELECT count(*) FROM reports WHERE tenant_id = ?1"
                      " AND status IN ('pending', 'processing')"};
 static const store_sql_t Q_CREATE = {
     "report_create", "INSERT INTO reports (id, tenant_id, status, format,"
-                     " created_at, expires_at, test_directive)"
-                     " VALUES (?1, ?2, 'pending', ?3, ?4, ?5, nullif(?6, ''))"};
+                     " created_at, expires_at, test_directive, kind, tax_year)"
+                     " VALUES (?1, ?2, 'pending', ?3, ?4, ?5, nullif(?6, ''), ?7, nullif(?8, 0))"};
 static const store_sql_t Q_CREATE_IDS = {
     "report_create_ids", "INSERT INTO report_ids (report_id, requested) VALUES (?1, ?2)"};
 static const store_sql_t Q_GET = {
@@ -154,6 +155,15 @@ static const store_sql_t Q_ROWS_IDS = {
     "report_rows_ids", ROW_COLUMNS " AND a.id IN (SELECT value FROM json_each("
                        REQUESTED("?2") "))"
                                    " ORDER BY a.id, s.asset_code"};
+
+/* The gains report's accounts, in caller-id order (the accounts' (tenant_id,
+ * id) index); each account's rows are then read by store_gains_each. */
+static const store_sql_t Q_GAIN_ACCOUNTS_ALL = {
+    "report_gain_accounts_all", "SELECT uuid, id FROM accounts WHERE tenant_id = ?1 ORDER BY id"};
+static const store_sql_t Q_GAIN_ACCOUNTS_IDS = {
+    "report_gain_accounts_ids", "SELECT uuid, id FROM accounts WHERE tenant_id = ?1"
+                                " AND id IN (SELECT value FROM json_each(" REQUESTED("?2") "))"
+                                " ORDER BY id"};
 
 /* ---- small helpers ---------------------------------------------------- */
 
@@ -267,12 +277,14 @@ static store_status_t decode_report(sqlite3_stmt *stmt, store_report_t *out)
               column_copy(stmt, 3, out->format, sizeof out->format) &&
               column_copy(stmt, 9, out->error_code, sizeof out->error_code) &&
               column_copy(stmt, 10, out->error_message, sizeof out->error_message) &&
-              column_copy(stmt, 11, out->test_directive, sizeof out->test_directive);
+              column_copy(stmt, 11, out->test_directive, sizeof out->test_directive) &&
+              column_copy(stmt, 12, out->kind, sizeof out->kind);
     if (!ok)
         return store_bad_row(&Q_GET);
-    out->scoped = sqlite3_column_int(stmt, 12) != 0;
-    if (!column_dup(stmt, 13, &out->metadata) ||
-        !column_blob_dup(stmt, 14, &out->skipped, &out->skipped_len)) {
+    out->tax_year = sqlite3_column_int(stmt, 13);
+    out->scoped = sqlite3_column_int(stmt, 14) != 0;
+    if (!column_dup(stmt, 15, &out->metadata) ||
+        !column_blob_dup(stmt, 16, &out->skipped, &out->skipped_len)) {
         store_report_clear(out);
         return STORE_ERROR;
     }
@@ -357,7 +369,9 @@ static store_status_t create_body(store_conn_t *conn, const void *arg)
         return st;
     if (!bind_text(stmt, 2, r->tenant_id) || !bind_text(stmt, 3, r->format) ||
         !bind_int(stmt, 4, r->created_at) || !bind_int(stmt, 5, r->expires_at) ||
-        !bind_text(stmt, 6, r->test_directive))
+        !bind_text(stmt, 6, r->test_directive) ||
+        !bind_text(stmt, 7, r->kind[0] != '\0' ? r->kind : STORE_REPORT_KIND_INVENTORY) ||
+        !bind_int(stmt, 8, r->tax_year))
         return conn_bind_failed(conn, &Q_CREATE, stmt);
     st = conn_run(conn, &Q_CREATE, stmt);
     if (st == STORE_OK && a->account_ids != NULL)
@@ -783,10 +797,11 @@ static int report_row(sqlite3_stmt *stmt, store_report_reader_t *r)
     return r->row(&row, r->ctx) != 0 ? 1 : 0;
 }
 
-static store_status_t read_all(store_conn_t *conn, const char *tenant_id,
-                               const char *scoped_report, store_report_reader_t *reader)
+/* The counts and the skipped positions, common to both kinds. */
+static store_status_t read_head(store_conn_t *conn, const char *tenant_id,
+                                const char *scoped_report, store_report_reader_t *reader,
+                                bool *stopped)
 {
-    bool stopped = false;
     sqlite3_stmt *stmt;
     store_status_t st = count_included(conn, tenant_id, scoped_report, &reader->included);
     if (st == STORE_OK && scoped_report != NULL)
@@ -794,13 +809,58 @@ static store_status_t read_all(store_conn_t *conn, const char *tenant_id,
     if (st == STORE_OK && scoped_report != NULL) {
         st = prepare_scoped(conn, &Q_SKIPPED, tenant_id, scoped_report, &stmt);
         if (st == STORE_OK)
-            st = walk(conn, &Q_SKIPPED, stmt, skipped_row, reader, &stopped);
+            st = walk(conn, &Q_SKIPPED, stmt, skipped_row, reader, stopped);
     }
+    return st;
+}
+
+/* One account's gains rows, handed to reader->gain with its caller id. */
+typedef struct gain_walk {
+    store_report_reader_t *reader;
+    const char *account_id;
+    bool stopped;
+} gain_walk_t;
+
+static int gain_row(const store_gain_t *row, void *ctx)
+{
+    gain_walk_t *g = ctx;
+    if (g->reader->gain(g->account_id, row, g->reader->ctx) != 0)
+        g->stopped = true;
+    return g->stopped ? 1 : 0;
+}
+
+static int gain_account(sqlite3_stmt *stmt, store_report_reader_t *r)
+{
+    gain_walk_t g = {.reader = r, .account_id = col(stmt, 1)};
+    const char *uuid = col(stmt, 0);
+    if (uuid == NULL || g.account_id == NULL)
+        return -1;
+    r->status = store_gains_each(r->conn, uuid, r->from_ms, r->to_ms, NULL, gain_row, &g);
+    return r->status != STORE_OK || g.stopped ? 1 : 0;
+}
+
+static store_status_t read_all(store_conn_t *conn, const char *tenant_id,
+                               const char *scoped_report, store_report_reader_t *reader)
+{
+    bool stopped = false;
+    sqlite3_stmt *stmt;
+    store_status_t st = read_head(conn, tenant_id, scoped_report, reader, &stopped);
     if (st != STORE_OK || stopped)
         return st;
-    const store_sql_t *q = scoped_report != NULL ? &Q_ROWS_IDS : &Q_ROWS_ALL;
+    const store_sql_t *q;
+    int (*row)(sqlite3_stmt *, store_report_reader_t *) = report_row;
+    if (reader->gain != NULL) {
+        q = scoped_report != NULL ? &Q_GAIN_ACCOUNTS_IDS : &Q_GAIN_ACCOUNTS_ALL;
+        row = gain_account;
+        reader->conn = conn;
+        reader->status = STORE_OK;
+    } else {
+        q = scoped_report != NULL ? &Q_ROWS_IDS : &Q_ROWS_ALL;
+    }
     st = prepare_scoped(conn, q, tenant_id, scoped_report, &stmt);
-    return st == STORE_OK ? walk(conn, q, stmt, report_row, reader, &stopped) : st;
+    if (st == STORE_OK)
+        st = walk(conn, q, stmt, row, reader, &stopped);
+    return st == STORE_OK && reader->gain != NULL ? reader->status : st;
 }
 
 store_status_t store_report_read(store_conn_t *conn, const char *tenant_id,

@@ -27,6 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "store/gains.h"
 #include "store/inventory.h"
 #include "store/store.h"
 
@@ -35,6 +36,11 @@
 #define STORE_REPORT_CODE_MAX 32
 #define STORE_REPORT_MESSAGE_MAX 512
 #define STORE_REPORT_DIRECTIVE_MAX 64
+#define STORE_REPORT_KIND_MAX 24
+/* reports.kind (schema v13): what a report holds. An inventory-summary
+ * report has no tax year; a gains report has one. */
+#define STORE_REPORT_KIND_INVENTORY "inventory-summary"
+#define STORE_REPORT_KIND_GAINS "gains"
 
 typedef struct store_report {
     char id[STORE_UUID_LEN];
@@ -49,6 +55,8 @@ typedef struct store_report {
     char error_code[STORE_REPORT_CODE_MAX];          /* failed only */
     char error_message[STORE_REPORT_MESSAGE_MAX];    /* failed only */
     char test_directive[STORE_REPORT_DIRECTIVE_MAX]; /* "" = none */
+    char kind[STORE_REPORT_KIND_MAX]; /* STORE_REPORT_KIND_*; "" at create = inventory */
+    int tax_year;                     /* gains reports; 0 = none */
     bool scoped;                      /* account_ids were given (report_ids holds them) */
     char *metadata;                   /* malloc'd JSON object text; NULL until completed */
     uint8_t *skipped;                 /* malloc'd bitmap (bit i = byte i/8, 1 << i%8) over
@@ -59,8 +67,8 @@ typedef struct store_report {
 /* Frees the malloc'd members (safe on a zeroed struct). */
 void store_report_clear(store_report_t *report);
 
-/* Inserts a pending report (id, tenant_id, format, created_at, expires_at
- * and test_directive are used) with its requested ids, account_ids: the
+/* Inserts a pending report (id, tenant_id, format, created_at, expires_at,
+ * test_directive, kind and tax_year are used) with its requested ids, account_ids: the
  * compact JSON array text of strings, ids_len bytes (NULL: every account),
  * borrowed. In the same
  * transaction, counts the tenant's reports pending or processing: when
@@ -160,6 +168,14 @@ typedef struct store_report_row {
 } store_report_row_t;
 
 typedef struct store_report_reader {
+    /* A gains report (kind gains): with gain set, the rows are each
+     * included account's gains rows dated in [from_ms, to_ms)
+     * (store/gains.h), accounts in caller-id order, each account's rows in
+     * seq order, and row is not called. */
+    int (*gain)(const char *account_id, const store_gain_t *row, void *ctx);
+    int64_t from_ms, to_ms;
+    store_conn_t *conn;            /* internal: the reading connection */
+    store_status_t status;         /* internal: a failure of a gains read */
     /* The position in the requested array of each supplied id that is no
      * account of the tenant, at its first appearance, in increasing order
      * (only for a scoped report). */

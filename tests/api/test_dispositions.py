@@ -245,8 +245,6 @@ def open_lots(tenant, account):
     return [(l["transaction_id"], l["quantity"]) for l in body(r)["data"]["lots"]]
 
 
-@pytest.mark.xfail(reason="needs the engine part's method schedule in the recalculation "
-                          "(branch engine); passes once it is merged", strict=False)
 def test_a_method_change_recalculates_from_its_effective_date(tenant):
     """Lots of 1 BTC bought at 10, 20 and 30 USD; a sale of 1 BTC under FIFO
     (relieves b10), a LIFO record, a sale of 1 BTC after it (relieves b30):

@@ -290,3 +290,68 @@ def test_issue16_routes_are_404_for_another_tenant_and_403_without_the_scope(ser
     # A's records are untouched
     r = send(a, "GET", "/v1/accounts/acc16/disposition-methods-history")
     assert [x["method"] for x in body(r)["data"]] == ["LIFO"]
+
+
+# ------------------------------------------------------------------ gains reports (issue 16)
+
+def test_gains_report_never_crosses_tenants(tenants):
+    """POST /v1/reports/gains names accounts by caller id within the token's
+    tenant: B's report on A's account id treats it as not found (no rows);
+    A's report is 403 to B (reports are checked as the inventory-summary
+    ones: docs/decisions.md "Reports") and unknown ids are 404; a credential
+    without the reports scope gets the gateway's 403."""
+    import time
+    a, b = tenants
+    created(send(a, "POST", "/v1/account-owners",
+                 {"id": "iso-gains-o", "name": "O", "account_owner_type": "individual"}), "owner")
+    created(send(a, "POST", "/v1/accounts", {"id": "iso-gains-a", "account_owner_id": "iso-gains-o"}),
+            "account")
+    r = send(a, "POST", "/v1/reports/gains", {"account_ids": ["iso-gains-a"], "tax_year": 2025})
+    assert r.status_code == 202, r.text
+    a_report = body(r)["report_id"]
+    r = send(b, "POST", "/v1/reports/gains", {"account_ids": ["iso-gains-a"], "tax_year": 2025})
+    assert r.status_code == 202, r.text
+    b_report = body(r)["report_id"]
+    deadline = time.monotonic() + 60
+    while True:
+        s = body(send(b, "GET", f"/v1/reports/gains/{b_report}"))
+        if s["status"] in ("completed", "failed") or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert s["status"] == "completed", s
+    assert s["metadata"]["total_accounts_included"] == 0
+    assert s["metadata"]["skipped_account_ids"]["not_found_in_organization"] == ["iso-gains-a"]
+    assert send(b, "GET", f"/v1/reports/gains/{a_report}").status_code == 403
+    assert send(b, "GET", f"/v1/reports/gains/{uuid.uuid4()}").status_code == 404
+    narrow = b.server.new_tenant("iso-gains-scope", scopes="inventory")
+    assert send(narrow, "POST", "/v1/reports/gains", {"tax_year": 2025}).status_code == 403
+    assert send(narrow, "GET", f"/v1/reports/gains/{b_report}").status_code == 403
+
+
+# ---- gains and account activity (issue 16, the `gains` part)
+
+GAINS_READS = [
+    ("/v1/gains?account_id={a}&start_date=2025-01-01&end_date=2025-12-31", "inventory"),
+    ("/v1/gains/breakdown?account_id={a}&tax_year=2025", "inventory"),
+    ("/v1/gains/summary?account_id={a}&start_date=2025-01-01&end_date=2025-12-31", "inventory"),
+    ("/v1/accounts/{a}/transactions", "transactions"),
+    ("/v1/accounts/{a}/income?start_date=2025-01-01&end_date=2025-12-31", "transactions"),
+]
+
+
+@pytest.mark.parametrize("template,scope", GAINS_READS)
+def test_gains_and_activity_do_not_cross_tenants(server, tenants, template, scope):
+    """A's account is 404 for B exactly as an account that exists nowhere;
+    a credential without the route's scope gets the gateway's 403."""
+    a, b = tenants
+    created(send(a, "POST", "/v1/account-owners",
+                 {"id": "g-owner", "name": "A", "account_owner_type": "individual"}), "owner")
+    created(send(a, "POST", "/v1/accounts", {"id": "g-acct", "account_owner_id": "g-owner"}),
+            "account")
+    assert send(a, "GET", template.format(a="g-acct")).status_code == 200
+    assert_same_404(send(b, "GET", template.format(a="g-acct")), "g-acct",
+                    send(b, "GET", template.format(a=NOWHERE)), NOWHERE)
+    other = "accounts" if scope != "accounts" else "assets"
+    scoped = server.new_tenant("scoped", scopes=other)
+    r = send(scoped, "GET", template.format(a="g-acct"))
+    assert r.status_code == 403, r.text

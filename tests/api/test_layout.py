@@ -21,7 +21,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 SRC = ROOT / "src"
 
-ENGINES = {"inventory", "reports", "webhooks", "tincheck", "taxdocs", "forms"}
+ENGINES = {"inventory", "reports", "webhooks", "tincheck", "taxdocs", "forms", "gains"}
 
 # What each folder (or src/main.c) may include besides itself.
 ALLOWED = {

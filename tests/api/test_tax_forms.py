@@ -132,11 +132,11 @@ def test_every_transition_emits_form_status_update(events_server, events_receive
     assert filed["form_id"] == gl and filed["status"] == "Filed" and filed["filed_at"]
     check_event(inbox.next(), tenant, uuid, "acct-1", "GAIN_LOSS_SUMMARY", 2024, "Filed")
 
-    ts = generate_one(server, tenant, "1099_DA", "acct-1", year=2023)
-    check_event(inbox.next(), tenant, uuid, "acct-1", "1099_DA", 2023, "Generated")
+    ts = generate_one(server, tenant, "1099_B", "acct-1", year=2023)
+    check_event(inbox.next(), tenant, uuid, "acct-1", "1099_B", 2023, "Generated")
     deleted = server.admin("forms", "delete", "--form", ts)
     assert deleted["status"] == "Deleted" and deleted["deleted_at"]
-    check_event(inbox.next(), tenant, uuid, "acct-1", "1099_DA", 2023, "Deleted")
+    check_event(inbox.next(), tenant, uuid, "acct-1", "1099_B", 2023, "Deleted")
 
 
 def test_refused_transitions_change_nothing_and_emit_nothing(events_server, events_receiver):
@@ -211,8 +211,13 @@ GAIN_LOSS_2024 = {
         "assets": [{"asset_code": "BTC", "quantity": "0.5", "proceeds": "15000",
                     "cost_basis": "5002.5", "gain_loss": "9997.5"}]},
     "total": {"proceeds": "43995", "cost_basis": "20007.5", "gain_loss": "23987.5"},
-    "without_cost_basis": [],
-    "without_proceeds": [],
+    # crypto before 2025 is on no 1099-DA: box C (short), F (long)
+    "form_8949_boxes": [
+        {"box": "C", "rows": 2, "proceeds": "28995", "cost_basis": "15005", "gain_loss": "13990"},
+        {"box": "F", "rows": 1, "proceeds": "15000", "cost_basis": "5002.5", "gain_loss": "9997.5"}],
+    "rows_without_cost_basis": 0,
+    "rows_without_proceeds": 0,
+    "rows_without_term": 0,
 }
 
 
@@ -239,12 +244,12 @@ def test_contents_match_the_hand_worked_year(server):
     post_the_year(tenant, "acct-c")
     gl = generate_one(server, tenant, "GAIN_LOSS_SUMMARY", "acct-c")
     ts = generate_one(server, tenant, "TRANSACTION_SUMMARY", "acct-c")
-    rec = generate_one(server, tenant, "1099_DA", "acct-c")
+    rec = generate_one(server, tenant, "1099_B", "acct-c")
     gone = generate_one(server, tenant, "RMD_STATEMENT", "acct-c")
     server.admin("forms", "delete", "--form", gone)
 
     forms = {f["form_type"]: f for f in listed(tenant, "acct-c")}
-    assert list(forms) == ["1099_DA", "GAIN_LOSS_SUMMARY", "TRANSACTION_SUMMARY"]  # not Deleted
+    assert list(forms) == ["1099_B", "GAIN_LOSS_SUMMARY", "TRANSACTION_SUMMARY"]  # not Deleted
     g = forms["GAIN_LOSS_SUMMARY"]
     assert g["form_id"] == gl and g["status"] == "Generated" and g["tax_year"] == 2024
     assert g["account_id"] == "acct-c" and g["filed_at"] is None
@@ -252,7 +257,7 @@ def test_contents_match_the_hand_worked_year(server):
     assert forms["TRANSACTION_SUMMARY"]["form_id"] == ts
     # s1 and y1 give no USD value for the BTC sent: valued by the USD received.
     assert forms["TRANSACTION_SUMMARY"]["content"] == tx_summary(4, "49000")
-    assert forms["1099_DA"]["form_id"] == rec and "note" in forms["1099_DA"]["content"]
+    assert forms["1099_B"]["form_id"] == rec and "note" in forms["1099_B"]["content"]
 
     # Filed: contents unchanged, even after new transactions of the year.
     server.admin("forms", "file", "--form", gl)
@@ -353,3 +358,162 @@ def test_tenant_isolation(server):
                                    "--account", "only-a")
     assert generate(server, b, "1099_INT")["forms"][0]["account_id"] == "shared-id"
     assert [f["form_id"] for f in listed(a, "shared-id")] == [form]
+
+
+# ------------------------------------------------------------------ issue 16: 1099-DA, regeneration, corrections
+
+from conftest import Server, poll  # noqa: E402
+
+
+def make_austria_account(tenant, account_id):
+    r = call(tenant, "POST", "/v1/accounts",
+             {"id": account_id, "account_owner_id": "owner-1", "cost_basis_method": "AUSTRIA",
+              "austria_tax_year": 2025})
+    assert r.status_code == 201, r.text
+
+
+def forms_by_type(tenant, account_id, year):
+    return {f["form_type"]: f for f in listed(tenant, account_id, year)}
+
+
+def test_1099_da_refused_before_2025_and_for_austria(server):
+    """A 1099_DA is derived from gains from tax year 2025 on (DOMAIN_1099DA_FIRST_YEAR):
+    an earlier year is refused before anything is written; an AUSTRIA account
+    never gets a US form: refused with --account, skipped with its reason
+    tenant-wide."""
+    tenant = server.new_tenant("forms-da-refused")
+    make_account(tenant, "us-1")
+    make_austria_account(tenant, "at-1")
+    err = refused(server, "forms", "generate", "--tenant", tenant.tenant_id, "--tax-year", "2024",
+                  "--form-type", "1099_DA", "--account", "us-1")
+    assert "2025" in err
+    assert listed(tenant, "us-1") == []
+    err = refused(server, "forms", "generate", "--tenant", tenant.tenant_id, "--tax-year", "2025",
+                  "--form-type", "1099_DA", "--account", "at-1")
+    assert "AUSTRIA" in err
+    out = generate(server, tenant, "1099_DA", year=2025)
+    assert [f["account_id"] for f in out["forms"]] == ["us-1"]
+    assert [s["account_id"] for s in out["skipped"]] == ["at-1"]
+    assert "AUSTRIA" in out["skipped"][0]["reason"]
+    assert listed(tenant, "at-1", 2025) == []
+
+
+def test_1099_da_records_from_the_gains_of_2025(server):
+    """Hand-worked (FIFO; 2025 lots are before 2026-01-01, so noncovered):
+      b1 2024-03-01 buy 2 BTC for 20000; b2 2025-02-01 buy 1 BTC for 30000
+      s1 2025-06-01 sell 2.5 BTC for 50000: 2 from b1 (long) + 0.5 from b2
+         (short): one noncovered record of 2.5 BTC, gross proceeds 50000, no
+         basis, no date acquired, no common term;
+      e1 2025-03-01 buy 10 ETH for 5000; e2 2025-04-01 sell 4 for 2400: one
+         noncovered record, SHORT (every piece short);
+      s2 2026-01-01T00:00:00Z sell 0.1 BTC: not in 2025."""
+    tenant = server.new_tenant("forms-da-2025")
+    make_account(tenant, "da-1")
+    post_trade(tenant, "da-1", "b1", "2024-03-01T00:00:00Z", ("USD", "20000"), ("BTC", "2"))
+    post_trade(tenant, "da-1", "b2", "2025-02-01T00:00:00Z", ("USD", "30000"), ("BTC", "1"))
+    post_trade(tenant, "da-1", "s1", "2025-06-01T00:00:00Z", ("BTC", "2.5"), ("USD", "50000"))
+    post_trade(tenant, "da-1", "e1", "2025-03-01T00:00:00Z", ("USD", "5000"), ("ETH", "10"))
+    post_trade(tenant, "da-1", "e2", "2025-04-01T00:00:00Z", ("ETH", "4"), ("USD", "2400"))
+    post_trade(tenant, "da-1", "s2", "2026-01-01T00:00:00Z", ("BTC", "0.1"), ("USD", "9000"))
+    generate_one(server, tenant, "1099_DA", "da-1", year=2025)
+    content = forms_by_type(tenant, "da-1", 2025)["1099_DA"]["content"]
+    assert content == {
+        "tax_year": 2025, "currency": "USD",
+        "records": [
+            {"transaction_id": "e2", "description": "ETH", "quantity": "4",
+             "date_sold": "2025-04-01", "gross_proceeds": "2400", "term": "SHORT",
+             "noncovered": True, "customer_provided_acquisition": False},
+            {"transaction_id": "s1", "description": "BTC", "quantity": "2.5",
+             "date_sold": "2025-06-01", "gross_proceeds": "50000", "noncovered": True,
+             "customer_provided_acquisition": False}],
+        "totals": {"records": 2, "gross_proceeds": "52400", "cost_basis": "0"},
+        "without_proceeds": []}
+
+
+@pytest.fixture
+def hooked_events_server(tmp_path_factory, taxd_bin, events_receiver):
+    s = Server(tmp_path_factory.mktemp("srv"),
+               args=("--webhook-ca-file", str(events_receiver.ca_pem), "--test-hooks")).start()
+    yield s
+    s.stop_and_check()
+
+
+def set_clock(server, offset_ms, *tenants):
+    r = server.api().post("/_test/clock", json={"offset_ms": offset_ms})
+    assert r.status_code == 200, r.text
+    for t in tenants:
+        t._token = None
+
+
+def test_generated_forms_follow_their_account_at_most_every_10_minutes(
+        hooked_events_server, events_receiver):
+    """A Generated 1099_DA / GAIN_LOSS_SUMMARY whose account's transactions
+    changed is regenerated in the background (same form_id, new content, the
+    FORM_STATUS_UPDATE a manual refresh emits), but not before 10 minutes
+    have passed since it was generated (test clock)."""
+    server = hooked_events_server
+    tenant = server.new_tenant("forms-follow")
+    inbox = EventInbox(server, events_receiver, tenant, "FORM_STATUS_UPDATE")
+    uuid = make_account(tenant, "f-1")
+    post_trade(tenant, "f-1", "b1", "2025-01-10T00:00:00Z", ("USD", "100"), ("BTC", "1"))
+    post_trade(tenant, "f-1", "s1", "2025-02-10T00:00:00Z", ("BTC", "0.5"), ("USD", "80"))
+    gl = generate_one(server, tenant, "GAIN_LOSS_SUMMARY", "f-1", year=2025)
+    da = generate_one(server, tenant, "1099_DA", "f-1", year=2025)
+    inbox.next()
+    inbox.next()
+    before = forms_by_type(tenant, "f-1", 2025)
+    assert before["GAIN_LOSS_SUMMARY"]["content"]["total"]["proceeds"] == "80"
+
+    post_trade(tenant, "f-1", "s2", "2025-03-10T00:00:00Z", ("BTC", "0.5"), ("USD", "90"))
+    # within 10 minutes: the forms stay as generated (the engine runs every 200 ms)
+    set_clock(server, 9 * 60 * 1000, tenant)
+    server.api().get("/_test/pause", params={"ms": 600})
+    now = forms_by_type(tenant, "f-1", 2025)
+    assert now["GAIN_LOSS_SUMMARY"]["generated_at"] == before["GAIN_LOSS_SUMMARY"]["generated_at"]
+    assert now["1099_DA"]["content"] == before["1099_DA"]["content"]
+
+    set_clock(server, 11 * 60 * 1000, tenant)
+
+    def regenerated():
+        f = forms_by_type(tenant, "f-1", 2025)
+        done = (f["GAIN_LOSS_SUMMARY"]["content"]["total"]["proceeds"] == "170" and
+                f["1099_DA"]["content"]["totals"]["gross_proceeds"] == "170")
+        return f if done else None
+    after = poll(regenerated, 30, interval=0.1, what="the regeneration")
+    assert after["GAIN_LOSS_SUMMARY"]["form_id"] == gl and after["1099_DA"]["form_id"] == da
+    assert after["GAIN_LOSS_SUMMARY"]["status"] == "Generated"
+    got = sorted([inbox.next()["form_type"], inbox.next()["form_type"]])
+    assert got == ["1099_DA", "GAIN_LOSS_SUMMARY"]
+    # nothing changed since: no further regeneration, no further event
+    set_clock(server, 30 * 60 * 1000, tenant)
+    server.api().get("/_test/pause", params={"ms": 600})
+    assert forms_by_type(tenant, "f-1", 2025)["1099_DA"]["generated_at"] == \
+        after["1099_DA"]["generated_at"]
+    assert len(inbox.events()) == 4
+    check_event(inbox.events()[-1], tenant, uuid, "f-1", inbox.events()[-1]["form_type"], 2025,
+                "Generated")
+
+
+def test_a_filed_form_is_flagged_for_correction_never_rewritten(hooked_events_server):
+    """A Filed form whose account changed afterwards keeps its content and
+    gets correction_needed: true (GET /v1/tax-documents and `forms show`);
+    a form whose account did not change is not flagged."""
+    server = hooked_events_server
+    tenant = server.new_tenant("forms-correct")
+    make_account(tenant, "c-1")
+    post_trade(tenant, "c-1", "b1", "2025-01-10T00:00:00Z", ("USD", "100"), ("BTC", "1"))
+    post_trade(tenant, "c-1", "s1", "2025-02-10T00:00:00Z", ("BTC", "0.5"), ("USD", "80"))
+    gl = generate_one(server, tenant, "GAIN_LOSS_SUMMARY", "c-1", year=2025)
+    server.admin("forms", "file", "--form", gl)
+    filed = forms_by_type(tenant, "c-1", 2025)["GAIN_LOSS_SUMMARY"]
+    assert filed["correction_needed"] is False
+    server.api().get("/_test/pause", params={"ms": 600})
+    assert server.admin("forms", "show", "--form", gl)["correction_needed"] is False
+
+    post_trade(tenant, "c-1", "s2", "2025-03-10T00:00:00Z", ("BTC", "0.5"), ("USD", "90"))
+    f = poll(lambda: (lambda x: x if x["correction_needed"] else None)(
+        forms_by_type(tenant, "c-1", 2025)["GAIN_LOSS_SUMMARY"]), 30, interval=0.1,
+        what="the correction flag")
+    assert f["status"] == "Filed" and f["content"] == filed["content"]
+    assert f["generated_at"] == filed["generated_at"]
+    assert server.admin("forms", "show", "--form", gl)["correction_needed"] is True

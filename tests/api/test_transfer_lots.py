@@ -162,8 +162,6 @@ def test_editing_or_deleting_the_deposit_drops_its_lots(tenant):
     assert body(get_lots(tenant, "d1"))["data"]["lots"] == []
 
 
-@pytest.mark.xfail(reason="needs the engine part's provided lots in the recalculation "
-                          "(branch engine); passes once it is merged", strict=False)
 def test_a_later_sale_relieves_provided_lots(tenant):
     """Deposit 2 BTC with lots {1 BTC cost 100, 2020}, {1 BTC cost 300, 2021};
     sell 1.5 BTC under FIFO: the 2020 lot and half of the 2021 lot go; what

@@ -102,7 +102,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     char link[REPORT_LINK_MAX];
     int64_t expires_s = 0;
-    if (report_link_make(key_of(0), base, id, now, link, sizeof link, &expires_s) != 0) {
+    if (report_link_make(key_of(0), base, "inventory-summary", id, now, link, sizeof link, &expires_s) != 0) {
         free(copy);
         return 0; /* an id over 64 bytes or a base URL too long: refused */
     }

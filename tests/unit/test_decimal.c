@@ -166,6 +166,26 @@ static void test_mul_div_rounding(void **state)
  * operands, ties, and results out of range. */
 #include "decimal_wide_cases.h"
 
+/* Money's rounding: to cents, half up (away from zero), unlike the derived
+ * values' half to even. */
+static void test_round_cents(void **state)
+{
+    (void)state;
+    static const char *const CASES[][2] = {
+        {"1.005", "1.01"},   {"-1.005", "-1.01"}, {"2.225", "2.23"}, {"2.2249999", "2.22"},
+        {"0.004999", "0"},   {"-0.004", "0"},     {"1.994", "1.99"}, {"7", "7"},
+        {"0.995", "1"},      {"123456789.125", "123456789.13"},
+    };
+    for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++) {
+        dec_t in, out;
+        char text[DEC_TEXT_MAX];
+        assert_int_equal(dec_parse(CASES[i][0], strlen(CASES[i][0]), &in), DEC_OK);
+        assert_int_equal(dec_round_cents(in, &out), DEC_OK);
+        dec_format(out, text);
+        assert_string_equal(text, CASES[i][1]);
+    }
+}
+
 static void test_mul_div_wide_against_exact_integers(void **state)
 {
     (void)state;
@@ -287,6 +307,7 @@ int main(void)
         cmocka_unit_test(test_parse_and_format),
         cmocka_unit_test(test_add_sub_exact),
         cmocka_unit_test(test_mul_div_rounding),
+        cmocka_unit_test(test_round_cents),
         cmocka_unit_test(test_mul_matches_long_multiplication),
         cmocka_unit_test(test_mul_div_wide_against_exact_integers),
         cmocka_unit_test(test_fits_int_digits),

@@ -4,7 +4,11 @@
  * deletes at random positions, the inventory a resumed recalculation stores
  * is identical, row for row and byte for byte (summaries, the lot ledger in
  * order, reliefs with their seqs), to the one a recalculation from the first
- * transaction stores, for FIFO, HIFO and AUSTRIA.
+ * transaction stores, for FIFO, HIFO and AUSTRIA, for LIFO and LOFO (a
+ * disposition method record in force from the start) and for a schedule
+ * FIFO -> LIFO -> LOFO -> HIFO whose changes fall among the transactions;
+ * with customer-provided lots set on deposits (some dated before every other
+ * lot, so FIFO leaves array order), which lower the watermark themselves.
  *
  * How. Two databases get the same writes. A is refreshed after every write
  * the normal way (resumed from its watermark); B has its ledger marked
@@ -34,6 +38,7 @@
 #include "inventory/recalc.h"
 #include "store/accounts.h"
 #include "store/inventory.h"
+#include "store/provided_lots.h"
 #include "store/store.h"
 #include "store/transactions.h"
 
@@ -273,10 +278,10 @@ static char *dump(db_t *d)
         "SELECT asset_code, total_quantity, total_cost, quantity_with_basis, average_unit_cost,"
         " since FROM inventory_summaries ORDER BY asset_code",
         "SELECT asset_code, seq, transaction_id, acquired_at, quantity, cost, orig_quantity,"
-        " orig_cost FROM inventory_lots ORDER BY asset_code, seq",
+        " orig_cost, origin, entered_at FROM inventory_lots ORDER BY asset_code, seq",
         "SELECT seq, transaction_id, asset_code, kind, datetime, lot_transaction_id,"
-        " acquired_at, quantity, cost, proceeds, term, lot_seq FROM inventory_reliefs"
-        " ORDER BY seq"};
+        " acquired_at, quantity, cost, proceeds, term, lot_seq, method, lot_origin,"
+        " transaction_costs FROM inventory_reliefs ORDER BY seq"};
     char *all = NULL;
     size_t all_len = 0;
     FILE *f = open_memstream(&all, &all_len);
@@ -327,9 +332,67 @@ static void check_same(fixture_t *fx, int step)
     free(b);
 }
 
-static void run_property(const char *method, uint64_t seed, int steps)
+static bool accept_deposit(const store_deposit_t *deposit, void *ctx)
+{
+    (void)deposit;
+    (void)ctx;
+    return true;
+}
+
+/* Sometimes customer-provided lots for a deposit just written: its whole
+ * line (dated before everything, or within the history), or a part of it
+ * (the rest enters without basis). */
+static void maybe_provide(fixture_t *fx, rng_t *r, const gen_tx_t *t)
+{
+    if (strcmp(t->type, "deposit") != 0 || pick(r, 2) == 0)
+        return;
+    store_provided_lot_t lot = {.acquired_at = T0 - DAY_MS + (int64_t)pick(r, 6) * DAY_MS};
+    snprintf(lot.asset, sizeof lot.asset, "%s", t->lines[0].asset);
+    snprintf(lot.quantity, sizeof lot.quantity, "%s",
+             pick(r, 3) == 0 && strcmp(t->lines[0].amount, "0.1") != 0 ? "0.1"
+                                                                         : t->lines[0].amount);
+    snprintf(lot.cost_basis, sizeof lot.cost_basis, "%s", pick(r, 2) ? "123.455" : "0.5");
+    if (lot.acquired_at > t->datetime_ms)
+        lot.acquired_at = t->datetime_ms;
+    db_t *dbs[2] = {&fx->a, &fx->b};
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(store_provided_lots_set(dbs[i]->conn, TENANT, t->id, &lot, 1,
+                                                 accept_deposit, NULL),
+                         STORE_OK);
+}
+
+/* Disposition method records "METHOD@day,..." (day from T0; -1: from the
+ * start) in both databases. */
+static void set_schedule(fixture_t *fx, const char *schedule)
+{
+    char copy[128];
+    snprintf(copy, sizeof copy, "%s", schedule);
+    int n = 0;
+    for (char *save = NULL, *item = strtok_r(copy, ",", &save); item != NULL;
+         item = strtok_r(NULL, ",", &save), n++) {
+        char method[8];
+        int day;
+        assert_int_equal(sscanf(item, "%7[A-Z]@%d", method, &day), 2);
+        int64_t at = day < 0 ? 0 : T0 + (int64_t)day * DAY_MS;
+        char sql[400];
+        snprintf(sql, sizeof sql,
+                 "INSERT INTO disposition_methods (uuid, account, method, effective_from,"
+                 " recorded_elsewhere, created_at, updated_at) VALUES"
+                 " ('00000000-0000-4000-c000-%012d', (SELECT seq FROM accounts WHERE uuid = '"
+                 ACCOUNT_UUID "'), '%s', %lld, 1, 0, 0)",
+                 n, method, (long long)at);
+        exec_raw(fx->a.raw, sql);
+        exec_raw(fx->b.raw, sql);
+    }
+}
+
+static int64_t provided_seen, methods_seen; /* the property's inputs did occur */
+
+static void run_property_with(const char *method, const char *schedule, uint64_t seed, int steps)
 {
     fixture_t *fx = fixture_new(method);
+    if (schedule != NULL)
+        set_schedule(fx, schedule);
     rng_t r = {seed};
     gen_tx_t txs[MAX_TX];
     memset(txs, 0, sizeof txs);
@@ -355,13 +418,45 @@ static void run_property(const char *method, uint64_t seed, int steps)
             serial++;
             write_tx(fx, &fx->a, t, serial);
             write_tx(fx, &fx->b, t, serial);
+            maybe_provide(fx, &r, t);
         }
         /* sometimes several writes before a read: a wider dirty range */
         if (pick(&r, 3) != 0)
             check_same(fx, step);
     }
     check_same(fx, steps);
+    provided_seen += raw_int(fx->a.raw, "SELECT count(*) FROM inventory_reliefs"
+                                        " WHERE lot_origin = 'provided'");
+    methods_seen += raw_int(fx->a.raw, "SELECT count(DISTINCT method) FROM inventory_reliefs");
     fixture_free(fx);
+}
+
+static void run_property(const char *method, uint64_t seed, int steps)
+{
+    run_property_with(method, NULL, seed, steps);
+}
+
+static void test_lifo(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 3001; seed <= 3000 + SEEDS; seed++)
+        run_property_with("FIFO", "LIFO@-1", seed, 90);
+}
+
+static void test_lofo(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 4001; seed <= 4000 + SEEDS; seed++)
+        run_property_with("HIFO", "LOFO@-1", seed, 90);
+}
+
+static void test_schedule(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 5001; seed <= 5000 + SEEDS; seed++)
+        run_property_with("FIFO", "LIFO@4,LOFO@8,HIFO@365", seed, 90);
+    assert_true(provided_seen > 0);
+    assert_true(methods_seen > 2 * SEEDS); /* most runs relieve by several methods */
 }
 
 static void test_fifo(void **state)
@@ -468,6 +563,9 @@ int main(void)
         cmocka_unit_test(test_fifo),
         cmocka_unit_test(test_hifo),
         cmocka_unit_test(test_austria),
+        cmocka_unit_test(test_lifo),
+        cmocka_unit_test(test_lofo),
+        cmocka_unit_test(test_schedule),
         cmocka_unit_test(test_stale_save_refused),
         cmocka_unit_test(test_rows_without_acquisition_values),
         cmocka_unit_test(test_rows_without_relieved_lots),

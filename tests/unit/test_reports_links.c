@@ -48,7 +48,7 @@ static crypto_hmac_key_t *key_new(void)
 static void make(crypto_hmac_key_t *k, char *url, parts_t *p)
 {
     int64_t expires = 0;
-    assert_int_equal(report_link_make(k, BASE, ID, NOW, url, REPORT_LINK_MAX, &expires), 0);
+    assert_int_equal(report_link_make(k, BASE, "inventory-summary", ID, NOW, url, REPORT_LINK_MAX, &expires), 0);
     assert_int_equal(expires, NOW + REPORT_LINK_TTL_S);
     split(url, p);
 }
@@ -180,7 +180,7 @@ static void test_small_buffer_fails(void **state)
     crypto_hmac_key_t *k = key_new();
     char small[64];
     int64_t expires;
-    assert_int_equal(report_link_make(k, BASE, ID, NOW, small, sizeof small, &expires), -1);
+    assert_int_equal(report_link_make(k, BASE, "inventory-summary", ID, NOW, small, sizeof small, &expires), -1);
     crypto_hmac_key_free(k);
 }
 
