@@ -218,8 +218,6 @@ def test_period_asset_filter_and_pages(server):
     assert len(body(r)["data"]) == 4 and body(r)["meta"]["next_cursor"]
 
 
-@pytest.mark.xfail(strict=False, reason="the engine's store save (store/inventory.c, branch engine) "
-                   "does not write inventory_reliefs.lot_origin yet: every row reads noncovered")
 def test_covered_and_boxes_by_date(server):
     """covered from 2026-01-01T00:00:00Z (a lot one second earlier is not);
     G covered short, H noncovered short, J covered long (calendar days), a
