@@ -29,56 +29,10 @@
 #include "core/decimal.h"
 #include "core/domain.h"
 #include "core/jsonval.h"
+#include "api/inventory_account.h"
 #include "gains/gains.h"
-#include "inventory/recalc.h"
 #include "store/gains.h"
 #include "store/inventory.h"
-
-/* ---- the account -------------------------------------------------------- */
-
-static void reply_not_computable(request_t *req, const recalc_result_t *r)
-{
-    char reason[STORE_ID_MAX + 96];
-    recalc_describe_failure(r, reason, sizeof reason);
-    reply_error(req, 409, "Inventory cannot be computed: %s", reason);
-}
-
-/* A difference or sum past the decimals' range while answering. */
-static void reply_range(request_t *req, const char *transaction_id)
-{
-    recalc_result_t r = {.store = STORE_OK, .arithmetic = DEC_RANGE};
-    snprintf(r.failed_tx, sizeof r.failed_tx, "%s", transaction_id);
-    reply_not_computable(req, &r);
-}
-
-/* The account by caller id, refreshed; false after answering 404 / 409 /
- * a store failure. */
-static bool open_account(request_t *req, const char *account_id, store_conn_t **db,
-                         store_inv_account_t *account)
-{
-    *db = api_db(req);
-    if (*db == NULL)
-        return false;
-    store_status_t st = store_inv_account(*db, req->claims.tenant_id, account_id, account);
-    if (st == STORE_NOT_FOUND) {
-        reply_error(req, 404, "Account with id '%s' not found", account_id);
-        return false;
-    }
-    if (st != STORE_OK) {
-        reply_store_failure(req, st);
-        return false;
-    }
-    recalc_result_t r = inventory_refresh(*db, account);
-    if (r.store != STORE_OK) {
-        reply_store_failure(req, r.store);
-        return false;
-    }
-    if (r.arithmetic != DEC_OK) {
-        reply_not_computable(req, &r);
-        return false;
-    }
-    return true;
-}
 
 /* ---- JSON of a row --------------------------------------------------- */
 
@@ -211,7 +165,7 @@ void api_gains_list(request_t *req)
         a.asset_code = NULL;
     store_conn_t *db;
     store_inv_account_t account;
-    if (!open_account(req, account_id, &db, &account))
+    if (!api_inventory_open_account(req, account_id, &db, &account))
         return;
     a.account_uuid = account.uuid;
     api_list(req, "transaction_id", fetch_gains, &a);
@@ -250,7 +204,7 @@ static bool sum_period(request_t *req, store_conn_t *db, const char *account_uui
         return false;
     }
     if (c->status == GAINS_RANGE) {
-        reply_range(req, c->failed_tx);
+        api_inventory_reply_range(req, c->failed_tx);
         return false;
     }
     if (c->status != GAINS_OK) {
@@ -316,7 +270,7 @@ void api_gains_breakdown(request_t *req)
         return;
     store_conn_t *db;
     store_inv_account_t account;
-    if (!open_account(req, account_id, &db, &account))
+    if (!api_inventory_open_account(req, account_id, &db, &account))
         return;
     int64_t from, to;
     gains_year_range(year, &from, &to);
@@ -345,7 +299,7 @@ void api_gains_summary(request_t *req)
         return;
     store_conn_t *db;
     store_inv_account_t account;
-    if (!open_account(req, account_id, &db, &account))
+    if (!api_inventory_open_account(req, account_id, &db, &account))
         return;
     totals_ctx_t c;
     if (!sum_period(req, db, account.uuid, from, to, &c))

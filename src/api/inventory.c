@@ -57,6 +57,7 @@
 #include "core/jsonval.h"
 #include "inventory/engine.h"
 #include "inventory/recalc.h"
+#include "api/inventory_account.h"
 #include "store/dispositions.h"
 #include "store/inventory.h"
 #include "store/lots.h"
@@ -64,60 +65,6 @@
 #define YEAR_MIN 1900
 #define YEAR_MAX 2200
 #define WITHHOLDING_RATE "0.275"
-
-/* ---- the account and its refresh -------------------------------------- */
-
-/* 409 naming why the account's inventory cannot be computed. */
-static void reply_not_computable(request_t *req, const recalc_result_t *r)
-{
-    char reason[STORE_ID_MAX + 96];
-    recalc_describe_failure(r, reason, sizeof reason);
-    reply_error(req, 409, "Inventory cannot be computed: %s", reason);
-}
-
-/* The same for a value out of range while answering (a unit cost, a sum). */
-static void reply_range(request_t *req, const char *transaction_id)
-{
-    recalc_result_t r = {.store = STORE_OK, .arithmetic = DEC_RANGE};
-    snprintf(r.failed_tx, sizeof r.failed_tx, "%s", transaction_id);
-    reply_not_computable(req, &r);
-}
-
-static bool refresh(request_t *req, store_conn_t *db, const store_inv_account_t *account)
-{
-    recalc_result_t r = inventory_refresh(db, account);
-    if (r.store != STORE_OK) {
-        reply_store_failure(req, r.store);
-        return false;
-    }
-    if (r.arithmetic != DEC_OK) {
-        reply_not_computable(req, &r);
-        return false;
-    }
-    return true;
-}
-
-/* The account by caller id (404 naming it when missing); answers failures. */
-static bool find_account(request_t *req, store_conn_t *db, const char *account_id,
-                         store_inv_account_t *account)
-{
-    store_status_t st = store_inv_account(db, req->claims.tenant_id, account_id, account);
-    if (st == STORE_NOT_FOUND)
-        reply_error(req, 404, "Account with id '%s' not found", account_id);
-    else if (st != STORE_OK)
-        reply_store_failure(req, st);
-    return st == STORE_OK;
-}
-
-/* The request's connection and the account by caller id, refreshed; false
- * after answering. */
-static bool open_account(request_t *req, const char *account_id, store_conn_t **db,
-                         store_inv_account_t *account)
-{
-    *db = api_db(req);
-    return *db != NULL && find_account(req, *db, account_id, account) &&
-           refresh(req, *db, account);
-}
 
 /* ---- decimals out ------------------------------------------------------ */
 
@@ -199,7 +146,7 @@ void api_inventory_summaries(request_t *req)
         return;
     store_conn_t *db;
     store_inv_account_t account;
-    if (!open_account(req, account_id, &db, &account))
+    if (!api_inventory_open_account(req, account_id, &db, &account))
         return;
     summaries_ctx_t c = {.items = json_array()};
     store_status_t st = store_inv_summaries(db, account.uuid, collect_summary, &c);
@@ -358,7 +305,7 @@ void api_inventory_lots(request_t *req)
         return;
     store_conn_t *db;
     store_inv_account_t account;
-    if (!open_account(req, account_id, &db, &account))
+    if (!api_inventory_open_account(req, account_id, &db, &account))
         return;
     json_t *summary = one_summary(req, db, &account, asset);
     if (summary == NULL)
@@ -376,7 +323,7 @@ void api_inventory_lots(request_t *req)
         json_decref(c.order[i].json);
     free(c.order);
     if (st == STORE_OK && c.arithmetic != DEC_OK) {
-        reply_range(req, c.failed_tx);
+        api_inventory_reply_range(req, c.failed_tx);
     } else if (st != STORE_OK || c.bad || c.lots == NULL) {
         api_fail(req, st, "inventory lots: a stored value does not parse, or memory ran out");
     } else {
@@ -480,7 +427,8 @@ void api_transfer_lots(request_t *req)
     const char *tx_id = request_param(req, "transactionId");
     store_conn_t *db = api_db(req);
     store_inv_account_t account;
-    if (db == NULL || !transfer_account(req, db, tx_id, &account) || !refresh(req, db, &account))
+    if (db == NULL || !transfer_account(req, db, tx_id, &account) ||
+        !api_inventory_refresh(req, db, &account))
         return;
     transfer_ctx_t c = {.lots = json_array(), .warnings = json_array(), .unbased = json_object()};
     store_status_t st = STORE_OK;
@@ -699,8 +647,8 @@ void api_withholding_austria(request_t *req)
         return;
     store_conn_t *db = api_db(req);
     store_inv_account_t account;
-    if (db == NULL || !find_account(req, db, account_id, &account) ||
-        !austrian_year_matches(req, &account, year) || !refresh(req, db, &account))
+    if (db == NULL || !api_inventory_find_account(req, db, account_id, &account) ||
+        !austrian_year_matches(req, &account, year) || !api_inventory_refresh(req, db, &account))
         return;
     int64_t from, to;
     withholding_ctx_t c = {.disposals = json_array(), .gains = dec_zero(),
@@ -716,7 +664,7 @@ void api_withholding_austria(request_t *req)
     if (st == STORE_OK && !c.bad && c.arithmetic == DEC_OK)
         arith(&c, dec_sub(c.gains, c.losses, &net), c.group.tx_id);
     if (st == STORE_OK && c.arithmetic != DEC_OK) {
-        reply_range(req, c.failed_tx);
+        api_inventory_reply_range(req, c.failed_tx);
     } else if (st != STORE_OK || c.bad) {
         api_fail(req, st, "withholding: a stored relief does not parse, or memory ran out");
     } else {

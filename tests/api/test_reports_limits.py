@@ -207,12 +207,21 @@ def test_skipped_ids_complete_and_in_order(make_server):
     assert again["skipped_account_ids"]["not_found_in_organization"] == ids
 
 
+ATTACK_RETRIES = 2  # a 429 is retried after its Retry-After, at most this many times
+
+
 def _send(tenant, payloads, results, lock):
+    """Sends each payload; a 429 is sent again after its Retry-After (each
+    attempt is recorded), as a client that honours the header would."""
     for n, data in payloads:
-        r = post_trigger(tenant, data=data())
-        with lock:
-            results.append((n, r.status_code, r.headers.get("retry-after"),
-                            body(r).get("report_id") if r.status_code == 202 else body(r)))
+        for attempt in range(ATTACK_RETRIES + 1):
+            r = post_trigger(tenant, data=data())
+            with lock:
+                results.append((n, r.status_code, r.headers.get("retry-after"),
+                                body(r).get("report_id") if r.status_code == 202 else body(r)))
+            if r.status_code != 429 or attempt == ATTACK_RETRIES:
+                break
+            time.sleep(min(int(r.headers.get("retry-after") or 1), 5))
 
 
 @pytest.mark.timeout(600)
@@ -224,9 +233,11 @@ def test_attack_of_large_triggers_is_bounded(make_server):
     report included (each must still list all 50,000 skipped ids).
 
     Settings: the default trigger rule and the default of 4 reports pending
-    or processing per tenant; senders do not retry a 429, so the accepted
-    count depends on how fast reports complete: at least 6 must be accepted
-    for the measure to mean something (the attack of the issue: all 20).
+    or processing per tenant; a sender retries a 429 after its Retry-After
+    at most twice (without retries the accepted count, 6 to 10 on an idle
+    machine, fell to 4 under load), so the accepted count still depends on
+    how fast reports complete: at least 6 must be accepted for the measure
+    to mean something (the attack of the issue: all 20).
     The database is measured after a graceful stop (file plus -wal; the stop
     checkpoints the WAL, a transient bounded by journal_size_limit)."""
     if "asan" in os.path.basename(os.path.dirname(TAXD_BIN)) or "asan" in TAXD_BIN:
