@@ -56,7 +56,6 @@
 #include "core/grow.h"
 #include "core/jsonval.h"
 #include "inventory/engine.h"
-#include "inventory/recalc.h"
 #include "api/inventory_account.h"
 #include "store/dispositions.h"
 #include "store/inventory.h"
