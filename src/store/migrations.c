@@ -708,6 +708,9 @@ static const char *const MIGRATIONS[] = {
     "  CHECK (origin IN ('acquired', 'transfer', 'provided'));"
     "ALTER TABLE inventory_lots ADD COLUMN entered_at INTEGER;"
     "CREATE INDEX inventory_lots_entered ON inventory_lots (account, entered_at);"
+    /* the ledger is split on entered_at now: the index on acquired_at only
+     * cost every save a second index to keep */
+    "DROP INDEX inventory_lots_acquired;"
     "ALTER TABLE inventory_reliefs ADD COLUMN method TEXT;"
     "ALTER TABLE inventory_reliefs ADD COLUMN lot_origin TEXT"
     "  CHECK (lot_origin IN ('acquired', 'transfer', 'provided'));"
