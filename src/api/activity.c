@@ -21,6 +21,7 @@
 #include "core/arena.h"
 #include "core/decimal.h"
 #include "core/domain.h"
+#include "core/grow.h"
 #include "core/jsonval.h"
 #include "store/activity.h"
 #include "store/inventory.h"
@@ -142,24 +143,6 @@ typedef struct income_ctx {
     bool range;   /* a sum left the decimals' range */
 } income_ctx_t;
 
-/* v rounded half-up (away from zero) to the cent. */
-static bool round_cents(dec_t v, dec_t *out)
-{
-    static const char HALF[] = "0.005";
-    dec_t half, shifted;
-    char text[DEC_TEXT_MAX];
-    if (dec_parse(HALF, sizeof HALF - 1, &half) != DEC_OK)
-        return false;
-    dec_status_t st = dec_is_negative(v) ? dec_sub(v, half, &shifted) : dec_add(v, half, &shifted);
-    if (st != DEC_OK)
-        return false;
-    size_t len = dec_format(shifted, text);
-    char *dot = strchr(text, '.');
-    if (dot != NULL && (size_t)(dot - text) + 3 < len)
-        dot[3] = '\0'; /* truncate to two fractional digits */
-    return dec_parse(text, strlen(text), out) == DEC_OK;
-}
-
 static income_group_t *group_of(income_ctx_t *c, const char *type, const char *asset)
 {
     for (size_t i = 0; i < c->count; i++)
@@ -167,14 +150,10 @@ static income_group_t *group_of(income_ctx_t *c, const char *type, const char *a
             return &c->groups[i];
     if (strlen(type) >= DOMAIN_ID_SIZE || strlen(asset) >= DOMAIN_ASSET_CODE_SIZE)
         return NULL;
-    if (c->count == c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : 8;
-        income_group_t *g = realloc(c->groups, cap * sizeof *g);
-        if (g == NULL)
-            return NULL;
-        c->groups = g;
-        c->cap = cap;
-    }
+    income_group_t *grown = grow_array(c->groups, &c->cap, c->count + 1, sizeof *grown, 8);
+    if (grown == NULL)
+        return NULL;
+    c->groups = grown;
     income_group_t *g = &c->groups[c->count++];
     *g = (income_group_t){.quantity = dec_zero(), .usd_value = dec_zero(),
                           .quantity_without_usd_value = dec_zero()};
@@ -205,7 +184,8 @@ static int add_income(const store_income_line_t *line, void *arg)
         return c->bad = true;
     else if (dec_mul(amount, rate, &value) != DEC_OK)
         return c->range = true;
-    if (!round_cents(value, &value) || dec_add(g->quantity, amount, &g->quantity) != DEC_OK ||
+    /* each line's value is money made once: rounded to the cent there */
+    if (dec_round_cents(value, &value) != DEC_OK || dec_add(g->quantity, amount, &g->quantity) != DEC_OK ||
         dec_add(g->usd_value, value, &g->usd_value) != DEC_OK ||
         dec_add(c->total, value, &c->total) != DEC_OK)
         return c->range = true;
@@ -228,7 +208,8 @@ static json_t *dec_json(dec_t d)
 
 static json_t *income_json(const store_inv_account_t *account, income_ctx_t *c)
 {
-    qsort(c->groups, c->count, sizeof *c->groups, by_type_then_asset);
+    if (c->count > 1) /* groups is NULL while empty, and qsort must not see NULL */
+        qsort(c->groups, c->count, sizeof *c->groups, by_type_then_asset);
     json_t *items = json_array();
     for (size_t i = 0; items != NULL && i < c->count; i++) {
         const income_group_t *g = &c->groups[i];

@@ -15,6 +15,7 @@
 
 #include "core/buf.h"
 #include "core/clock.h"
+#include "core/grow.h"
 #include "store/dispositions.h"
 
 /* The account's method; an unknown name (none is stored: the table's CHECK
@@ -85,14 +86,11 @@ static int take_provided(const char *tx_id, const char *asset, const char *quant
                          const char *cost_basis, int64_t acquired_at, void *ctx)
 {
     loader_t *l = ctx;
-    if (l->provided_count == l->provided_cap) {
-        size_t cap = l->provided_cap * 2 + 8;
-        provided_t *grown = realloc(l->provided, cap * sizeof *grown);
-        if (grown == NULL)
-            return l->failed = true;
-        l->provided = grown;
-        l->provided_cap = cap;
-    }
+    provided_t *grown =
+        grow_array(l->provided, &l->provided_cap, l->provided_count + 1, sizeof *grown, 8);
+    if (grown == NULL)
+        return l->failed = true;
+    l->provided = grown;
     provided_t *p = &l->provided[l->provided_count];
     *p = (provided_t){.order = l->provided_count, .lot = {.acquired_ms = acquired_at}};
     if (!buf_copy(p->lot.asset, sizeof p->lot.asset, asset) ||
@@ -260,14 +258,11 @@ static int take_change(int64_t effective_ms, const char *method, void *ctx)
     inv_method_change_t change = {.effective_ms = effective_ms};
     if (!domain_method_parse(method, &change.method))
         return j->bad_schedule = true;
-    if (j->schedule_count == j->schedule_cap) {
-        size_t cap = j->schedule_cap * 2 + 4;
-        inv_method_change_t *grown = realloc(j->schedule, cap * sizeof *grown);
-        if (grown == NULL)
-            return j->bad_schedule = true;
-        j->schedule = grown;
-        j->schedule_cap = cap;
-    }
+    inv_method_change_t *grown =
+        grow_array(j->schedule, &j->schedule_cap, j->schedule_count + 1, sizeof *grown, 4);
+    if (grown == NULL)
+        return j->bad_schedule = true;
+    j->schedule = grown;
     j->schedule[j->schedule_count++] = change;
     return 0;
 }
