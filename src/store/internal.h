@@ -202,7 +202,7 @@ struct store_tx_line;
 bool store_tx_lines_decode(const char *text, struct store_tx_line **lines, size_t *count,
                            size_t *cap);
 /* Deletes the provided lots of the transaction with seq tx_seq (an edit of
- * a deposit drops them in the same write; provided_lots.c). */
+ * a deposit drops them in the same write; transactions.c). */
 store_status_t store_provided_lots_drop_in_tx(store_conn_t *conn, int64_t tx_seq);
 
 #endif

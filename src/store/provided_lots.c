@@ -22,8 +22,6 @@ static const store_sql_t Q_DEPOSIT = {
                         " FROM transactions t JOIN accounts a ON a.seq = t.account"
                         " WHERE t.tenant = (SELECT rowid FROM tenants WHERE id = ?1)"
                         " AND t.id = ?2"};
-static const store_sql_t Q_DROP_ALL = {
-    "provided_drop_all", "DELETE FROM provided_lots WHERE transaction_seq = ?1"};
 static const store_sql_t Q_DROP_ASSET = {
     "provided_drop_asset",
     "DELETE FROM provided_lots WHERE transaction_seq = ?1 AND asset_code = ?2"};
@@ -99,15 +97,6 @@ static store_status_t deposit_read(store_conn_t *conn, const char *tenant_id,
 }
 
 /* ---- writes ----------------------------------------------------------- */
-
-store_status_t store_provided_lots_drop_in_tx(store_conn_t *conn, int64_t tx_seq)
-{
-    sqlite3_stmt *stmt;
-    store_status_t st = conn_prepare(conn, &Q_DROP_ALL, &stmt);
-    if (st != STORE_OK)
-        return st;
-    return run_bound(conn, &Q_DROP_ALL, stmt, bind_int(stmt, 1, tx_seq));
-}
 
 typedef struct set_args {
     const char *tenant_id, *transaction_id;

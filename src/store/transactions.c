@@ -440,6 +440,23 @@ static store_status_t write_tx(store_conn_t *conn, const store_tx_write_t *w,
 
 /* The outcome of a write whose account and stored row are known, and its
  * writes. MOVED and UNCHANGED write nothing. */
+/* A transaction's customer-provided lots (provided_lots.c writes them) are
+ * part of it: an edit of a deposit, or its deletion, drops them in the same
+ * write. Here, not in provided_lots.c, so that the dependency between the
+ * two files runs one way (provided_lots.c reads deposits through this
+ * file). */
+static const store_sql_t Q_PROVIDED_DROP = {
+    "provided_drop_all", "DELETE FROM provided_lots WHERE transaction_seq = ?1"};
+
+store_status_t store_provided_lots_drop_in_tx(store_conn_t *conn, int64_t tx_seq)
+{
+    sqlite3_stmt *stmt;
+    store_status_t st = conn_prepare(conn, &Q_PROVIDED_DROP, &stmt);
+    if (st != STORE_OK)
+        return st;
+    return run_bound(conn, &Q_PROVIDED_DROP, stmt, bind_int(stmt, 1, tx_seq));
+}
+
 static store_status_t upsert_found(store_conn_t *conn, const store_tx_write_t *w,
                                    const account_keys_t *account, const existing_t *ex,
                                    store_tx_result_t *r)
