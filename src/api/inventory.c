@@ -177,13 +177,11 @@ typedef struct lots_ctx {
     char failed_tx[STORE_ID_MAX];
 } lots_ctx_t;
 
-/* qsort has no context argument; each request thread sorts with its own. */
-static _Thread_local domain_method_t sort_method;
-
-static int compare_lots(const void *a, const void *b)
+/* qsort_r's comparison: the method comes as the context. */
+static int compare_lots(const void *a, const void *b, void *method)
 {
     const ordered_lot_t *x = a, *y = b;
-    return inv_lot_compare(sort_method, &x->key, &y->key);
+    return inv_lot_compare(*(const domain_method_t *)method, &x->key, &y->key);
 }
 
 /* What inv_lot_compare reads of a stored lot; false when a value does not parse. */
@@ -266,9 +264,8 @@ static bool method_now(request_t *req, store_conn_t *db, const store_inv_account
 /* Sorts the collected lots and moves them into c->lots; false when memory ran out. */
 static bool order_lots(lots_ctx_t *c, domain_method_t method)
 {
-    sort_method = method;
     if (c->count > 1)
-        qsort(c->order, c->count, sizeof *c->order, compare_lots);
+        qsort_r(c->order, c->count, sizeof *c->order, compare_lots, &method);
     bool ok = true;
     for (size_t i = 0; i < c->count; i++) {
         ok = ok && json_array_append(c->lots, c->order[i].json) == 0;

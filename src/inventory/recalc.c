@@ -17,6 +17,7 @@
 #include "core/clock.h"
 #include "core/grow.h"
 #include "store/dispositions.h"
+#include "store/provided_lots.h"
 
 /* The account's method; an unknown name (none is stored: the table's CHECK
  * refuses it) counts as the default. */

@@ -50,13 +50,6 @@ static const store_sql_t Q_SCHEDULE = {
     "disp_schedule", "SELECT effective_from, method FROM disposition_methods"
                      " WHERE account = " ACCOUNT_SEQ_OF_UUID " ORDER BY effective_from"};
 /* Transaction order is the ledger's: datetime, then seq (arrival). */
-static const store_sql_t Q_PROVIDED_OF_ACCOUNT = {
-    "provided_of_account",
-    "SELECT t.id, p.asset_code, p.quantity, p.cost_basis, p.acquired_at FROM provided_lots p"
-    " JOIN transactions t ON t.seq = p.transaction_seq"
-    " WHERE p.account = " ACCOUNT_SEQ_OF_UUID " AND t.datetime >= ?2"
-    " ORDER BY t.datetime, t.seq, p.asset_code, p.idx"};
-
 /* ---- the account ------------------------------------------------------ */
 
 typedef struct disp_account {
@@ -426,40 +419,6 @@ store_status_t store_dispositions_schedule(store_conn_t *conn, const char *accou
     }
     if (st == STORE_OK && !stop && rc != SQLITE_DONE)
         st = conn_fail(conn, &Q_SCHEDULE, rc);
-    stmt_done(stmt);
-    return st;
-}
-
-store_status_t store_provided_lots_of_account(store_conn_t *conn, const char *account_uuid,
-                                              int64_t from_ms,
-                                              int (*each)(const char *transaction_id,
-                                                          const char *asset,
-                                                          const char *quantity,
-                                                          const char *cost_basis,
-                                                          int64_t acquired_at, void *ctx),
-                                              void *ctx)
-{
-    sqlite3_stmt *stmt;
-    store_status_t st = conn_enter(conn);
-    if (st == STORE_OK)
-        st = conn_prepare_key(conn, &Q_PROVIDED_OF_ACCOUNT, account_uuid, &stmt);
-    if (st != STORE_OK)
-        return st;
-    if (!bind_int(stmt, 2, from_ms))
-        return conn_bind_failed(conn, &Q_PROVIDED_OF_ACCOUNT, stmt);
-    int rc = SQLITE_DONE, stop = 0;
-    while (!stop && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-        const char *text[4];
-        for (int i = 0; i < 4; i++)
-            text[i] = (const char *)sqlite3_column_text(stmt, i);
-        if (text[0] == NULL || text[1] == NULL || text[2] == NULL || text[3] == NULL) {
-            st = store_bad_row(&Q_PROVIDED_OF_ACCOUNT);
-            break;
-        }
-        stop = each(text[0], text[1], text[2], text[3], sqlite3_column_int64(stmt, 4), ctx);
-    }
-    if (st == STORE_OK && !stop && rc != SQLITE_DONE)
-        st = conn_fail(conn, &Q_PROVIDED_OF_ACCOUNT, rc);
     stmt_done(stmt);
     return st;
 }

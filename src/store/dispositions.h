@@ -1,8 +1,7 @@
 /* store/dispositions.h: an account's disposition method records (standing
  * orders for specific identification: FIFO, HIFO, LIFO or LOFO from an
- * effective_from on) and the readers the inventory recalculation uses for
- * them and for the customer-provided lots of deposits (store/provided_lots.h
- * has those lots' writes).
+ * effective_from on), and the schedule the inventory recalculation reads
+ * from them.
  *
  * Every write that changes what the inventory computes lowers the account's
  * dirty watermark in its own write transaction: a record's create, update and
@@ -17,7 +16,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "store/provided_lots.h"
 #include "store/store.h"
 
 typedef struct store_disposition {
@@ -96,18 +94,5 @@ store_status_t store_dispositions_schedule(store_conn_t *conn, const char *accou
                                                        void *ctx),
                                            void *ctx);
 
-/* For the recalculation: the provided lots of the account's (service uuid)
- * deposits dated at or after from_ms, in (transaction, asset, idx) order:
- * each(transaction_id (the caller's), asset, quantity, cost_basis,
- * acquired_at, ctx), strings borrowed for the call; a non-zero return stops
- * the walk. */
-store_status_t store_provided_lots_of_account(store_conn_t *conn, const char *account_uuid,
-                                              int64_t from_ms,
-                                              int (*each)(const char *transaction_id,
-                                                          const char *asset,
-                                                          const char *quantity,
-                                                          const char *cost_basis,
-                                                          int64_t acquired_at, void *ctx),
-                                              void *ctx);
 
 #endif

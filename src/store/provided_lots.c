@@ -96,6 +96,44 @@ static store_status_t deposit_read(store_conn_t *conn, const char *tenant_id,
     return conn_read_row(conn, &Q_DEPOSIT, stmt, deposit_from_row, out);
 }
 
+/* ---- the recalculation's reader ----------------------------------------- */
+
+static const store_sql_t Q_PROVIDED_OF_ACCOUNT = {
+    "provided_of_account",
+    "SELECT t.id, p.asset_code, p.quantity, p.cost_basis, p.acquired_at FROM provided_lots p"
+    " JOIN transactions t ON t.seq = p.transaction_seq"
+    " WHERE p.account = (SELECT seq FROM accounts WHERE uuid = ?1) AND t.datetime >= ?2"
+    " ORDER BY t.datetime, t.seq, p.asset_code, p.idx"};
+
+store_status_t store_provided_lots_of_account(store_conn_t *conn, const char *account_uuid,
+                                              int64_t from_ms, store_provided_lot_each_fn each,
+                                              void *ctx)
+{
+    sqlite3_stmt *stmt;
+    store_status_t st = conn_enter(conn);
+    if (st == STORE_OK)
+        st = conn_prepare_key(conn, &Q_PROVIDED_OF_ACCOUNT, account_uuid, &stmt);
+    if (st != STORE_OK)
+        return st;
+    if (!bind_int(stmt, 2, from_ms))
+        return conn_bind_failed(conn, &Q_PROVIDED_OF_ACCOUNT, stmt);
+    int rc = SQLITE_DONE, stop = 0;
+    while (!stop && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+        const char *text[4];
+        for (int i = 0; i < 4; i++)
+            text[i] = (const char *)sqlite3_column_text(stmt, i);
+        if (text[0] == NULL || text[1] == NULL || text[2] == NULL || text[3] == NULL) {
+            st = store_bad_row(&Q_PROVIDED_OF_ACCOUNT);
+            break;
+        }
+        stop = each(text[0], text[1], text[2], text[3], sqlite3_column_int64(stmt, 4), ctx);
+    }
+    if (st == STORE_OK && !stop && rc != SQLITE_DONE)
+        st = conn_fail(conn, &Q_PROVIDED_OF_ACCOUNT, rc);
+    stmt_done(stmt);
+    return st;
+}
+
 /* ---- writes ----------------------------------------------------------- */
 
 typedef struct set_args {

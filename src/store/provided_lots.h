@@ -7,7 +7,7 @@
  * deposit drops its lots (store/transactions.c). The rules that need the
  * stored deposit are decided by the caller's check inside that transaction,
  * so an edit racing the write cannot leave lots that no longer fit it. The
- * recalculation's reader is in store/dispositions.h. */
+ * recalculation reads them with store_provided_lots_of_account. */
 #ifndef TAXD_STORE_PROVIDED_LOTS_H
 #define TAXD_STORE_PROVIDED_LOTS_H
 
@@ -64,5 +64,17 @@ store_status_t store_provided_lots_get(store_conn_t *conn, const char *tenant_id
                                        void (*deposit)(const store_deposit_t *dep, void *ctx),
                                        int (*lot)(const store_provided_lot_t *lot, void *ctx),
                                        void *ctx);
+
+/* For the recalculation: the provided lots of the account's (service uuid)
+ * deposits dated at or after from_ms, in (transaction, asset, idx) order:
+ * each(transaction_id (the caller's), asset, quantity, cost_basis,
+ * acquired_at, ctx), strings borrowed for the call; a non-zero return stops
+ * the walk. */
+typedef int (*store_provided_lot_each_fn)(const char *transaction_id, const char *asset,
+                                          const char *quantity, const char *cost_basis,
+                                          int64_t acquired_at, void *ctx);
+store_status_t store_provided_lots_of_account(store_conn_t *conn, const char *account_uuid,
+                                              int64_t from_ms, store_provided_lot_each_fn each,
+                                              void *ctx);
 
 #endif
