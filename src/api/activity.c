@@ -185,7 +185,8 @@ static int add_income(const store_income_line_t *line, void *arg)
     else if (dec_mul(amount, rate, &value) != DEC_OK)
         return c->range = true;
     /* each line's value is money made once: rounded to the cent there */
-    if (dec_round_cents(value, &value) != DEC_OK || dec_add(g->quantity, amount, &g->quantity) != DEC_OK ||
+    if (dec_round_cents(value, &value) != DEC_OK ||
+        dec_add(g->quantity, amount, &g->quantity) != DEC_OK ||
         dec_add(g->usd_value, value, &g->usd_value) != DEC_OK ||
         dec_add(c->total, value, &c->total) != DEC_OK)
         return c->range = true;

@@ -1038,7 +1038,8 @@ static int process_trade(inv_engine_t *e, const tx_rec_t *tx)
                  v.tracked_received == tx->received_count && v.tracked_sent > 0 &&
                  v.tracked_received > 0;
     dec_t carried = dec_zero();
-    if (dispose_fee_assets(e, tx, FEES_NOT_RECEIVED) != 0 || trade_dispose(e, tx, &v, carry, &carried) != 0 ||
+    if (dispose_fee_assets(e, tx, FEES_NOT_RECEIVED) != 0 ||
+        trade_dispose(e, tx, &v, carry, &carried) != 0 ||
         trade_acquire(e, tx, &v, carry, carried) != 0)
         return -1;
     return dispose_fee_assets(e, tx, FEES_RECEIVED);
