@@ -3,13 +3,14 @@
 
 CC       ?= cc
 CFLAGS_COMMON = -std=c17 -D_GNU_SOURCE -Isrc -g \
-  -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
+  -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+  -I/usr/include/postgresql
 # Each object records the headers it includes (build/**/*.d, read at the end of this
 # file), so a header change rebuilds only what includes it; -MP keeps a removed header
 # from breaking the build.
 DEPFLAGS = -MMD -MP
 CFLAGS   ?= -O2
-LIBS     = -lmicrohttpd -ljansson -lsqlite3 -lcrypto -lcurl -lpthread
+LIBS     = -lmicrohttpd -ljansson -lsqlite3 -lpq -lcrypto -lcurl -lpthread
 ASAN     = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
 SRC      = $(shell find src -name '*.c' | sort)
