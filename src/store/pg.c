@@ -190,15 +190,14 @@ static char *url_query_value(const char *url, const char *key)
     return NULL;
 }
 
-/* Removes every form of the URL's password (as written, and as libpq
- * decoded it) from msg. */
-static void scrub_password(char *msg, const char *url, const char *decoded)
+/* Removes the URL's password, as written in its user info or its query,
+ * from msg (libpq echoes a malformed token of the URL as written). */
+static void scrub_password(char *msg, const char *url)
 {
     char *raw = url_password_raw(url);
     char *query = url_query_value(url, "password");
     scrub(msg, raw);
     scrub(msg, query);
-    scrub(msg, decoded);
     free(raw);
     free(query);
 }
@@ -917,18 +916,6 @@ static void pg_describe(const char *target, char *out, size_t cap)
     PQconninfoFree(opts);
 }
 
-/* The password as libpq decoded it from the target, or NULL (malloc'd). */
-static char *pg_target_password(const char *target)
-{
-    char *pw = NULL;
-    PQconninfoOption *opts = PQconninfoParse(target, NULL);
-    for (PQconninfoOption *o = opts; o != NULL && o->keyword != NULL; o++)
-        if (strcmp(o->keyword, "password") == 0 && o->val != NULL)
-            pw = strdup(o->val);
-    PQconninfoFree(opts);
-    return pw;
-}
-
 /* *err = "<what>: <reason>", the reason's first line, without the password. */
 static void pg_connect_error(char **err, const char *target, const char *what, const char *reason)
 {
@@ -938,11 +925,9 @@ static void pg_connect_error(char **err, const char *target, const char *what, c
     const char *r = strncmp(line, "connection to server ", 21) == 0 && strstr(line, " failed: ")
                         ? strstr(line, " failed: ") + 9
                         : line;
-    char *pw = pg_target_password(target);
     char msg[PG_ERRMSG_MAX * 2];
     snprintf(msg, sizeof msg, "%s: %s", what, r);
-    scrub_password(msg, target, pw);
-    free(pw);
+    scrub_password(msg, target);
     errmsg_set(err, "%s", msg);
 }
 
