@@ -2,9 +2,8 @@
 # commands a new user needs (both install missing dependencies first).
 
 CC       ?= cc
-CFLAGS_COMMON = -std=c17 -D_GNU_SOURCE -Isrc -g \
-  -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
-  -I/usr/include/postgresql
+CFLAGS_COMMON = -std=c17 -D_GNU_SOURCE -Isrc -I/usr/include/postgresql -g \
+  -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 # Each object records the headers it includes (build/**/*.d, read at the end of this
 # file), so a header change rebuilds only what includes it; -MP keeps a removed header
 # from breaking the build.
