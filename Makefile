@@ -2,7 +2,10 @@
 # commands a new user needs (both install missing dependencies first).
 
 CC       ?= cc
-CFLAGS_COMMON = -std=c17 -D_GNU_SOURCE -Isrc -I/usr/include/postgresql -g \
+# libpq's headers live in their own directory on Debian (libpq-dev); only
+# src/store/ includes them.
+PG_INCLUDE := $(shell pg_config --includedir 2>/dev/null || echo /usr/include/postgresql)
+CFLAGS_COMMON = -std=c17 -D_GNU_SOURCE -Isrc -I$(PG_INCLUDE) -g \
   -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 # Each object records the headers it includes (build/**/*.d, read at the end of this
 # file), so a header change rebuilds only what includes it; -MP keeps a removed header
@@ -27,7 +30,7 @@ UNIT_ASAN = $(UNIT_SRC:tests/unit/%.c=build/asan/tests/%)
 PYTEST   = /usr/bin/python3 -m pytest
 DEPS_STAMP = build/.deps-installed
 
-.PHONY: all deps run test unit unit-asan api api-asan hostile asan bench bench-ingest bench-report bench-gains bench-webhooks bench-recalc fuzz fuzz-smoke clean
+.PHONY: all deps pg-tools run test unit unit-asan api api-asan hostile asan bench bench-ingest bench-report bench-gains bench-webhooks bench-recalc fuzz fuzz-smoke clean
 all: build/taxd
 
 build/obj/%.o: %.c
@@ -60,6 +63,17 @@ build/asan/tests/%: tests/unit/%.c $(UNIT_SUPPORT) $(ASAN_LIB)
 	@$(CC) $(CFLAGS_COMMON) -O1 $(ASAN) -Itests/unit/support -o $@ $^ $(LIBS) -lcmocka
 
 asan: build/asan/taxd
+
+# PostgreSQL helpers of tests/api/test_pg_schema.py: print the schema script,
+# run the advisory-locked migration against a URL.
+PG_TOOLS = build/pg/print_schema build/pg/migrate_main
+build/pg/%: tests/pg/%.c $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	@echo "  LINK    $@"
+	@$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $^ $(LIBS)
+
+pg-tools: $(PG_TOOLS)
+
 
 $(DEPS_STAMP): scripts/install-deps tests/openapi/package-lock.json
 	scripts/install-deps
