@@ -226,8 +226,9 @@ def psql(url, sql_text, timeout=ADMIN_TIMEOUT_S):
     """Runs `sql_text` through psql on `url` (unaligned, tuples only); returns stdout.
     The error names the statement, never the URL (it holds a password)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PG")}
-    p = subprocess.run([_psql_bin(), "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", url, "-c", sql_text],
-                       capture_output=True, text=True, timeout=timeout, env=env)
+    # on stdin: a script may be larger than one argument may be (128 KiB)
+    p = subprocess.run([_psql_bin(), "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", url, "-f", "-"],
+                       input=sql_text, capture_output=True, text=True, timeout=timeout, env=env)
     if p.returncode != 0:
         raise AssertionError(f"psql failed ({p.returncode}) on {sql_text[:300]!r}: {p.stderr.strip()}")
     return p.stdout
@@ -262,6 +263,16 @@ class SqliteDatabase(Database):
         """The environment equivalent of args() (TAXD_DB, TAXD_KEY_DIR)."""
         return {"TAXD_DB": str(self.path)}
 
+    def size_bytes(self):
+        """Bytes the database takes: the file and its WAL."""
+        total = 0
+        for suffix in ("", "-wal"):
+            try:
+                total += os.path.getsize(f"{self.path}{suffix}")
+            except FileNotFoundError:
+                pass
+        return total
+
     def tables(self):
         return [r[0] for r in self.sql(
             "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")]
@@ -269,12 +280,51 @@ class SqliteDatabase(Database):
     def key_path(self, name):
         return Path(f"{self.path}.{name}.key")
 
+    def rows(self, query, params=()):
+        con = sqlite3.connect(str(self.path), timeout=30, isolation_level=None)
+        try:
+            # PostgreSQL always checks foreign keys; so does this, as taxd's own connections do.
+            con.execute("PRAGMA foreign_keys = ON")
+            cur = con.execute(query, params)
+            found = cur.fetchall()
+            names = [d[0] for d in cur.description] if cur.description else []
+            return [dict(zip(names, r)) for r in found]
+        finally:
+            con.close()
+
     def sql(self, query, params=()):
         con = sqlite3.connect(str(self.path), timeout=30, isolation_level=None)
         try:
             # PostgreSQL always checks foreign keys; so does this, as taxd's own connections do.
             con.execute("PRAGMA foreign_keys = ON")
             return [tuple(r) for r in con.execute(query, params).fetchall()]
+        finally:
+            con.close()
+
+    def script(self, statements):
+        """[(query, params)] in one write transaction."""
+        con = sqlite3.connect(str(self.path), timeout=30, isolation_level=None)
+        try:
+            con.execute("PRAGMA foreign_keys = ON")
+            con.execute("BEGIN IMMEDIATE")
+            for query, params in statements:
+                con.execute(query, params)
+            con.execute("COMMIT")
+        finally:
+            con.close()
+
+    def write_held(self):
+        """True while some connection holds the write lock: a BEGIN IMMEDIATE
+        that does not wait fails with 'database is locked'."""
+        con = sqlite3.connect(str(self.path), timeout=0, isolation_level=None)
+        try:
+            con.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            assert "locked" in str(exc) or "busy" in str(exc), exc
+            return True
+        else:
+            con.execute("ROLLBACK")
+            return False
         finally:
             con.close()
 
@@ -317,6 +367,9 @@ class PgDatabase(Database):
     def env(self):
         return {"TAXD_DB": self.url, "TAXD_KEY_DIR": str(self.key_dir)}
 
+    def size_bytes(self):
+        return self.sql("SELECT pg_database_size(current_database())")[0][0]
+
     def tables(self):
         return [r[0] for r in self.sql(
             "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() ORDER BY tablename")]
@@ -325,6 +378,25 @@ class PgDatabase(Database):
         return self.key_dir / f"{name}.key"
 
     def sql(self, query, params=()):
+        return [tuple(v for _, v in row) for row in self._pairs(query, params)]
+
+    def rows(self, query, params=()):
+        return [dict(row) for row in self._pairs(query, params)]
+
+    def script(self, statements):
+        body = ";\n".join(pg_inline(q, p).strip().rstrip(";") for q, p in statements)
+        psql(self.url, f"BEGIN;\n{body};\nCOMMIT;\n", timeout=120)
+
+    def write_held(self):
+        """True while another session holds a transaction open that has written
+        (or sits idle inside one, as a paused write does): PostgreSQL's nearest
+        to SQLite's write lock."""
+        return self.sql("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                        " AND pid <> pg_backend_pid()"
+                        " AND (backend_xid IS NOT NULL OR state = 'idle in transaction')")[0][0] > 0
+
+    def _pairs(self, query, params):
+        """Rows as [(column, value)] lists, in column order."""
         q = pg_inline(query, params).strip().rstrip(";")
         head = q.split(None, 1)[0].upper() if q else ""
         if head in ("SELECT", "WITH", "VALUES"):
@@ -335,7 +407,7 @@ class PgDatabase(Database):
             psql(self.url, q)
             return []
         rows = json.loads(psql(self.url, wrapped), object_pairs_hook=lambda pairs: pairs)
-        return [tuple(_pg_value(v) for _, v in row) for row in rows]
+        return [[(k, _pg_value(v)) for k, v in row] for row in rows]
 
     def drop(self):
         """Best-effort: a failed drop leaves a database in a throw-away cluster."""
