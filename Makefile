@@ -2,14 +2,14 @@
 # commands a new user needs (both install missing dependencies first).
 
 CC       ?= cc
-CFLAGS_COMMON = -std=c17 -D_GNU_SOURCE -Isrc -g \
+CFLAGS_COMMON = -std=c17 -D_GNU_SOURCE -Isrc -I/usr/include/postgresql -g \
   -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 # Each object records the headers it includes (build/**/*.d, read at the end of this
 # file), so a header change rebuilds only what includes it; -MP keeps a removed header
 # from breaking the build.
 DEPFLAGS = -MMD -MP
 CFLAGS   ?= -O2
-LIBS     = -lmicrohttpd -ljansson -lsqlite3 -lcrypto -lcurl -lpthread
+LIBS     = -lmicrohttpd -ljansson -lsqlite3 -lpq -lcrypto -lcurl -lpthread
 ASAN     = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
 SRC      = $(shell find src -name '*.c' | sort)
