@@ -62,7 +62,7 @@ static const store_sql_t Q_EVENT_OPEN = {
     "SELECT id, from_ms, from_tx, latest_ms, latest_tx, has_ids FROM"
     " (SELECT id, from_ms, from_tx, latest_ms, latest_tx, has_ids, claimed_at FROM events"
     "  WHERE account_uuid = ?1 AND type = 'INVENTORY_UPDATE' ORDER BY rowid DESC LIMIT 1)"
-    " WHERE claimed_at IS NULL", NULL};
+    " AS newest WHERE claimed_at IS NULL", NULL}; /* the alias: PostgreSQL requires one */
 static const store_sql_t Q_EVENT_INSERT = {
     "tx_event_insert",
     "INSERT INTO events (id, tenant_id, type, created_at, account_uuid, account_id, from_ms,"
