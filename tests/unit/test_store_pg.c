@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/clock.h"
 #include "store/backend.h"
@@ -371,6 +372,103 @@ static void test_connect_error_hides_password(void **state)
     }
 }
 
+/* ---- through the store: the statuses callers see, and the pool's recovery */
+
+/* TAXD_TEST_PG with its database replaced by name (malloc'd). */
+static char *url_with_db(const char *name)
+{
+    const char *url = pg_url();
+    const char *host = strstr(url, "://") + 3;
+    const char *slash = strchr(host, '/');
+    const char *query = strchr(host, '?');
+    size_t head = slash != NULL ? (size_t)(slash - url) : query != NULL ? (size_t)(query - url)
+                                                                       : strlen(url);
+    char *out = malloc(strlen(url) + strlen(name) + 2);
+    sprintf(out, "%.*s/%s%s", (int)head, url, name, query != NULL ? query : "");
+    return out;
+}
+
+static void admin_exec(const char *sql)
+{
+    store_conn_t *conn = pg_open();
+    const store_sql_t q = {"admin", sql, NULL};
+    assert_int_equal(run(conn, &q), DB_DONE);
+    pg_close(conn);
+}
+
+typedef struct pg_store_fixture {
+    char db[64];
+    store_t *store;
+} pg_store_fixture_t;
+
+static int store_setup(void **state)
+{
+    if (pg_url() == NULL)
+        return 0;
+    pg_store_fixture_t *fx = calloc(1, sizeof *fx);
+    snprintf(fx->db, sizeof fx->db, "taxd_unit_%d", (int)getpid());
+    char sql[128];
+    snprintf(sql, sizeof sql, "CREATE DATABASE %s", fx->db);
+    admin_exec(sql);
+    char *url = url_with_db(fx->db);
+    char *err = NULL;
+    fx->store = store_open(url, &err);
+    free(url);
+    if (fx->store == NULL)
+        fail_msg("store_open: %s", err != NULL ? err : "?");
+    *state = fx;
+    return 0;
+}
+
+static int store_teardown(void **state)
+{
+    pg_store_fixture_t *fx = *state;
+    if (fx == NULL)
+        return 0;
+    store_close(fx->store);
+    char sql[128];
+    snprintf(sql, sizeof sql, "DROP DATABASE %s WITH (FORCE)", fx->db);
+    admin_exec(sql);
+    free(fx);
+    return 0;
+}
+
+static const store_sql_t Q_SELF_TERMINATE = {"self_terminate",
+                                             "SELECT pg_terminate_backend(pg_backend_pid())", NULL};
+static const store_sql_t Q_SLEEP = {"sleep", "SELECT pg_sleep(10)", NULL};
+
+static store_status_t run_one(store_conn_t *conn, const void *arg)
+{
+    const store_sql_t *q = arg;
+    return conn_exec(conn, q);
+}
+
+/* The session lost inside a read: STORE_UNAVAILABLE; the pool drops that
+ * connection and the next caller works. A statement past its deadline:
+ * STORE_TIMEOUT, promptly, and the connection serves on. */
+static void test_store_statuses_and_recovery(void **state)
+{
+    if (pg_url() == NULL)
+        skip();
+    pg_store_fixture_t *fx = *state;
+    store_conn_t *conn = store_acquire(fx->store);
+    assert_non_null(conn);
+    assert_int_equal(store_ping(conn), STORE_OK);
+    assert_int_equal(store_read(conn, run_one, &Q_SELF_TERMINATE), STORE_UNAVAILABLE);
+    store_release(fx->store, conn);
+
+    conn = store_acquire(fx->store);
+    assert_non_null(conn);
+    assert_int_equal(store_ping(conn), STORE_OK);
+    int64_t began = clock_monotonic_ms();
+    store_set_deadline(conn, began + 200);
+    assert_int_equal(store_read(conn, run_one, &Q_SLEEP), STORE_TIMEOUT);
+    assert_true(clock_monotonic_ms() - began < 3000);
+    store_set_deadline(conn, 0);
+    assert_int_equal(store_ping(conn), STORE_OK);
+    store_release(fx->store, conn);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -381,6 +479,8 @@ int main(void)
         cmocka_unit_test_setup(test_lost_in_transaction_is_unavailable, setup),
         cmocka_unit_test_setup(test_errors_map_without_values, setup),
         cmocka_unit_test_setup(test_connect_error_hides_password, setup),
+        cmocka_unit_test_setup_teardown(test_store_statuses_and_recovery, store_setup,
+                                        store_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
