@@ -36,7 +36,10 @@ static const store_sql_t Q_DEL_LOTS = {
     "inv_del_lots", "DELETE FROM inventory_lots WHERE account = (SELECT seq FROM accounts WHERE uuid = ?1) AND entered_at >= ?2", NULL};
 static const store_sql_t Q_DEL_LOTS_ALL = {
     "inv_del_lots_all", "DELETE FROM inventory_lots WHERE account = (SELECT seq FROM accounts WHERE uuid = ?1)"
-                        " AND ?2 IS NOT NULL", NULL};
+                        " AND ?2 IS NOT NULL",
+    /* PostgreSQL cannot infer a type for a parameter only tested for NULL */
+    "DELETE FROM inventory_lots WHERE account = (SELECT seq FROM accounts WHERE uuid = $1)"
+    " AND $2::bigint IS NOT NULL"};
 static const store_sql_t Q_DEL_RELIEFS = {
     "inv_del_reliefs", "DELETE FROM inventory_reliefs WHERE account = (SELECT seq FROM accounts WHERE uuid = ?1) AND datetime >= ?2", NULL};
 /* The inserts of a save come in three widths, 16, 4 and 1 rows per

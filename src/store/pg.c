@@ -10,7 +10,8 @@
  *
  * Statements. A store_sql_t runs as its `pg` twin when it has one, else as
  * its SQLite text with ?N rewritten to $N outside literals, identifiers and
- * comments (a bare ? is refused: taxd numbers every parameter). Each is
+ * comments (a bare ? numbered as SQLite numbers it: one more than the
+ * largest number before it, as the batch inserts write "(?1, ?, ?)"). Each is
  * prepared once per session under a name of its own ("s1", "s2", ...), with
  * the parameter types left to the server to infer. Parameters travel in
  * text format (ints formatted into the statement's buffers, text copied
@@ -64,6 +65,8 @@ enum {
     PG_INT_TEXT = 24,          /* "-9223372036854775808" and a NUL */
     PG_BYTEA_OID = 17,         /* pg_type.oid of bytea (catalog/pg_type_d.h) */
     PG_BOOL_OID = 16,
+    PG_TEXT_OID = 25,
+    PG_PARAMS_MAX = 1024,      /* parameters of one statement (taxd binds at most ~20) */
 };
 
 /* conn->native: a session and what the statements of it share. */
@@ -97,6 +100,7 @@ typedef struct pg_stmt {
     unsigned generation; /* the session it was prepared in */
     char *text;          /* the text sent to the server ($N parameters) */
     int nparams;
+    bool *unused;        /* per parameter: no $N in the text (see pg_send_prepare) */
     pg_param_t *params;
     const char **values; /* rebuilt from params at each send */
     int *lengths;
@@ -457,14 +461,16 @@ static size_t skip_comment(const char *s, size_t i)
     return i;
 }
 
-/* Copies sql, turning each parameter `mark`N into $N outside literals,
- * identifiers and comments, and counting the highest N into *nparams.
+/* Copies sql, turning each parameter `mark`N (or SQLite's bare ?) into $N outside literals,
+ * identifiers and comments, counting the highest N into *nparams and
+ * marking seen[N - 1] (for N up to seen_cap).
  * mark is '?' for SQLite's text, '$' for a PostgreSQL twin (only counted).
  * NULL (with *why) for a bare mark or no memory. */
-static char *pg_rewrite(const char *sql, char mark, int *nparams, const char **why)
+static char *pg_rewrite(const char *sql, char mark, int *nparams, bool *seen, size_t seen_cap,
+                        const char **why)
 {
     size_t len = strlen(sql);
-    char *out = malloc(len + 1);
+    char *out = malloc(len * 6 + 1); /* a bare ? (1 byte) may become $65535 (6) */
     if (out == NULL) {
         *why = "out of memory";
         return NULL;
@@ -494,17 +500,19 @@ static char *pg_rewrite(const char *sql, char mark, int *nparams, const char **w
             out[o++] = sql[i++];
             continue;
         }
-        if (!digits || n < 1 || n > 65535) {
+        if (!digits) /* SQLite's bare ?: one more than the largest number so far */
+            n = *nparams + 1;
+        if (n < 1 || n > 65535) {
             free(out);
-            *why = mark == '?' ? "a parameter without its number (?N expected)" : "bad $N";
+            *why = "a parameter number out of range";
             return NULL;
         }
-        out[o++] = '$';
-        memcpy(out + o, sql + i + 1, (size_t)(end - (sql + i + 1)));
-        o += (size_t)(end - (sql + i + 1));
-        i = (size_t)(end - sql);
+        o += (size_t)sprintf(out + o, "$%ld", n);
+        i = digits ? (size_t)(end - sql) : i + 1;
         if (n > *nparams)
             *nparams = (int)n;
+        if ((size_t)n <= seen_cap)
+            seen[n - 1] = true;
     }
     out[o] = '\0';
     return out;
@@ -513,11 +521,20 @@ static char *pg_rewrite(const char *sql, char mark, int *nparams, const char **w
 /* ---- statements */
 
 /* Prepares st's text in the current session, awaiting the answer within the
- * deadline. */
+ * deadline. Types are left to the server, except for a parameter the text
+ * never names (SQLite's text may skip a number its callers still bind):
+ * the server cannot infer one, so it is declared text and always sent as
+ * NULL. */
 static int pg_send_prepare(store_conn_t *conn, pg_stmt_t *st)
 {
     pg_native_t *pc = native_of(conn);
-    if (!PQsendPrepare(pc->pg, st->name, st->text, 0, NULL))
+    Oid types[PG_PARAMS_MAX];
+    bool gaps = false;
+    for (int i = 0; i < st->nparams; i++) {
+        types[i] = st->unused[i] ? PG_TEXT_OID : 0;
+        gaps = gaps || st->unused[i];
+    }
+    if (!PQsendPrepare(pc->pg, st->name, st->text, gaps ? st->nparams : 0, gaps ? types : NULL))
         return pg_error(conn, NULL);
     PGresult *res = pg_collect(conn);
     int rc = PQresultStatus(res) == PGRES_COMMAND_OK ? DB_OK : pg_error(conn, res);
@@ -537,6 +554,7 @@ static void pg_free_stmt(pg_stmt_t *st)
     free(st->blobs);
     free(st->text);
     free(st->params);
+    free(st->unused);
     free(st->values);
     free(st->lengths);
     free(st->formats);
@@ -555,20 +573,24 @@ static db_stmt_t *pg_prepare(store_conn_t *conn, const store_sql_t *q, int *rc)
     st->base.conn = conn;
     st->base.q = q;
     const char *why = NULL;
-    st->text = q->pg != NULL ? pg_rewrite(q->pg, '$', &st->nparams, &why)
-                             : pg_rewrite(q->sql, '?', &st->nparams, &why);
-    if (st->text == NULL) {
-        pg_set_errmsg(pc, why);
+    bool seen[PG_PARAMS_MAX] = {false};
+    st->text = q->pg != NULL ? pg_rewrite(q->pg, '$', &st->nparams, seen, PG_PARAMS_MAX, &why)
+                             : pg_rewrite(q->sql, '?', &st->nparams, seen, PG_PARAMS_MAX, &why);
+    if (st->text == NULL || st->nparams > PG_PARAMS_MAX) {
+        pg_set_errmsg(pc, st->text == NULL ? why : "too many parameters");
         pg_free_stmt(st);
         *rc = DB_ERR_OTHER;
         return NULL;
     }
     size_t n = st->nparams > 0 ? (size_t)st->nparams : 1;
+    st->unused = calloc(n, sizeof *st->unused);
+    for (int i = 0; st->unused != NULL && i < st->nparams; i++)
+        st->unused[i] = !seen[i];
     st->params = calloc(n, sizeof *st->params);
     st->values = calloc(n, sizeof *st->values);
     st->lengths = calloc(n, sizeof *st->lengths);
     st->formats = calloc(n, sizeof *st->formats);
-    if (st->params == NULL || st->values == NULL || st->lengths == NULL || st->formats == NULL) {
+    if (st->unused == NULL || st->params == NULL || st->values == NULL || st->lengths == NULL || st->formats == NULL) {
         pg_free_stmt(st);
         *rc = DB_ERR_NOMEM;
         return NULL;
@@ -705,7 +727,7 @@ static int pg_run(store_conn_t *conn, pg_stmt_t *st)
         return rc;
     for (int i = 0; i < st->nparams; i++) {
         const pg_param_t *p = &st->params[i];
-        st->values[i] = p->copied ? st->texts + p->text_at : p->value;
+        st->values[i] = st->unused[i] ? NULL : p->copied ? st->texts + p->text_at : p->value;
         st->lengths[i] = p->length;
         st->formats[i] = p->format;
     }

@@ -115,11 +115,28 @@ static void test_rewrite_leaves_literals(void **state)
     store_pg_backend.reset(stmt);
     store_pg_backend.finalize(stmt);
 
-    /* a bare ? is refused, never sent */
-    static const store_sql_t bare = {"bare", "SELECT ?", NULL};
-    int rc = 0;
-    assert_null(store_pg_backend.prepare(conn, &bare, &rc));
-    assert_int_equal(rc, DB_ERR_OTHER);
+    /* a bare ? is numbered as SQLite numbers it: one past the largest so far */
+    static const store_sql_t bare = {"bare", "SELECT ?2 || ? || ?1 || ? || '?'", NULL};
+    stmt = prep(conn, &bare);
+    for (int i = 1; i <= 4; i++)
+        assert_true(store_pg_backend.bind_text(stmt, i, &"x1234"[i], 1));
+    assert_false(store_pg_backend.bind_text(stmt, 5, "5", 1));
+    assert_int_equal(store_pg_backend.step(stmt), DB_ROW);
+    assert_string_equal(text_of(stmt, 0), "2314?");
+    store_pg_backend.reset(stmt);
+    store_pg_backend.finalize(stmt);
+
+    /* a number the text skips is still bound by its callers (SQLite allows
+     * it): declared and sent as NULL, whatever was bound */
+    static const store_sql_t gap = {"gap", "SELECT ?1 || ?3", NULL};
+    stmt = prep(conn, &gap);
+    assert_true(store_pg_backend.bind_text(stmt, 1, "a", 1));
+    assert_true(store_pg_backend.bind_blob(stmt, 2, "\xff\x00", 2));
+    assert_true(store_pg_backend.bind_text(stmt, 3, "c", 1));
+    assert_int_equal(store_pg_backend.step(stmt), DB_ROW);
+    assert_string_equal(text_of(stmt, 0), "ac");
+    store_pg_backend.reset(stmt);
+    store_pg_backend.finalize(stmt);
 
     /* a twin runs instead of the SQLite text */
     static const store_sql_t twin = {"twin", "SELECT 'sqlite'", "SELECT $1 || '-pg'"};
