@@ -69,10 +69,19 @@ static const store_sql_t Q_INS_SUMMARY[3] = {
     {"inv_ins_summary", SUMMARY_INSERT SUMMARY_ROW, NULL},
     {"inv_ins_summary_4", SUMMARY_INSERT R4(SUMMARY_ROW), NULL},
     {"inv_ins_summary_16", SUMMARY_INSERT R16(SUMMARY_ROW), NULL}};
+/* PostgreSQL has no INSERT OR REPLACE: the same rows, replacing on the key */
+#define PG_LOT_INSERT                                                                           \
+    "INSERT INTO inventory_lots (account, asset_code, seq, transaction_id,"                    \
+    " acquired_at, quantity, cost, orig_quantity, orig_cost, origin, entered_at) VALUES "
+#define PG_LOT_REPLACE                                                                          \
+    " ON CONFLICT (account, asset_code, seq) DO UPDATE SET"                                     \
+    " transaction_id = excluded.transaction_id, acquired_at = excluded.acquired_at,"            \
+    " quantity = excluded.quantity, cost = excluded.cost, orig_quantity = excluded.orig_quantity," \
+    " orig_cost = excluded.orig_cost, origin = excluded.origin, entered_at = excluded.entered_at"
 static const store_sql_t Q_INS_LOT[3] = {
-    {"inv_ins_lot", LOT_INSERT LOT_ROW, NULL},
-    {"inv_ins_lot_4", LOT_INSERT R4(LOT_ROW), NULL},
-    {"inv_ins_lot_16", LOT_INSERT R16(LOT_ROW), NULL}};
+    {"inv_ins_lot", LOT_INSERT LOT_ROW, PG_LOT_INSERT LOT_ROW PG_LOT_REPLACE},
+    {"inv_ins_lot_4", LOT_INSERT R4(LOT_ROW), PG_LOT_INSERT R4(LOT_ROW) PG_LOT_REPLACE},
+    {"inv_ins_lot_16", LOT_INSERT R16(LOT_ROW), PG_LOT_INSERT R16(LOT_ROW) PG_LOT_REPLACE}};
 static const store_sql_t Q_INS_RELIEF[3] = {
     {"inv_ins_relief", RELIEF_INSERT RELIEF_ROW, NULL},
     {"inv_ins_relief_4", RELIEF_INSERT R4(RELIEF_ROW), NULL},

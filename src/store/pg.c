@@ -461,12 +461,14 @@ static size_t skip_comment(const char *s, size_t i)
     return i;
 }
 
-/* Copies sql, turning each parameter `mark`N (or SQLite's bare ?) into $N outside literals,
- * identifiers and comments, counting the highest N into *nparams and
- * marking seen[N - 1] (for N up to seen_cap).
- * mark is '?' for SQLite's text, '$' for a PostgreSQL twin (only counted).
- * NULL (with *why) for a bare mark or no memory. */
-static char *pg_rewrite(const char *sql, char mark, int *nparams, bool *seen, size_t seen_cap,
+/* Copies sql, turning each parameter ?N (or SQLite's bare ?) into $N
+ * outside literals, identifiers and comments, and keeping $N as it is,
+ * counting the highest N into *nparams and marking seen[N - 1] (for N up
+ * to seen_cap). The same for SQLite's text and a twin: a twin may reuse
+ * SQLite's row macros ("(?1, ?, ?)"), so it cannot use PostgreSQL's jsonb ?
+ * operator (jsonb_exists() says the same). NULL (with *why) for a number
+ * out of range or no memory. */
+static char *pg_rewrite(const char *sql, int *nparams, bool *seen, size_t seen_cap,
                         const char **why)
 {
     size_t len = strlen(sql);
@@ -489,14 +491,14 @@ static char *pg_rewrite(const char *sql, char mark, int *nparams, bool *seen, si
             i = next;
             continue;
         }
-        if (sql[i] != mark) {
+        if (sql[i] != '?' && sql[i] != '$') {
             out[o++] = sql[i++];
             continue;
         }
         char *end;
         long n = strtol(sql + i + 1, &end, 10);
         bool digits = sql[i + 1] >= '0' && sql[i + 1] <= '9';
-        if (!digits && mark == '$') { /* $$ quoting or an identifier's $: not a parameter */
+        if (!digits && sql[i] == '$') { /* $$ quoting or an identifier's $: not a parameter */
             out[o++] = sql[i++];
             continue;
         }
@@ -574,8 +576,7 @@ static db_stmt_t *pg_prepare(store_conn_t *conn, const store_sql_t *q, int *rc)
     st->base.q = q;
     const char *why = NULL;
     bool seen[PG_PARAMS_MAX] = {false};
-    st->text = q->pg != NULL ? pg_rewrite(q->pg, '$', &st->nparams, seen, PG_PARAMS_MAX, &why)
-                             : pg_rewrite(q->sql, '?', &st->nparams, seen, PG_PARAMS_MAX, &why);
+    st->text = pg_rewrite(q->pg != NULL ? q->pg : q->sql, &st->nparams, seen, PG_PARAMS_MAX, &why);
     if (st->text == NULL || st->nparams > PG_PARAMS_MAX) {
         pg_set_errmsg(pc, st->text == NULL ? why : "too many parameters");
         pg_free_stmt(st);

@@ -139,11 +139,12 @@ static void test_rewrite_leaves_literals(void **state)
     store_pg_backend.finalize(stmt);
 
     /* a twin runs instead of the SQLite text */
-    static const store_sql_t twin = {"twin", "SELECT 'sqlite'", "SELECT $1 || '-pg'"};
-    stmt = prep(conn, &twin);
+    static const store_sql_t twin = {"twin", "SELECT 'sqlite'", "SELECT $1 || '-pg' || ?"};
+    stmt = prep(conn, &twin); /* a twin may reuse SQLite's "?" rows: $1, then ? is $2 */
     assert_true(store_pg_backend.bind_text(stmt, 1, "abcdef", 3)); /* a length short of the NUL */
+    assert_true(store_pg_backend.bind_text(stmt, 2, "!", 1));
     assert_int_equal(store_pg_backend.step(stmt), DB_ROW);
-    assert_string_equal(text_of(stmt, 0), "abc-pg");
+    assert_string_equal(text_of(stmt, 0), "abc-pg!");
     store_pg_backend.reset(stmt);
     store_pg_backend.finalize(stmt);
     pg_close(conn);
