@@ -98,7 +98,16 @@ static const store_sql_t Q_ASSETS_BEFORE = {
     "          (SELECT max(l.seq) + 1 FROM inventory_lots l WHERE l.account = (SELECT seq FROM accounts WHERE uuid = ?1)"
     "           AND l.asset_code = s.asset_code), 0)"
     " FROM inventory_summaries s WHERE s.account = (SELECT seq FROM accounts WHERE uuid = ?1) AND s.since < ?2"
-    " ORDER BY s.asset_code", NULL};
+    " ORDER BY s.asset_code",
+    /* PostgreSQL: no INDEXED BY (its planner picks the index by itself) */
+    "SELECT s.asset_code, s.since, s.total_cost, s.quantity_with_basis,"
+    " coalesce((SELECT min(l.seq) FROM inventory_lots l"
+    "           WHERE l.account = (SELECT seq FROM accounts WHERE uuid = $1)"
+    "           AND l.asset_code = s.asset_code AND l.entered_at >= $2),"
+    "          (SELECT max(l.seq) + 1 FROM inventory_lots l WHERE l.account = (SELECT seq FROM accounts WHERE uuid = $1)"
+    "           AND l.asset_code = s.asset_code), 0)"
+    " FROM inventory_summaries s WHERE s.account = (SELECT seq FROM accounts WHERE uuid = $1) AND s.since < $2"
+    " ORDER BY s.asset_code"};
 #define LOT_COLUMNS                                                                            \
     "SELECT asset_code, seq, transaction_id, acquired_at, quantity, cost, orig_quantity,"      \
     " orig_cost, origin, coalesce(entered_at, acquired_at) FROM inventory_lots"
