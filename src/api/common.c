@@ -165,6 +165,8 @@ void reply_store_failure(request_t *req, store_status_t status)
 {
     if (status == STORE_TIMEOUT)
         reply_json(req, 504, error_body(504, NULL));
+    else if (status == STORE_UNAVAILABLE) /* the database server is away: try again later */
+        reply_json(req, 503, error_body(503, NULL));
     else
         reply_internal_error(req);
 }
@@ -187,7 +189,7 @@ store_conn_t *api_db(request_t *req)
 {
     store_conn_t *db = api_request_db(req);
     if (db == NULL)
-        reply_store_failure(req, STORE_ERROR);
+        reply_store_failure(req, STORE_UNAVAILABLE); /* no connection to the database */
     return db;
 }
 

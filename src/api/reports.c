@@ -572,7 +572,7 @@ static void stream_report(request_t *req, const store_report_t *r)
     }
     if ((d->conn = store_acquire(store)) == NULL) {
         free(d);
-        reply_store_failure(req, STORE_ERROR); /* no connection for the reader */
+        reply_store_failure(req, STORE_UNAVAILABLE); /* no connection for the reader */
         return;
     }
     d->store = store;

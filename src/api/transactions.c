@@ -64,7 +64,7 @@ static void reply_tx_500(request_t *req, const char *message)
 /* A failed store call (message as for reply_tx_500). */
 static void reply_tx_store_failure(request_t *req, store_status_t st, const char *message)
 {
-    if (st == STORE_TIMEOUT) /* 504 keeps the shape it has everywhere */
+    if (st == STORE_TIMEOUT || st == STORE_UNAVAILABLE) /* 504 and 503 keep their shapes */
         reply_store_failure(req, st);
     else
         reply_tx_500(req, message);
@@ -421,7 +421,7 @@ static void upsert_batch(request_t *req, json_t *body)
     }
     store_conn_t *db = ok ? api_request_db(req) : NULL;
     store_status_t st = db != NULL ? store_tx_upsert_batch(db, writes, valid, results)
-                                   : STORE_ERROR; /* no connection */
+                                   : STORE_UNAVAILABLE; /* no connection */
     if (!ok) {
         reply_tx_internal_error(req, "preparing a batch's writes (memory or uuid generation)",
                                 BATCH_NOT_SAVED);
@@ -463,7 +463,7 @@ static void upsert_single(request_t *req, json_t *body)
         reply_tx_internal_error(req, "preparing a write (memory or uuid generation)",
                                 TX_NOT_SAVED);
     } else if ((db = api_request_db(req)) == NULL) {
-        reply_tx_store_failure(req, STORE_ERROR, TX_NOT_SAVED); /* no connection */
+        reply_tx_store_failure(req, STORE_UNAVAILABLE, TX_NOT_SAVED); /* no connection */
     } else {
         const json_t *subtype = json_object_get(canon, "subtype");
         store_tx_write_t w = {

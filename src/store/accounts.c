@@ -28,7 +28,6 @@
 #include "store/accounts.h"
 
 #include <limits.h>
-#include <sqlite3.h>
 #include <string.h>
 
 #include "store/internal.h"
@@ -41,22 +40,22 @@
     " JOIN filers f ON f.uuid = a.filer_uuid"
 
 static const store_sql_t Q_ACCOUNT_GET = {"account_get", "SELECT " ACCOUNT_COLUMNS ACCOUNT_FROM
-    " WHERE a.tenant_id = ?1 AND a.id = ?2"};
+    " WHERE a.tenant_id = ?1 AND a.id = ?2", NULL};
 static const store_sql_t Q_ACCOUNT_LIST = {"account_list", "SELECT " ACCOUNT_COLUMNS ACCOUNT_FROM
-    " WHERE a.tenant_id = ?1 AND a.id > ?2 ORDER BY a.id LIMIT ?3"};
+    " WHERE a.tenant_id = ?1 AND a.id > ?2 ORDER BY a.id LIMIT ?3", NULL};
 static const store_sql_t Q_ACCOUNT_LIST_OWNER = {"account_list_owner",
     "SELECT " ACCOUNT_COLUMNS ACCOUNT_FROM
     " WHERE a.owner_uuid = (SELECT uuid FROM account_owners WHERE tenant_id = ?1 AND id = ?4)"
-    " AND a.tenant_id = ?1 AND a.id > ?2 ORDER BY a.id LIMIT ?3"};
+    " AND a.tenant_id = ?1 AND a.id > ?2 ORDER BY a.id LIMIT ?3", NULL};
 /* ?1 tenant, ?2 owner caller id, ?3 filer caller id, ?4 account caller id. */
 static const store_sql_t Q_ACCOUNT_REFS = {"account_refs",
     "SELECT (SELECT uuid FROM account_owners WHERE tenant_id = ?1 AND id = ?2),"
     " (SELECT uuid FROM filers WHERE tenant_id = ?1 AND id = ?3),"
-    " EXISTS (SELECT 1 FROM accounts WHERE tenant_id = ?1 AND id = ?4)"};
+    " EXISTS (SELECT 1 FROM accounts WHERE tenant_id = ?1 AND id = ?4)", NULL};
 static const store_sql_t Q_ACCOUNT_INSERT = {"account_insert",
     "INSERT INTO accounts (uuid, tenant_id, id, owner_uuid, filer_uuid, name,"
     " cost_basis_method, austria_tax_year, created_at, updated_at)"
-    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?9)"};
+    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?9)", NULL};
 /* A new cost basis method changes every lot: the inventory becomes dirty from
  * the account's first transaction (SET expressions read the old row). */
 static const store_sql_t Q_ACCOUNT_UPDATE = {"account_update",
@@ -66,9 +65,9 @@ static const store_sql_t Q_ACCOUNT_UPDATE = {"account_update",
     "   ELSE coalesce((SELECT min(datetime) FROM transactions WHERE account = accounts.seq),"
     "                 dirty_from) END,"
     " inventory_version = inventory_version + (cost_basis_method IS NOT ?5)"
-    " WHERE uuid = ?1"};
+    " WHERE uuid = ?1", NULL};
 static const store_sql_t Q_ACCOUNT_UUID = {"account_uuid",
-    "SELECT uuid, cost_basis_method FROM accounts WHERE tenant_id = ?1 AND id = ?2"};
+    "SELECT uuid, cost_basis_method FROM accounts WHERE tenant_id = ?1 AND id = ?2", NULL};
 
 bool store_account_method_valid(const char *method, int austria_tax_year)
 {
@@ -81,7 +80,7 @@ bool store_account_method_valid(const char *method, int austria_tax_year)
 /* ---- rows and bindings */
 
 /* A row_decode_fn: record is a store_account_t. */
-static store_status_t account_from_row(const store_sql_t *q, sqlite3_stmt *stmt, void *record)
+static store_status_t account_from_row(const store_sql_t *q, db_stmt_t *stmt, void *record)
 {
     store_account_t *out = record;
     if (!column_copy(stmt, 0, out->uuid, sizeof out->uuid) ||
@@ -91,20 +90,20 @@ static store_status_t account_from_row(const store_sql_t *q, sqlite3_stmt *stmt,
         !column_copy_or_empty(stmt, 4, out->name, sizeof out->name) ||
         !column_copy(stmt, 5, out->cost_basis_method, sizeof out->cost_basis_method))
         return store_bad_row(q);
-    int64_t year = sqlite3_column_int64(stmt, 6); /* NULL reads as 0 */
+    int64_t year = db_column_int(stmt, 6); /* NULL reads as 0 */
     if (year < 0 || year > INT_MAX)
         return store_bad_row(q);
     out->austria_tax_year = (int)year;
-    out->created_at = sqlite3_column_int64(stmt, 7);
-    out->updated_at = sqlite3_column_int64(stmt, 8);
+    out->created_at = db_column_int(stmt, 7);
+    out->updated_at = db_column_int(stmt, 8);
     return STORE_OK;
 }
 
 /* "" and 0 are the structs' "none": they are stored as NULL. */
-static bool bind_int_or_null(sqlite3_stmt *stmt, int index, int value)
+static bool bind_int_or_null(db_stmt_t *stmt, int index, int value)
 {
     if (value == 0)
-        return sqlite3_bind_null(stmt, index) == SQLITE_OK;
+        return bind_null(stmt, index);
     return bind_int(stmt, index, value);
 }
 
@@ -123,7 +122,7 @@ static bool account_fits(const store_account_t *a)
 static store_status_t account_read(store_conn_t *conn, const char *tenant_id, const char *id,
                                    store_account_t *out)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t status = conn_prepare_key(conn, &Q_ACCOUNT_GET, tenant_id, &stmt);
     if (status != STORE_OK)
         return status;
@@ -145,7 +144,7 @@ store_status_t store_account_get(store_conn_t *conn, const char *tenant_id, cons
 static store_status_t account_list_prepare(store_conn_t *conn, const char *tenant_id,
                                            const char *owner_id, const char *after_id,
                                            size_t limit, const store_sql_t **q,
-                                           sqlite3_stmt **stmt)
+                                           db_stmt_t **stmt)
 {
     *q = owner_id != NULL ? &Q_ACCOUNT_LIST_OWNER : &Q_ACCOUNT_LIST;
     store_status_t status = conn_prepare_key(conn, *q, tenant_id, stmt);
@@ -167,7 +166,7 @@ store_status_t store_account_list(store_conn_t *conn, const char *tenant_id, con
                                   void *ctx, bool *more)
 {
     const store_sql_t *q = NULL;
-    sqlite3_stmt *stmt = NULL;
+    db_stmt_t *stmt = NULL;
     store_status_t status = conn_enter(conn);
     if (status == STORE_OK)
         status = account_list_prepare(conn, tenant_id, owner_id, after_id, limit, &q, &stmt);
@@ -184,7 +183,7 @@ store_status_t store_account_uuid(store_conn_t *conn, const char *tenant_id, con
                                   char uuid[STORE_UUID_LEN],
                                   char method[DOMAIN_METHOD_SIZE])
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t status = conn_enter(conn);
     if (status == STORE_OK)
         status = conn_prepare_key(conn, &Q_ACCOUNT_UUID, tenant_id, &stmt);
@@ -192,13 +191,13 @@ store_status_t store_account_uuid(store_conn_t *conn, const char *tenant_id, con
         return status;
     if (!bind_text(stmt, 2, id))
         return conn_bind_failed(conn, &Q_ACCOUNT_UUID, stmt);
-    int rc = sqlite3_step(stmt);
-    if (rc == SQLITE_ROW)
+    int rc = db_step(stmt);
+    if (rc == DB_ROW)
         status = column_copy(stmt, 0, uuid, STORE_UUID_LEN) &&
                          column_copy(stmt, 1, method, DOMAIN_METHOD_SIZE)
                      ? STORE_OK
                      : store_bad_row(&Q_ACCOUNT_UUID);
-    else if (rc == SQLITE_DONE)
+    else if (rc == DB_DONE)
         status = STORE_NOT_FOUND;
     else
         status = conn_fail(conn, &Q_ACCOUNT_UUID, rc);
@@ -218,22 +217,22 @@ typedef struct account_refs {
 static store_status_t account_refs(store_conn_t *conn, const char *tenant_id,
                                    const store_account_t *a, account_refs_t *out)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t status = conn_prepare_key(conn, &Q_ACCOUNT_REFS, tenant_id, &stmt);
     if (status != STORE_OK)
         return status;
     if (!(bind_text(stmt, 2, a->owner_id) && bind_text(stmt, 3, a->filer_id) &&
           bind_text(stmt, 4, a->id)))
         return conn_bind_failed(conn, &Q_ACCOUNT_REFS, stmt);
-    int rc = sqlite3_step(stmt);
-    if (rc == SQLITE_ROW) {
-        out->id_taken = sqlite3_column_int64(stmt, 2) != 0;
+    int rc = db_step(stmt);
+    if (rc == DB_ROW) {
+        out->id_taken = db_column_int(stmt, 2) != 0;
         if (!column_copy_or_empty(stmt, 0, out->owner_uuid, sizeof out->owner_uuid) ||
             !column_copy_or_empty(stmt, 1, out->filer_uuid, sizeof out->filer_uuid))
             status = store_bad_row(&Q_ACCOUNT_REFS);
     } else {
         /* A SELECT without FROM always yields its one row. */
-        status = rc == SQLITE_DONE ? store_bad_row(&Q_ACCOUNT_REFS)
+        status = rc == DB_DONE ? store_bad_row(&Q_ACCOUNT_REFS)
                                    : conn_fail(conn, &Q_ACCOUNT_REFS, rc);
     }
     stmt_done(stmt);
@@ -265,7 +264,7 @@ typedef struct account_create_args {
 static store_status_t account_insert(store_conn_t *conn, const char *tenant_id,
                                      const store_account_t *a, const account_refs_t *refs)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t status = conn_prepare(conn, &Q_ACCOUNT_INSERT, &stmt);
     if (status != STORE_OK)
         return status;
@@ -327,7 +326,7 @@ static bool account_changed(const store_account_t *a, const store_account_t *b)
 static store_status_t account_write(store_conn_t *conn, const store_account_t *a,
                                     const account_refs_t *refs)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t status = conn_prepare(conn, &Q_ACCOUNT_UPDATE, &stmt);
     if (status != STORE_OK)
         return status;

@@ -18,30 +18,30 @@ static const store_sql_t Q_PAGE = {
     " WHERE account = (SELECT seq FROM accounts WHERE uuid = ?1)"
     " AND datetime >= ?2 AND datetime < ?3 AND (?4 IS NULL OR type = ?4)"
     " AND (?5 IS NULL OR datetime > ?5 OR id > ?6)"
-    " ORDER BY datetime, id LIMIT ?7"};
+    " ORDER BY datetime, id LIMIT ?7", NULL};
 
 static const store_sql_t Q_INCOME = {
     "activity_income",
     "SELECT id, subtype, lines FROM transactions"
     " WHERE account = (SELECT seq FROM accounts WHERE uuid = ?1)"
-    " AND datetime >= ?2 AND datetime < ?3 AND type = 'income' ORDER BY datetime"};
+    " AND datetime >= ?2 AND datetime < ?3 AND type = 'income' ORDER BY datetime", NULL};
 
-static const char *col(sqlite3_stmt *stmt, int i)
+static const char *col(db_stmt_t *stmt, int i)
 {
-    return (const char *)sqlite3_column_text(stmt, i);
+    return db_column_text(stmt, i);
 }
 
-static store_status_t tx_decode(const store_sql_t *q, sqlite3_stmt *stmt, void *record)
+static store_status_t tx_decode(const store_sql_t *q, db_stmt_t *stmt, void *record)
 {
     store_activity_tx_t *t = record;
-    const void *uuid = sqlite3_column_blob(stmt, 2);
-    t->datetime = sqlite3_column_int64(stmt, 0);
+    const void *uuid = db_column_blob(stmt, 2, NULL);
+    t->datetime = db_column_int(stmt, 0);
     t->id = col(stmt, 1);
     t->body = col(stmt, 3);
-    t->created_at = sqlite3_column_int64(stmt, 4);
-    t->updated_at = sqlite3_column_int64(stmt, 5);
+    t->created_at = db_column_int(stmt, 4);
+    t->updated_at = db_column_int(stmt, 5);
     if (t->id == NULL || t->body == NULL || uuid == NULL ||
-        sqlite3_column_bytes(stmt, 2) != IDS_UUID_BYTES)
+        db_column_bytes(stmt, 2) != IDS_UUID_BYTES)
         return store_bad_row(q);
     ids_uuid_format(uuid, t->uuid);
     return STORE_OK;
@@ -53,7 +53,7 @@ store_status_t store_activity_tx_page(store_conn_t *conn, const char *account_uu
                                       int (*each)(const store_activity_tx_t *tx, void *ctx),
                                       void *ctx, bool *more)
 {
-    sqlite3_stmt *stmt = NULL;
+    db_stmt_t *stmt = NULL;
     store_status_t st = conn_enter(conn);
     if (st == STORE_OK)
         st = conn_prepare_key(conn, &Q_PAGE, account_uuid, &stmt);
@@ -64,7 +64,7 @@ store_status_t store_activity_tx_page(store_conn_t *conn, const char *account_uu
         bool bound = bind_int(stmt, 2, lower) && bind_int(stmt, 3, to_ms) &&
                      bind_text_or_null(stmt, 4, type) &&
                      (resume ? bind_int(stmt, 5, after_datetime)
-                             : sqlite3_bind_null(stmt, 5) == SQLITE_OK) &&
+                             : bind_null(stmt, 5)) &&
                      bind_text_or_null(stmt, 6, after_id) && bind_int(stmt, 7, window);
         if (!bound)
             st = conn_bind_failed(conn, &Q_PAGE, stmt);
@@ -127,7 +127,7 @@ store_status_t store_activity_income(store_conn_t *conn, const char *account_uui
                                      int (*each)(const store_income_line_t *line, void *ctx),
                                      void *ctx)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_enter(conn);
     if (st == STORE_OK)
         st = conn_prepare_key(conn, &Q_INCOME, account_uuid, &stmt);
@@ -136,7 +136,7 @@ store_status_t store_activity_income(store_conn_t *conn, const char *account_uui
     if (!bind_int(stmt, 2, from_ms) || !bind_int(stmt, 3, to_ms))
         return conn_bind_failed(conn, &Q_INCOME, stmt);
     int rc;
-    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+    while ((rc = db_step(stmt)) == DB_ROW) {
         store_income_line_t line = {.transaction_id = col(stmt, 0), .subtype = col(stmt, 1)};
         const char *lines = col(stmt, 2);
         int r = line.transaction_id != NULL && lines != NULL
@@ -147,7 +147,7 @@ store_status_t store_activity_income(store_conn_t *conn, const char *account_uui
         if (r != 0)
             break;
     }
-    if (st == STORE_OK && rc != SQLITE_ROW && rc != SQLITE_DONE)
+    if (st == STORE_OK && rc != DB_ROW && rc != DB_DONE)
         st = conn_fail(conn, &Q_INCOME, rc);
     stmt_done(stmt);
     return st;

@@ -27,7 +27,6 @@
 
 #include <ctype.h>
 #include <limits.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -38,26 +37,26 @@
 #define ASSET_COLUMNS "uuid, code, name, type, decimals, created_at"
 
 static const store_sql_t Q_ASSET_BY_UUID = {"asset_by_uuid", "SELECT " ASSET_COLUMNS
-    " FROM assets WHERE tenant_id = ?1 AND uuid = ?2"};
+    " FROM assets WHERE tenant_id = ?1 AND uuid = ?2", NULL};
 static const store_sql_t Q_ASSET_BY_CODE = {"asset_by_code", "SELECT " ASSET_COLUMNS
-    " FROM assets WHERE tenant_id = ?1 AND code = ?2"};
+    " FROM assets WHERE tenant_id = ?1 AND code = ?2", NULL};
 static const store_sql_t Q_ASSET_CODE_TAKEN = {"asset_code_taken",
-    "SELECT 1 FROM assets WHERE tenant_id = ?1 AND code = ?2"};
+    "SELECT 1 FROM assets WHERE tenant_id = ?1 AND code = ?2", NULL};
 static const store_sql_t Q_ASSET_NAME_TAKEN = {"asset_name_taken",
-    "SELECT 1 FROM assets WHERE tenant_id = ?1 AND name = ?2"};
+    "SELECT 1 FROM assets WHERE tenant_id = ?1 AND name = ?2", NULL};
 static const store_sql_t Q_ASSET_INSERT = {"asset_insert",
     "INSERT INTO assets (uuid, tenant_id, code, name, type, decimals, created_at)"
-    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"};
+    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)", NULL};
 static const store_sql_t Q_ASSET_LIST_FIRST = {"asset_list", "SELECT " ASSET_COLUMNS
-    " FROM assets WHERE tenant_id = ?1 ORDER BY code LIMIT ?2"};
+    " FROM assets WHERE tenant_id = ?1 ORDER BY code LIMIT ?2", NULL};
 static const store_sql_t Q_ASSET_LIST_AFTER = {"asset_list_after", "SELECT " ASSET_COLUMNS
-    " FROM assets WHERE tenant_id = ?1 AND code > ?2 ORDER BY code LIMIT ?3"};
+    " FROM assets WHERE tenant_id = ?1 AND code > ?2 ORDER BY code LIMIT ?3", NULL};
 static const store_sql_t Q_ASSET_REFERENCED = {"asset_referenced",
-    "SELECT 1 FROM assets WHERE uuid = ?1 AND tx_refs > 0"};
+    "SELECT 1 FROM assets WHERE uuid = ?1 AND tx_refs > 0", NULL};
 static const store_sql_t Q_ASSET_REFS_ADD = {"asset_refs_add",
-    "UPDATE assets SET tx_refs = tx_refs + ?3 WHERE tenant_id = ?1 AND code = ?2"};
+    "UPDATE assets SET tx_refs = tx_refs + ?3 WHERE tenant_id = ?1 AND code = ?2", NULL};
 static const store_sql_t Q_ASSET_DELETE = {"asset_delete",
-    "DELETE FROM assets WHERE tenant_id = ?1 AND uuid = ?2"};
+    "DELETE FROM assets WHERE tenant_id = ?1 AND uuid = ?2", NULL};
 
 /* ---- rules */
 
@@ -75,7 +74,7 @@ static bool asset_fits(const store_asset_t *a)
 /* ---- rows */
 
 /* A row_decode_fn: record is a store_asset_t. */
-static store_status_t asset_from_row(const store_sql_t *q, sqlite3_stmt *stmt, void *record)
+static store_status_t asset_from_row(const store_sql_t *q, db_stmt_t *stmt, void *record)
 {
     store_asset_t *out = record;
     if (!column_copy(stmt, 0, out->uuid, sizeof out->uuid) ||
@@ -83,15 +82,15 @@ static store_status_t asset_from_row(const store_sql_t *q, sqlite3_stmt *stmt, v
         !column_copy(stmt, 2, out->name, sizeof out->name) ||
         !column_copy(stmt, 3, out->type, sizeof out->type))
         return store_bad_row(q);
-    if (sqlite3_column_type(stmt, 4) == SQLITE_NULL) {
+    if (db_column_is_null(stmt, 4)) {
         out->decimals = STORE_ASSET_NO_DECIMALS;
     } else {
-        sqlite3_int64 decimals = sqlite3_column_int64(stmt, 4);
+        int64_t decimals = db_column_int(stmt, 4);
         if (decimals < 0 || decimals > DOMAIN_ASSET_DECIMALS_MAX)
             return store_bad_row(q);
         out->decimals = (int)decimals;
     }
-    out->created_at = sqlite3_column_int64(stmt, 5);
+    out->created_at = db_column_int(stmt, 5);
     return STORE_OK;
 }
 
@@ -100,7 +99,7 @@ static store_status_t asset_from_row(const store_sql_t *q, sqlite3_stmt *stmt, v
 static store_status_t asset_query(store_conn_t *conn, const store_sql_t *q,
                                   const char *tenant_id, const char *value, store_asset_t *out)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t status = conn_prepare_key(conn, q, tenant_id, &stmt);
     if (status != STORE_OK)
         return status;
@@ -127,14 +126,14 @@ static store_status_t asset_find(store_conn_t *conn, const char *tenant_id, cons
 static store_status_t asset_insert(store_conn_t *conn, const char *tenant_id,
                                    const store_asset_t *a)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t status = conn_prepare_key(conn, &Q_ASSET_INSERT, a->uuid, &stmt);
     if (status != STORE_OK)
         return status;
     bool bound = bind_text(stmt, 2, tenant_id) && bind_text(stmt, 3, a->code) &&
                  bind_text(stmt, 4, a->name) && bind_text(stmt, 5, a->type) &&
                  (a->decimals == STORE_ASSET_NO_DECIMALS
-                      ? sqlite3_bind_null(stmt, 6) == SQLITE_OK
+                      ? bind_null(stmt, 6)
                       : bind_int(stmt, 6, a->decimals)) &&
                  bind_int(stmt, 7, a->created_at);
     if (!bound)
@@ -261,7 +260,7 @@ static store_status_t delete_tx(store_conn_t *conn, const void *arg)
     }
     if (status != STORE_NOT_FOUND)
         return status;
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     status = conn_prepare_key(conn, &Q_ASSET_DELETE, d->tenant_id, &stmt);
     if (status != STORE_OK)
         return status;
@@ -354,13 +353,13 @@ store_status_t store_asset_ensure_in_tx(store_conn_t *conn, const char *tenant_i
 store_status_t store_asset_refs_add_in_tx(store_conn_t *conn, const char *tenant_id,
                                          const char *code, int delta, bool *found)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t status = conn_prepare_key(conn, &Q_ASSET_REFS_ADD, tenant_id, &stmt);
     if (status != STORE_OK)
         return status;
     status = run_bound(conn, &Q_ASSET_REFS_ADD, stmt,
                        bind_text(stmt, 2, code) && bind_int(stmt, 3, delta));
-    *found = status == STORE_OK && sqlite3_changes(conn->db) == 1;
+    *found = status == STORE_OK && conn_changes(conn) == 1;
     return status;
 }
 

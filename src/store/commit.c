@@ -25,13 +25,12 @@
  * Health (store_health, GET /healthz): the queue is where every write of
  * the process passes, so it keeps what a load balancer needs to know in
  * atomics: when a transaction last ran to its end, whether the last one
- * failed on storage (and SQLite's code and errno, for the reason), and how
+ * failed on storage (and the error code and errno, for the reason), and how
  * many writes are pending since when. They are written under q->lock (never
  * held across a batch) and read without it, so reading them waits for no
  * writer, however long SQLite's write lock is held elsewhere. */
 #include <errno.h>
 #include <pthread.h>
-#include <sqlite3.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,11 +39,11 @@
 #include "core/clock.h"
 #include "store/internal.h"
 
-static const store_sql_t Q_BEGIN_BATCH = {"batch_begin", "BEGIN IMMEDIATE"};
-static const store_sql_t Q_COMMIT_BATCH = {"batch_commit", "COMMIT"};
-static const store_sql_t Q_SAVEPOINT = {"batch_savepoint", "SAVEPOINT write"};
-static const store_sql_t Q_RELEASE = {"batch_release", "RELEASE write"};
-static const store_sql_t Q_ROLLBACK_TO = {"batch_rollback_to", "ROLLBACK TO write"};
+static const store_sql_t Q_BEGIN_BATCH = {"batch_begin", "BEGIN IMMEDIATE", NULL};
+static const store_sql_t Q_COMMIT_BATCH = {"batch_commit", "COMMIT", NULL};
+static const store_sql_t Q_SAVEPOINT = {"batch_savepoint", "SAVEPOINT write", NULL};
+static const store_sql_t Q_RELEASE = {"batch_release", "RELEASE write", NULL};
+static const store_sql_t Q_ROLLBACK_TO = {"batch_rollback_to", "ROLLBACK TO write", NULL};
 
 typedef struct commit_job {
     tx_body_t body;
@@ -72,7 +71,7 @@ struct commit_queue {
 
     /* health: see the top of the file */
     _Atomic int64_t last_commit_ms;   /* monotonic; 0 never */
-    _Atomic int64_t fault;            /* 0, or SQLite's code << 32 | the errno it saw */
+    _Atomic int64_t fault;            /* 0, or the store's db_error_t << 32 | the errno it saw */
     _Atomic int64_t pending;          /* jobs queued or in a running batch */
     _Atomic int64_t pending_since_ms; /* set before pending leaves 0 */
     _Atomic int64_t probe_ms;         /* the last recovery probe (store_health_probe) */
@@ -116,14 +115,12 @@ static bool past(int64_t deadline_ms)
  * (a constraint) or a wait (a lock held elsewhere, a deadline). */
 static bool storage_failure(int rc)
 {
-    switch (rc & 0xff) {
-    case SQLITE_FULL:
-    case SQLITE_IOERR:
-    case SQLITE_READONLY:
-    case SQLITE_CORRUPT:
-    case SQLITE_NOTADB:
-    case SQLITE_CANTOPEN:
-    case SQLITE_PERM:
+    switch (rc) {
+    case DB_ERR_FULL:
+    case DB_ERR_IO:
+    case DB_ERR_READONLY:
+    case DB_ERR_CORRUPT:
+    case DB_ERR_PERM:
         return true;
     default:
         return false;
@@ -132,8 +129,7 @@ static bool storage_failure(int rc)
 
 static bool lock_or_stop(int rc)
 {
-    int primary = rc & 0xff;
-    return primary == SQLITE_BUSY || primary == SQLITE_LOCKED || primary == SQLITE_INTERRUPT;
+    return rc == DB_ERR_BUSY || rc == DB_ERR_INTERRUPTED;
 }
 
 static void note_failure(commit_queue_t *q, int rc, int sys_errno)
@@ -170,15 +166,13 @@ static void note_outcome(commit_queue_t *q, const store_conn_t *conn, const comm
 /* What a failed commit's code and errno mean to an operator. */
 static const char *failure_words(int rc, int sys_errno)
 {
-    int primary = rc & 0xff;
-    if (sys_errno == ENOSPC || sys_errno == EDQUOT || primary == SQLITE_FULL)
+    if (sys_errno == ENOSPC || sys_errno == EDQUOT || rc == DB_ERR_FULL)
         return "disk full";
-    if (sys_errno == EROFS || primary == SQLITE_READONLY)
+    if (sys_errno == EROFS || rc == DB_ERR_READONLY)
         return "database is read-only";
-    if (sys_errno == EACCES || sys_errno == EPERM || primary == SQLITE_PERM ||
-        primary == SQLITE_CANTOPEN)
+    if (sys_errno == EACCES || sys_errno == EPERM || rc == DB_ERR_PERM)
         return "database file cannot be written";
-    if (primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB)
+    if (rc == DB_ERR_CORRUPT)
         return "database file is corrupt";
     return "I/O error";
 }
@@ -302,9 +296,9 @@ static bool run_in_savepoint(store_conn_t *conn, commit_job_t *job)
     }
     job->status = conn_exec(conn, &Q_SAVEPOINT);
     if (job->status != STORE_OK)
-        return !sqlite3_get_autocommit(conn->db);
+        return conn_in_transaction(conn);
     job->status = job->body(conn, job->arg);
-    if (sqlite3_get_autocommit(conn->db))
+    if (!conn_in_transaction(conn))
         return false;
     if (job->status == STORE_OK)
         job->status = conn_exec(conn, &Q_RELEASE);
@@ -317,7 +311,7 @@ static bool run_in_savepoint(store_conn_t *conn, commit_job_t *job)
         if (undone != STORE_OK)
             return false;
     }
-    return !sqlite3_get_autocommit(conn->db);
+    return conn_in_transaction(conn);
 }
 
 /* Sets every job that had succeeded so far (or not yet run) to status. */
@@ -360,7 +354,7 @@ static void run_many(store_conn_t *conn, commit_job_t *batch)
  * another connection has written), or the leader's own if it cannot open. */
 static store_conn_t *batch_conn(commit_queue_t *q, store_conn_t *leader)
 {
-    if (q->writer != NULL && !sqlite3_get_autocommit(q->writer->db)) {
+    if (q->writer != NULL && conn_in_transaction(q->writer)) {
         /* a failed ROLLBACK left it in a transaction: it must not serve again */
         conn_close_writer(q->writer);
         q->writer = NULL;

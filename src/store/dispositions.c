@@ -20,35 +20,35 @@
 /* ?1 tenant, ?2 the caller's account id. */
 static const store_sql_t Q_ACCOUNT = {
     "disp_account", "SELECT seq, uuid, cost_basis_method FROM accounts"
-                    " WHERE tenant_id = ?1 AND id = ?2"};
+                    " WHERE tenant_id = ?1 AND id = ?2", NULL};
 #define REC_COLUMNS "uuid, method, effective_from, recorded_elsewhere, created_at, updated_at"
 /* ?1 account seq, ?2 record uuid. */
 static const store_sql_t Q_REC_GET = {
-    "disp_get", "SELECT " REC_COLUMNS " FROM disposition_methods WHERE account = ?1 AND uuid = ?2"};
+    "disp_get", "SELECT " REC_COLUMNS " FROM disposition_methods WHERE account = ?1 AND uuid = ?2", NULL};
 /* ?1 account seq, ?2 effective_from, ?3 a uuid that does not count (the record itself). */
 static const store_sql_t Q_REC_TAKEN = {
     "disp_taken", "SELECT 1 FROM disposition_methods"
-                  " WHERE account = ?1 AND effective_from = ?2 AND uuid <> ?3"};
+                  " WHERE account = ?1 AND effective_from = ?2 AND uuid <> ?3", NULL};
 static const store_sql_t Q_REC_INSERT = {
     "disp_insert", "INSERT INTO disposition_methods (uuid, account, method, effective_from,"
                    " recorded_elsewhere, created_at, updated_at)"
-                   " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)"};
+                   " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)", NULL};
 static const store_sql_t Q_REC_UPDATE = {
     "disp_update", "UPDATE disposition_methods SET method = ?3, effective_from = ?4,"
-                   " recorded_elsewhere = ?5, updated_at = ?6 WHERE account = ?1 AND uuid = ?2"};
+                   " recorded_elsewhere = ?5, updated_at = ?6 WHERE account = ?1 AND uuid = ?2", NULL};
 static const store_sql_t Q_REC_DELETE = {
-    "disp_delete", "DELETE FROM disposition_methods WHERE account = ?1 AND uuid = ?2"};
+    "disp_delete", "DELETE FROM disposition_methods WHERE account = ?1 AND uuid = ?2", NULL};
 /* ?1 account seq, ?2 after, ?3 window. */
 static const store_sql_t Q_REC_LIST = {
     "disp_list", "SELECT " REC_COLUMNS " FROM disposition_methods"
-                 " WHERE account = ?1 AND effective_from > ?2 ORDER BY effective_from LIMIT ?3"};
+                 " WHERE account = ?1 AND effective_from > ?2 ORDER BY effective_from LIMIT ?3", NULL};
 #define ACCOUNT_SEQ_OF_UUID "(SELECT seq FROM accounts WHERE uuid = ?1)"
 static const store_sql_t Q_IN_FORCE = {
     "disp_in_force", "SELECT method FROM disposition_methods WHERE account = " ACCOUNT_SEQ_OF_UUID
-                     " AND effective_from <= ?2 ORDER BY effective_from DESC LIMIT 1"};
+                     " AND effective_from <= ?2 ORDER BY effective_from DESC LIMIT 1", NULL};
 static const store_sql_t Q_SCHEDULE = {
     "disp_schedule", "SELECT effective_from, method FROM disposition_methods"
-                     " WHERE account = " ACCOUNT_SEQ_OF_UUID " ORDER BY effective_from"};
+                     " WHERE account = " ACCOUNT_SEQ_OF_UUID " ORDER BY effective_from", NULL};
 /* Transaction order is the ledger's: datetime, then seq (arrival). */
 /* ---- the account ------------------------------------------------------ */
 
@@ -58,10 +58,10 @@ typedef struct disp_account {
     char method[DOMAIN_METHOD_SIZE];
 } disp_account_t;
 
-static store_status_t account_from_row(const store_sql_t *q, sqlite3_stmt *stmt, void *record)
+static store_status_t account_from_row(const store_sql_t *q, db_stmt_t *stmt, void *record)
 {
     disp_account_t *a = record;
-    a->seq = sqlite3_column_int64(stmt, 0);
+    a->seq = db_column_int(stmt, 0);
     if (!column_copy(stmt, 1, a->uuid, sizeof a->uuid) ||
         !column_copy(stmt, 2, a->method, sizeof a->method))
         return store_bad_row(q);
@@ -71,7 +71,7 @@ static store_status_t account_from_row(const store_sql_t *q, sqlite3_stmt *stmt,
 static store_status_t account_find(store_conn_t *conn, const char *tenant_id,
                                    const char *account_id, disp_account_t *out)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_prepare_key(conn, &Q_ACCOUNT, tenant_id, &stmt);
     if (st != STORE_OK)
         return st;
@@ -100,23 +100,23 @@ static bool is_austria(const disp_account_t *a)
 
 /* A row_decode_fn for REC_COLUMNS: record is a store_disposition_t whose
  * account_id the caller fills. */
-static store_status_t rec_from_row(const store_sql_t *q, sqlite3_stmt *stmt, void *record)
+static store_status_t rec_from_row(const store_sql_t *q, db_stmt_t *stmt, void *record)
 {
     store_disposition_t *r = record;
     if (!column_copy(stmt, 0, r->uuid, sizeof r->uuid) ||
         !column_copy(stmt, 1, r->method, sizeof r->method))
         return store_bad_row(q);
-    r->effective_from = sqlite3_column_int64(stmt, 2);
-    r->recorded_elsewhere = sqlite3_column_int64(stmt, 3) != 0;
-    r->created_at = sqlite3_column_int64(stmt, 4);
-    r->updated_at = sqlite3_column_int64(stmt, 5);
+    r->effective_from = db_column_int(stmt, 2);
+    r->recorded_elsewhere = db_column_int(stmt, 3) != 0;
+    r->created_at = db_column_int(stmt, 4);
+    r->updated_at = db_column_int(stmt, 5);
     return STORE_OK;
 }
 
 static store_status_t rec_read(store_conn_t *conn, int64_t account_seq, const char *uuid,
                                store_disposition_t *out)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_prepare(conn, &Q_REC_GET, &stmt);
     if (st != STORE_OK)
         return st;
@@ -129,7 +129,7 @@ static store_status_t rec_read(store_conn_t *conn, int64_t account_seq, const ch
 static store_status_t rec_taken(store_conn_t *conn, int64_t account_seq, int64_t effective_from,
                                 const char *except_uuid, bool *taken)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_prepare(conn, &Q_REC_TAKEN, &stmt);
     if (st != STORE_OK)
         return st;
@@ -152,7 +152,7 @@ typedef struct create_args {
 static store_status_t rec_insert(store_conn_t *conn, int64_t account_seq,
                                  const store_disposition_t *r)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_prepare(conn, &Q_REC_INSERT, &stmt);
     if (st != STORE_OK)
         return st;
@@ -256,7 +256,7 @@ static bool rec_changed(const store_disposition_t *a, const store_disposition_t 
 static store_status_t rec_write(store_conn_t *conn, int64_t account_seq,
                                 const store_disposition_t *r)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_prepare(conn, &Q_REC_UPDATE, &stmt);
     if (st != STORE_OK)
         return st;
@@ -300,7 +300,7 @@ static store_status_t update_found(store_conn_t *conn, const change_args_t *a,
 static store_status_t delete_found(store_conn_t *conn, const disp_account_t *account,
                                    const store_disposition_t *current)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_prepare(conn, &Q_REC_DELETE, &stmt);
     if (st != STORE_OK)
         return st;
@@ -359,7 +359,7 @@ store_status_t store_disposition_list(store_conn_t *conn, const char *tenant_id,
         st = account_find(conn, tenant_id, account_id, &account);
     if (st != STORE_OK)
         return st;
-    sqlite3_stmt *stmt = NULL;
+    db_stmt_t *stmt = NULL;
     st = conn_prepare(conn, &Q_REC_LIST, &stmt);
     int64_t window = limit < (size_t)INT64_MAX ? (int64_t)limit + 1 : INT64_MAX;
     if (st == STORE_OK && !(bind_int(stmt, 1, account.seq) && bind_int(stmt, 2, after_ms) &&
@@ -379,7 +379,7 @@ store_status_t store_disposition_list(store_conn_t *conn, const char *tenant_id,
 store_status_t store_disposition_in_force(store_conn_t *conn, const char *account_uuid,
                                           int64_t at, char method[DOMAIN_METHOD_SIZE])
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_enter(conn);
     if (st == STORE_OK)
         st = conn_prepare_key(conn, &Q_IN_FORCE, account_uuid, &stmt);
@@ -387,12 +387,12 @@ store_status_t store_disposition_in_force(store_conn_t *conn, const char *accoun
         return st;
     if (!bind_int(stmt, 2, at))
         return conn_bind_failed(conn, &Q_IN_FORCE, stmt);
-    int rc = sqlite3_step(stmt);
-    if (rc == SQLITE_ROW)
+    int rc = db_step(stmt);
+    if (rc == DB_ROW)
         st = column_copy(stmt, 0, method, DOMAIN_METHOD_SIZE) ? STORE_OK
                                                                : store_bad_row(&Q_IN_FORCE);
     else
-        st = rc == SQLITE_DONE ? STORE_NOT_FOUND : conn_fail(conn, &Q_IN_FORCE, rc);
+        st = rc == DB_DONE ? STORE_NOT_FOUND : conn_fail(conn, &Q_IN_FORCE, rc);
     stmt_done(stmt);
     return st;
 }
@@ -402,22 +402,22 @@ store_status_t store_dispositions_schedule(store_conn_t *conn, const char *accou
                                                        void *ctx),
                                            void *ctx)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_enter(conn);
     if (st == STORE_OK)
         st = conn_prepare_key(conn, &Q_SCHEDULE, account_uuid, &stmt);
     if (st != STORE_OK)
         return st;
-    int rc = SQLITE_DONE, stop = 0;
-    while (!stop && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-        const char *method = (const char *)sqlite3_column_text(stmt, 1);
+    int rc = DB_DONE, stop = 0;
+    while (!stop && (rc = db_step(stmt)) == DB_ROW) {
+        const char *method = db_column_text(stmt, 1);
         if (method == NULL) {
             st = store_bad_row(&Q_SCHEDULE);
             break;
         }
-        stop = each(sqlite3_column_int64(stmt, 0), method, ctx);
+        stop = each(db_column_int(stmt, 0), method, ctx);
     }
-    if (st == STORE_OK && !stop && rc != SQLITE_DONE)
+    if (st == STORE_OK && !stop && rc != DB_DONE)
         st = conn_fail(conn, &Q_SCHEDULE, rc);
     stmt_done(stmt);
     return st;

@@ -10,13 +10,13 @@
 
 static const store_sql_t Q_EVENT_APPEND = {
     "event_append", "INSERT INTO events (id, tenant_id, type, created_at, payload)"
-                    " VALUES (?1, ?2, ?3, ?4, ?5)"};
+                    " VALUES (?1, ?2, ?3, ?4, ?5)", NULL};
 
 static store_status_t append_text(store_conn_t *conn, const char *tenant_id,
                                   const char *event_id, const char *type, const char *payload,
                                   int64_t now)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_prepare_key(conn, &Q_EVENT_APPEND, event_id, &stmt);
     if (st != STORE_OK)
         return st;

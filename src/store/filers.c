@@ -20,7 +20,6 @@
 #include "store/filers.h"
 
 #include <limits.h>
-#include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,31 +29,31 @@
 
 #define FILER_COLUMNS "uuid, id, name, is_default, tin_sealed, created_at, updated_at"
 static const store_sql_t Q_FILER_GET = {"filer_get", "SELECT " FILER_COLUMNS
-    " FROM filers WHERE tenant_id = ?1 AND id = ?2"};
+    " FROM filers WHERE tenant_id = ?1 AND id = ?2", NULL};
 static const store_sql_t Q_FILER_LIST_FIRST = {"filer_list", "SELECT " FILER_COLUMNS " FROM filers"
-    " WHERE tenant_id = ?1 ORDER BY id LIMIT ?2"};
+    " WHERE tenant_id = ?1 ORDER BY id LIMIT ?2", NULL};
 static const store_sql_t Q_FILER_LIST_AFTER = {"filer_list_after",
     "SELECT " FILER_COLUMNS " FROM filers"
-    " WHERE tenant_id = ?1 AND id > ?2 ORDER BY id LIMIT ?3"};
+    " WHERE tenant_id = ?1 AND id > ?2 ORDER BY id LIMIT ?3", NULL};
 static const store_sql_t Q_FILER_CREATE = {"filer_create",
     "INSERT INTO filers (uuid, tenant_id, id, name, is_default, tin_sealed, created_at,"
-    " updated_at) VALUES (?2, ?1, ?3, ?4, 0, ?5, ?6, ?7)"};
+    " updated_at) VALUES (?2, ?1, ?3, ?4, 0, ?5, ?6, ?7)", NULL};
 /* ?4: 0 keeps the TIN, 1 clears it, 2 sets it to ?5 (store_filer_tin_change_t). */
 static const store_sql_t Q_FILER_UPDATE = {"filer_update",
     "UPDATE filers SET name = coalesce(?3, name),"
     " tin_sealed = CASE ?4 WHEN 0 THEN tin_sealed WHEN 1 THEN NULL ELSE ?5 END,"
     " updated_at = ?6"
-    " WHERE tenant_id = ?1 AND uuid = ?2 RETURNING " FILER_COLUMNS};
+    " WHERE tenant_id = ?1 AND uuid = ?2 RETURNING " FILER_COLUMNS, NULL};
 static const store_sql_t Q_FILER_DELETE_CHECK = {"filer_delete_check",
     "SELECT uuid, is_default,"
     " EXISTS (SELECT 1 FROM accounts WHERE accounts.filer_uuid = filers.uuid)"
-    " FROM filers WHERE tenant_id = ?1 AND id = ?2"};
-static const store_sql_t Q_FILER_DELETE = {"filer_delete", "DELETE FROM filers WHERE uuid = ?1"};
+    " FROM filers WHERE tenant_id = ?1 AND id = ?2", NULL};
+static const store_sql_t Q_FILER_DELETE = {"filer_delete", "DELETE FROM filers WHERE uuid = ?1", NULL};
 
 /* ---- rows */
 
 /* A row_decode_fn: record is a store_filer_t. */
-static store_status_t filer_from_row(const store_sql_t *id, sqlite3_stmt *stmt, void *record)
+static store_status_t filer_from_row(const store_sql_t *id, db_stmt_t *stmt, void *record)
 {
     store_filer_t *out = record;
     if (!column_copy(stmt, 0, out->uuid, sizeof out->uuid) ||
@@ -63,9 +62,9 @@ static store_status_t filer_from_row(const store_sql_t *id, sqlite3_stmt *stmt, 
         /* NULL is "no TIN"; an empty or oversized blob cannot come from tin_seal */
         !column_blob_copy(stmt, 4, out->tin_sealed, sizeof out->tin_sealed, &out->tin_sealed_len))
         return store_bad_row(id);
-    out->is_default = sqlite3_column_int64(stmt, 3) != 0;
-    out->created_at = sqlite3_column_int64(stmt, 5);
-    out->updated_at = sqlite3_column_int64(stmt, 6);
+    out->is_default = db_column_int(stmt, 3) != 0;
+    out->created_at = db_column_int(stmt, 5);
+    out->updated_at = db_column_int(stmt, 6);
     return STORE_OK;
 }
 
@@ -74,7 +73,7 @@ static store_status_t filer_from_row(const store_sql_t *id, sqlite3_stmt *stmt, 
 store_status_t store_filer_get(store_conn_t *conn, const char *tenant_id, const char *id,
                                store_filer_t *out)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t status = conn_enter(conn);
     if (status == STORE_OK)
         status = conn_prepare_key(conn, &Q_FILER_GET, tenant_id, &stmt);
@@ -109,7 +108,7 @@ static store_status_t filer_create_tx(store_conn_t *conn, const void *arg)
 {
     const filer_create_args_t *a = arg;
     const store_filer_t *f = a->filer;
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t status = conn_prepare_key(conn, &Q_FILER_CREATE, a->tenant_id, &stmt);
     if (status != STORE_OK)
         return status;
@@ -142,7 +141,7 @@ typedef struct filer_update_args {
     store_filer_t *out;
 } filer_update_args_t;
 
-static bool bind_patch(sqlite3_stmt *stmt, const store_filer_patch_t *p)
+static bool bind_patch(db_stmt_t *stmt, const store_filer_patch_t *p)
 {
     const uint8_t *sealed = p->tin == STORE_FILER_TIN_SET ? p->tin_sealed : NULL;
     return bind_text(stmt, 3, p->name) && bind_int(stmt, 4, (int64_t)p->tin) &&
@@ -150,25 +149,25 @@ static bool bind_patch(sqlite3_stmt *stmt, const store_filer_patch_t *p)
 }
 
 /* Steps the UPDATE ... RETURNING: the first row is the result; stepping on
- * to SQLITE_DONE finishes the statement so it holds nothing afterwards. */
+ * to DB_DONE finishes the statement so it holds nothing afterwards. */
 static store_status_t filer_update_tx(store_conn_t *conn, const void *arg)
 {
     const filer_update_args_t *a = arg;
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t status = conn_prepare_key(conn, &Q_FILER_UPDATE, a->tenant_id, &stmt);
     if (status != STORE_OK)
         return status;
     if (!bind_text(stmt, 2, a->uuid) || !bind_patch(stmt, a->patch))
         return conn_bind_failed(conn, &Q_FILER_UPDATE, stmt);
-    int rc = sqlite3_step(stmt);
-    if (rc == SQLITE_ROW) {
+    int rc = db_step(stmt);
+    if (rc == DB_ROW) {
         status = filer_from_row(&Q_FILER_UPDATE, stmt, a->out);
-        while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
+        while ((rc = db_step(stmt)) == DB_ROW)
             ;
     } else {
         status = STORE_NOT_FOUND;
     }
-    if (rc != SQLITE_DONE)
+    if (rc != DB_DONE)
         status = conn_fail(conn, &Q_FILER_UPDATE, rc);
     stmt_done(stmt);
     return status;
@@ -209,23 +208,23 @@ typedef struct filer_delete_args {
 static store_status_t filer_delete_check(store_conn_t *conn, const filer_delete_args_t *a,
                                          char uuid[STORE_UUID_LEN])
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t status = conn_prepare_key(conn, &Q_FILER_DELETE_CHECK, a->tenant_id, &stmt);
     if (status != STORE_OK)
         return status;
     if (!bind_text(stmt, 2, a->id))
         return conn_bind_failed(conn, &Q_FILER_DELETE_CHECK, stmt);
-    int rc = sqlite3_step(stmt);
-    if (rc == SQLITE_DONE) {
+    int rc = db_step(stmt);
+    if (rc == DB_DONE) {
         status = STORE_NOT_FOUND;
-    } else if (rc != SQLITE_ROW) {
+    } else if (rc != DB_ROW) {
         status = conn_fail(conn, &Q_FILER_DELETE_CHECK, rc);
     } else if (!column_copy(stmt, 0, uuid, STORE_UUID_LEN)) {
         status = store_bad_row(&Q_FILER_DELETE_CHECK);
-    } else if (sqlite3_column_int64(stmt, 1) != 0) {
+    } else if (db_column_int(stmt, 1) != 0) {
         *a->refusal = STORE_FILER_IS_DEFAULT;
         status = STORE_CONFLICT;
-    } else if (sqlite3_column_int64(stmt, 2) != 0) {
+    } else if (db_column_int(stmt, 2) != 0) {
         *a->refusal = STORE_FILER_HAS_ACCOUNTS;
         status = STORE_CONFLICT;
     }
@@ -240,7 +239,7 @@ static store_status_t filer_delete_tx(store_conn_t *conn, const void *arg)
     store_status_t status = filer_delete_check(conn, a, uuid);
     if (status != STORE_OK)
         return status;
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     status = conn_prepare_key(conn, &Q_FILER_DELETE, uuid, &stmt);
     if (status != STORE_OK)
         return status;

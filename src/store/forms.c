@@ -19,22 +19,22 @@
     " f.updated_at, coalesce(f.source_version, -1), f.correction_needed"
 
 static const store_sql_t Q_FORM_GET = {"form_get", "SELECT " FORM_COLUMNS
-    " FROM tax_forms f JOIN accounts a ON a.uuid = f.account_uuid WHERE f.id = ?1"};
+    " FROM tax_forms f JOIN accounts a ON a.uuid = f.account_uuid WHERE f.id = ?1", NULL};
 static const store_sql_t Q_FORM_LIVE = {"form_live", "SELECT " FORM_COLUMNS
     " FROM tax_forms f JOIN accounts a ON a.uuid = f.account_uuid"
     " WHERE f.account_uuid = ?1 AND f.tax_year = ?2 AND f.form_type = ?3"
-    " AND f.status <> 'Deleted'"};
+    " AND f.status <> 'Deleted'", NULL};
 static const store_sql_t Q_FORM_LIST_LIVE = {"form_list_live", "SELECT " FORM_COLUMNS
     " FROM tax_forms f JOIN accounts a ON a.uuid = f.account_uuid"
     " WHERE f.account_uuid = ?1 AND f.tax_year = ?2 AND f.status <> 'Deleted'"
-    " ORDER BY f.form_type"};
+    " ORDER BY f.form_type", NULL};
 static const store_sql_t Q_FORM_INSERT = {"form_insert",
     "INSERT INTO tax_forms (id, tenant_id, account_uuid, form_type, tax_year, status, content,"
     " created_at, generated_at, updated_at, source_version) VALUES (?1, ?2, ?3, ?4, ?5,"
-    " 'Generated', ?6, ?7, ?7, ?7, nullif(?8, -1))"};
+    " 'Generated', ?6, ?7, ?7, ?7, nullif(?8, -1))", NULL};
 static const store_sql_t Q_FORM_REFRESH = {"form_refresh",
     "UPDATE tax_forms SET content = ?2, generated_at = ?3, updated_at = ?3,"
-    " source_version = nullif(?4, -1) WHERE id = ?1 AND status = 'Generated'"};
+    " source_version = nullif(?4, -1) WHERE id = ?1 AND status = 'Generated'", NULL};
 /* Forms due for regeneration (issue 16): Generated, of a type computed
  * from gains, whose account's inventory_version moved since the content
  * was computed, generated at or before ?1 (now less the minimum interval).
@@ -44,20 +44,20 @@ static const store_sql_t Q_FORM_STALE = {"form_stale",
     " FROM tax_forms f JOIN accounts a ON a.uuid = f.account_uuid"
     " WHERE f.status = 'Generated' AND f.form_type IN ('1099_DA', 'GAIN_LOSS_SUMMARY')"
     " AND f.generated_at <= ?1 AND f.source_version IS NOT NULL"
-    " AND f.source_version <> a.inventory_version ORDER BY f.generated_at LIMIT ?2"};
+    " AND f.source_version <> a.inventory_version ORDER BY f.generated_at LIMIT ?2", NULL};
 /* A Filed form whose account changed since its content was computed needs
  * a corrected form: flagged, never rewritten. */
 static const store_sql_t Q_FORM_FLAG_CORRECTIONS = {"form_flag_corrections",
     "UPDATE tax_forms SET correction_needed = 1 WHERE status = 'Filed'"
     " AND correction_needed = 0 AND source_version IS NOT NULL"
     " AND source_version <> (SELECT inventory_version FROM accounts a"
-    " WHERE a.uuid = tax_forms.account_uuid)"};
+    " WHERE a.uuid = tax_forms.account_uuid)", NULL};
 static const store_sql_t Q_FORM_FILE = {"form_file",
     "UPDATE tax_forms SET status = 'Filed', filed_at = ?2, updated_at = ?2"
-    " WHERE id = ?1 AND status = 'Generated'"};
+    " WHERE id = ?1 AND status = 'Generated'", NULL};
 static const store_sql_t Q_FORM_DELETE = {"form_delete",
     "UPDATE tax_forms SET status = 'Deleted', deleted_at = ?2, updated_at = ?2"
-    " WHERE id = ?1 AND status = 'Generated'"};
+    " WHERE id = ?1 AND status = 'Generated'", NULL};
 
 void store_form_clear(store_form_t *form)
 {
@@ -67,10 +67,10 @@ void store_form_clear(store_form_t *form)
 
 /* Decodes the current row of a FORM_COLUMNS statement; out->content is
  * malloc'd. False for a row that does not fit (or no memory). */
-static bool form_row(sqlite3_stmt *stmt, store_form_t *out)
+static bool form_row(db_stmt_t *stmt, store_form_t *out)
 {
     memset(out, 0, sizeof *out);
-    const unsigned char *content = sqlite3_column_text(stmt, 7);
+    const char *content = db_column_text(stmt, 7);
     bool ok = column_copy(stmt, 0, out->id, sizeof out->id) &&
               column_copy(stmt, 1, out->tenant_id, sizeof out->tenant_id) &&
               column_copy(stmt, 2, out->account_uuid, sizeof out->account_uuid) &&
@@ -79,31 +79,31 @@ static bool form_row(sqlite3_stmt *stmt, store_form_t *out)
               column_copy(stmt, 6, out->status, sizeof out->status) && content != NULL;
     if (!ok)
         return false;
-    out->tax_year = sqlite3_column_int(stmt, 5);
-    out->created_at = sqlite3_column_int64(stmt, 8);
-    out->generated_at = sqlite3_column_int64(stmt, 9);
-    out->filed_at = sqlite3_column_int64(stmt, 10);
-    out->deleted_at = sqlite3_column_int64(stmt, 11);
-    out->updated_at = sqlite3_column_int64(stmt, 12);
-    out->source_version = sqlite3_column_int64(stmt, 13);
-    out->correction_needed = sqlite3_column_int(stmt, 14) != 0;
+    out->tax_year = (int)db_column_int(stmt, 5);
+    out->created_at = db_column_int(stmt, 8);
+    out->generated_at = db_column_int(stmt, 9);
+    out->filed_at = db_column_int(stmt, 10);
+    out->deleted_at = db_column_int(stmt, 11);
+    out->updated_at = db_column_int(stmt, 12);
+    out->source_version = db_column_int(stmt, 13);
+    out->correction_needed = (int)db_column_int(stmt, 14) != 0;
     out->content = strdup((const char *)content);
     return out->content != NULL;
 }
 
 /* Steps a bound statement expected to return at most one form. */
-static store_status_t form_one(store_conn_t *conn, const store_sql_t *q, sqlite3_stmt *stmt,
+static store_status_t form_one(store_conn_t *conn, const store_sql_t *q, db_stmt_t *stmt,
                                store_form_t *out)
 {
-    int rc = sqlite3_step(stmt);
+    int rc = db_step(stmt);
     store_status_t st = STORE_OK;
-    if (rc == SQLITE_ROW) {
+    if (rc == DB_ROW) {
         if (!form_row(stmt, out)) {
             store_form_clear(out);
             st = store_bad_row(q);
         }
     } else {
-        st = rc == SQLITE_DONE ? STORE_NOT_FOUND : conn_fail(conn, q, rc);
+        st = rc == DB_DONE ? STORE_NOT_FOUND : conn_fail(conn, q, rc);
     }
     stmt_done(stmt);
     return st;
@@ -111,7 +111,7 @@ static store_status_t form_one(store_conn_t *conn, const store_sql_t *q, sqlite3
 
 store_status_t store_form_get_in_tx(store_conn_t *conn, const char *form_id, store_form_t *out)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_prepare_key(conn, &Q_FORM_GET, form_id, &stmt);
     if (st != STORE_OK)
         return st;
@@ -127,7 +127,7 @@ store_status_t store_form_get(store_conn_t *conn, const char *form_id, store_for
 store_status_t store_form_live_in_tx(store_conn_t *conn, const char *account_uuid,
                                      const char *form_type, int tax_year, store_form_t *out)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_prepare_key(conn, &Q_FORM_LIVE, account_uuid, &stmt);
     if (st != STORE_OK)
         return st;
@@ -141,7 +141,7 @@ store_status_t store_form_insert_in_tx(store_conn_t *conn, const store_form_t *f
     if (!text_fits(f->id, sizeof f->id) || !text_fits(f->form_type, sizeof f->form_type) ||
         f->content == NULL)
         return store_bad_argument("form_insert");
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_prepare_key(conn, &Q_FORM_INSERT, f->id, &stmt);
     if (st != STORE_OK)
         return st;
@@ -154,11 +154,11 @@ store_status_t store_form_insert_in_tx(store_conn_t *conn, const store_form_t *f
 
 /* Runs a one-row update keyed by form id; STORE_NOT_FOUND when no row
  * matched (the form is no longer Generated). */
-static store_status_t form_update(store_conn_t *conn, const store_sql_t *q, sqlite3_stmt *stmt,
+static store_status_t form_update(store_conn_t *conn, const store_sql_t *q, db_stmt_t *stmt,
                                   bool bound)
 {
     store_status_t st = run_bound(conn, q, stmt, bound);
-    if (st == STORE_OK && sqlite3_changes(conn->db) != 1)
+    if (st == STORE_OK && conn_changes(conn) != 1)
         return STORE_NOT_FOUND;
     return st;
 }
@@ -167,7 +167,7 @@ store_status_t store_form_refresh_in_tx(store_conn_t *conn, const char *form_id,
                                         const char *content, int64_t source_version,
                                         int64_t now)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_prepare_key(conn, &Q_FORM_REFRESH, form_id, &stmt);
     if (st != STORE_OK)
         return st;
@@ -184,7 +184,7 @@ store_status_t store_form_move_in_tx(store_conn_t *conn, const char *form_id,
                                                                 : NULL;
     if (q == NULL)
         return store_bad_argument("form_move");
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_prepare_key(conn, q, form_id, &stmt);
     if (st != STORE_OK)
         return st;
@@ -194,7 +194,7 @@ store_status_t store_form_move_in_tx(store_conn_t *conn, const char *form_id,
 store_status_t store_form_list_live(store_conn_t *conn, const char *account_uuid, int tax_year,
                                     int (*each)(const store_form_t *form, void *ctx), void *ctx)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_enter(conn);
     if (st == STORE_OK)
         st = conn_prepare_key(conn, &Q_FORM_LIST_LIVE, account_uuid, &stmt);
@@ -203,7 +203,7 @@ store_status_t store_form_list_live(store_conn_t *conn, const char *account_uuid
     if (!bind_int(stmt, 2, tax_year))
         return conn_bind_failed(conn, &Q_FORM_LIST_LIVE, stmt);
     int rc;
-    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+    while ((rc = db_step(stmt)) == DB_ROW) {
         store_form_t form;
         if (!form_row(stmt, &form)) {
             store_form_clear(&form);
@@ -215,7 +215,7 @@ store_status_t store_form_list_live(store_conn_t *conn, const char *account_uuid
         if (stop)
             break;
     }
-    st = rc == SQLITE_ROW || rc == SQLITE_DONE ? STORE_OK : conn_fail(conn, &Q_FORM_LIST_LIVE, rc);
+    st = rc == DB_ROW || rc == DB_DONE ? STORE_OK : conn_fail(conn, &Q_FORM_LIST_LIVE, rc);
     stmt_done(stmt);
     return st;
 }
@@ -224,7 +224,7 @@ store_status_t store_form_stale(store_conn_t *conn, int64_t generated_before, si
                                 store_form_stale_t *out, size_t *count)
 {
     *count = 0;
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_enter(conn);
     if (st == STORE_OK)
         st = conn_prepare(conn, &Q_FORM_STALE, &stmt);
@@ -232,8 +232,8 @@ store_status_t store_form_stale(store_conn_t *conn, int64_t generated_before, si
         return st;
     if (!bind_int(stmt, 1, generated_before) || !bind_int(stmt, 2, (int64_t)limit))
         return conn_bind_failed(conn, &Q_FORM_STALE, stmt);
-    int rc = SQLITE_DONE;
-    while (*count < limit && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+    int rc = DB_DONE;
+    while (*count < limit && (rc = db_step(stmt)) == DB_ROW) {
         store_form_stale_t *f = &out[*count];
         if (!column_copy(stmt, 0, f->id, sizeof f->id) ||
             !column_copy(stmt, 1, f->tenant_id, sizeof f->tenant_id) ||
@@ -242,11 +242,11 @@ store_status_t store_form_stale(store_conn_t *conn, int64_t generated_before, si
             stmt_done(stmt);
             return store_bad_row(&Q_FORM_STALE);
         }
-        f->tax_year = sqlite3_column_int(stmt, 4);
-        f->generated_at = sqlite3_column_int64(stmt, 5);
+        f->tax_year = (int)db_column_int(stmt, 4);
+        f->generated_at = db_column_int(stmt, 5);
         (*count)++;
     }
-    st = *count == limit || rc == SQLITE_DONE ? STORE_OK : conn_fail(conn, &Q_FORM_STALE, rc);
+    st = *count == limit || rc == DB_DONE ? STORE_OK : conn_fail(conn, &Q_FORM_STALE, rc);
     stmt_done(stmt);
     return st;
 }
@@ -254,12 +254,12 @@ store_status_t store_form_stale(store_conn_t *conn, int64_t generated_before, si
 static store_status_t flag_body(store_conn_t *conn, const void *arg)
 {
     size_t *flagged = (size_t *)arg;
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_prepare(conn, &Q_FORM_FLAG_CORRECTIONS, &stmt);
     if (st == STORE_OK)
         st = conn_run(conn, &Q_FORM_FLAG_CORRECTIONS, stmt);
     if (st == STORE_OK)
-        *flagged = (size_t)sqlite3_changes(conn->db);
+        *flagged = (size_t)conn_changes(conn);
     return st;
 }
 

@@ -17,7 +17,7 @@
  * largest int64 when nothing is dated at or after the end in question. */
 static const store_sql_t Q_BOUNDS = {
     "gains_bounds", "SELECT coalesce(" FIRST_AT("?2") ", 9223372036854775807),"
-                    " coalesce(" FIRST_AT("?3") ", 9223372036854775807)"};
+                    " coalesce(" FIRST_AT("?3") ", 9223372036854775807)", NULL};
 
 /* ?1 account uuid, ?2 first seq, ?3 seq past the last, ?4 asset or NULL,
  * ?5 the window (-1: no limit). The asset's type by the tenant's unique
@@ -31,29 +31,29 @@ static const store_sql_t Q_ROWS = {
     " FROM accounts a JOIN inventory_reliefs r ON r.account = a.seq"
     " WHERE a.uuid = ?1 AND r.seq >= ?2 AND r.seq < ?3 AND r.kind = 'disposal'"
     " AND (?4 IS NULL OR r.asset_code = ?4)"
-    " ORDER BY r.seq LIMIT ?5"};
+    " ORDER BY r.seq LIMIT ?5", NULL};
 
-static const char *col(sqlite3_stmt *stmt, int i)
+static const char *col(db_stmt_t *stmt, int i)
 {
-    return (const char *)sqlite3_column_text(stmt, i);
+    return db_column_text(stmt, i);
 }
 
-static store_status_t gain_decode(const store_sql_t *q, sqlite3_stmt *stmt, void *record)
+static store_status_t gain_decode(const store_sql_t *q, db_stmt_t *stmt, void *record)
 {
     store_gain_t *g = record;
     *g = (store_gain_t){
-        .seq = sqlite3_column_int64(stmt, 0),
+        .seq = db_column_int(stmt, 0),
         .transaction_id = col(stmt, 1),
         .asset_code = col(stmt, 2),
         .asset_type = col(stmt, 3),
-        .datetime = sqlite3_column_int64(stmt, 4),
+        .datetime = db_column_int(stmt, 4),
         .quantity = col(stmt, 5),
         .proceeds = col(stmt, 6),
         .cost = col(stmt, 7),
         .transaction_costs = col(stmt, 8),
         .term = col(stmt, 9),
-        .has_acquired_at = sqlite3_column_type(stmt, 10) != SQLITE_NULL,
-        .acquired_at = sqlite3_column_int64(stmt, 10),
+        .has_acquired_at = !db_column_is_null(stmt, 10),
+        .acquired_at = db_column_int(stmt, 10),
         .lot_transaction_id = col(stmt, 11),
         .lot_origin = col(stmt, 12),
         .method = col(stmt, 13),
@@ -67,25 +67,25 @@ static store_status_t gain_decode(const store_sql_t *q, sqlite3_stmt *stmt, void
 static store_status_t seq_range(store_conn_t *conn, const char *account_uuid, int64_t from_ms,
                                 int64_t to_ms, int64_t *lo, int64_t *hi)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_prepare_key(conn, &Q_BOUNDS, account_uuid, &stmt);
     if (st != STORE_OK)
         return st;
     if (!bind_int(stmt, 2, from_ms) || !bind_int(stmt, 3, to_ms))
         return conn_bind_failed(conn, &Q_BOUNDS, stmt);
-    int rc = sqlite3_step(stmt);
-    if (rc == SQLITE_ROW) {
-        *lo = sqlite3_column_int64(stmt, 0);
-        *hi = sqlite3_column_int64(stmt, 1);
+    int rc = db_step(stmt);
+    if (rc == DB_ROW) {
+        *lo = db_column_int(stmt, 0);
+        *hi = db_column_int(stmt, 1);
     }
     stmt_done(stmt);
-    return rc == SQLITE_ROW ? STORE_OK : conn_fail(conn, &Q_BOUNDS, rc);
+    return rc == DB_ROW ? STORE_OK : conn_fail(conn, &Q_BOUNDS, rc);
 }
 
 /* Enters, finds the range and prepares the walk from max(lo, after_seq + 1). */
 static store_status_t open_rows(store_conn_t *conn, const char *account_uuid, int64_t from_ms,
                                 int64_t to_ms, const char *asset_code, int64_t after_seq,
-                                int64_t window, sqlite3_stmt **stmt)
+                                int64_t window, db_stmt_t **stmt)
 {
     int64_t lo = 0, hi = 0;
     store_status_t st = conn_enter(conn);
@@ -103,7 +103,7 @@ static store_status_t open_rows(store_conn_t *conn, const char *account_uuid, in
     return STORE_OK;
 }
 
-static store_status_t walk_rows(store_conn_t *conn, sqlite3_stmt *stmt, store_status_t st,
+static store_status_t walk_rows(store_conn_t *conn, db_stmt_t *stmt, store_status_t st,
                                 size_t limit, store_gain_fn each, void *ctx, bool *more)
 {
     store_page_t page;
@@ -119,7 +119,7 @@ store_status_t store_gains_page(store_conn_t *conn, const char *account_uuid, in
                                 int64_t to_ms, const char *asset_code, int64_t after_seq,
                                 size_t limit, store_gain_fn each, void *ctx, bool *more)
 {
-    sqlite3_stmt *stmt = NULL;
+    db_stmt_t *stmt = NULL;
     int64_t window = limit < (size_t)INT64_MAX ? (int64_t)limit + 1 : INT64_MAX;
     store_status_t st = open_rows(conn, account_uuid, from_ms, to_ms, asset_code, after_seq,
                                   window, &stmt);
@@ -130,7 +130,7 @@ store_status_t store_gains_each(store_conn_t *conn, const char *account_uuid, in
                                 int64_t to_ms, const char *asset_code, store_gain_fn each,
                                 void *ctx)
 {
-    sqlite3_stmt *stmt = NULL;
+    db_stmt_t *stmt = NULL;
     store_status_t st = open_rows(conn, account_uuid, from_ms, to_ms, asset_code,
                                   STORE_GAINS_START, -1, &stmt);
     return walk_rows(conn, stmt, st, SIZE_MAX, each, ctx, NULL);

@@ -1,53 +1,90 @@
 /* store/internal.h: what the store's files share and nothing outside
- * src/store/ may include. sqlite.c owns connections, the pool, deadlines and
- * transactions; each resource's file (tenants.c, filers.c, ...) defines its
- * statements as static store_sql_t and uses these helpers.
+ * src/store/ may include. store.c owns the pool, transactions and health,
+ * stmt.c the statement helpers, and sqlite.c and pg.c are the two backends
+ * (backend.h). Each resource's file (tenants.c, filers.c, ...) defines its
+ * statements as static store_sql_t and uses these helpers, never a
+ * backend's own API: it does not know which database it runs on.
  *
  * Conventions every store file follows:
  *  - a public function starts with conn_enter (reads) or conn_write (writes:
- *    BEGIN IMMEDIATE ... COMMIT, rollback on any failure);
+ *    one transaction, rolled back on any failure);
  *  - a prepared statement is always finished with stmt_done (or conn_run,
- *    which steps to SQLITE_DONE and resets), so none holds a lock or a
+ *    which steps to DB_DONE and resets), so none holds a lock or a
  *    binding past its function;
- *  - text is bound with SQLITE_STATIC: the caller's strings outlive the step;
+ *  - text and blobs are bound by reference: the caller's strings outlive
+ *    the step;
  *  - failures go through conn_fail, which maps constraint errors to
  *    STORE_CONFLICT / STORE_NOT_FOUND, lock waits past the deadline to
- *    STORE_TIMEOUT, and logs the statement's name, never bound values. */
+ *    STORE_TIMEOUT, a lost server to STORE_UNAVAILABLE, and logs the
+ *    statement's name, never bound values. */
 #ifndef TAXD_STORE_INTERNAL_H
 #define TAXD_STORE_INTERNAL_H
 
-#include <sqlite3.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "store/store.h"
 
-/* A statement: a name for logs and its SQL. Defined static const in the file
- * of its resource; connections cache the prepared form by its address. */
+/* A statement: a name for logs, SQLite's text (parameters ?N) and, when
+ * PostgreSQL needs other words, PostgreSQL's twin (parameters $N) written
+ * beside it; NULL when the same text runs on both (the PostgreSQL backend
+ * then rewrites ?N to $N). Defined static const in the file of its
+ * resource; connections cache the prepared form by its address. */
 typedef struct store_sql {
     const char *name;
     const char *sql;
+    const char *pg;
 } store_sql_t;
+
+/* A prepared statement of one connection, whichever the backend. */
+typedef struct db_stmt db_stmt_t;
+
+/* db_step's answers: a row, or the statement ran to its end. Any other
+ * answer is a failure, one of db_error_t. */
+enum { DB_ROW = 100, DB_DONE = 101 };
+
+/* Failures, in the words both backends share (backend.h maps their codes). */
+typedef enum db_error {
+    DB_OK = 0,
+    DB_ERR_OTHER,       /* anything below does not name it */
+    DB_ERR_UNIQUE,      /* a primary or unique key is taken */
+    DB_ERR_FOREIGN_KEY, /* a referenced row is missing (or a referencing one present) */
+    DB_ERR_CONSTRAINT,  /* a CHECK or NOT NULL refused the row */
+    DB_ERR_BUSY,        /* a lock wait gave up */
+    DB_ERR_INTERRUPTED, /* the deadline stopped the statement */
+    DB_ERR_RETRY,       /* deadlock or serialization failure: run the transaction again */
+    DB_ERR_UNAVAILABLE, /* the database server cannot be reached or the connection was lost */
+    DB_ERR_FULL,        /* the disk is full */
+    DB_ERR_READONLY,    /* the database refuses writes */
+    DB_ERR_PERM,        /* the database file cannot be opened or written */
+    DB_ERR_CORRUPT,     /* the database file is not a sound database */
+    DB_ERR_IO,          /* the storage failed */
+    DB_ERR_NOMEM,
+} db_error_t;
 
 #define STMT_CACHE_SLOTS 256 /* a power of two, well above the statement count */
 
 typedef struct stmt_slot {
     const store_sql_t *key;
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
 } stmt_slot_t;
 
+struct store_backend;
+
 struct store_conn {
-    sqlite3 *db;
+    const struct store_backend *be;
+    void *native;              /* the backend's connection (sqlite3 *, or pg.c's state) */
     stmt_slot_t stmts[STMT_CACHE_SLOTS]; /* prepared on first use, owned here */
     int64_t deadline_ms;       /* monotonic; 0 = none */
     int64_t wait_began_ms;     /* start of the current lock wait */
     bool timed_out;            /* a handler gave up since the last conn_enter */
     bool in_cleanup;           /* ROLLBACK must not be interrupted */
+    bool broken;               /* the connection was lost: dropped at release, never reused */
     const _Atomic bool *fault; /* the store's injected fault, see store_set_fault */
     struct commit_queue *commits; /* the store's group commit (commit.c); NULL: none */
-    int last_rc;               /* SQLite's code of the last failure (conn_fail); 0 none */
-    int last_errno;            /* the system errno SQLite saw with it */
+    int last_rc;               /* db_error_t of the last failure (conn_fail); 0 none */
+    int last_errno;            /* the system errno the backend saw with it */
     store_conn_t *next_idle;
 };
 
@@ -81,7 +118,7 @@ store_status_t commit_queue_run(commit_queue_t *q, store_conn_t *conn, tx_body_t
 /* The queue's view of write health (store_health). */
 void commit_queue_health(commit_queue_t *q, int64_t now_ms, store_health_t *out);
 /* A write refused before it reached the queue as storage would refuse it
- * (the injected fault): counts as a failed commit with SQLite code rc. */
+ * (the injected fault): counts as a failed commit with code rc (db_error_t). */
 void commit_queue_note_failure(commit_queue_t *q, int rc, int sys_errno);
 /* True (and the probe's time taken) when a recovery probe is due at now_ms. */
 bool commit_queue_probe_due(commit_queue_t *q, int64_t now_ms);
@@ -89,12 +126,12 @@ bool commit_queue_probe_due(commit_queue_t *q, int64_t now_ms);
 store_status_t conn_bump_settings(store_conn_t *conn);
 
 /* The connection's prepared statement for q. */
-store_status_t conn_prepare(store_conn_t *conn, const store_sql_t *q, sqlite3_stmt **out);
+store_status_t conn_prepare(store_conn_t *conn, const store_sql_t *q, db_stmt_t **out);
 /* Prepares q and binds key as parameter 1; nothing stays bound on failure. */
 store_status_t conn_prepare_key(store_conn_t *conn, const store_sql_t *q, const char *key,
-                                sqlite3_stmt **out);
+                                db_stmt_t **out);
 /* Steps a bound statement to SQLITE_DONE (skipping RETURNING rows) and resets it. */
-store_status_t conn_run(store_conn_t *conn, const store_sql_t *q, sqlite3_stmt *stmt);
+store_status_t conn_run(store_conn_t *conn, const store_sql_t *q, db_stmt_t *stmt);
 /* Runs a statement without parameters. */
 store_status_t conn_exec(store_conn_t *conn, const store_sql_t *q);
 /* STORE_OK when q keyed by key returns a row, else STORE_NOT_FOUND. */
@@ -102,12 +139,12 @@ store_status_t conn_exists(store_conn_t *conn, const store_sql_t *q, const char 
 /* Steps a bound single-value query and finishes it: *value receives its
  * column when it returns a row (a NULL reads as 0), and is left as it was
  * when it returns none. */
-store_status_t conn_query_int(store_conn_t *conn, const store_sql_t *q, sqlite3_stmt *stmt,
+store_status_t conn_query_int(store_conn_t *conn, const store_sql_t *q, db_stmt_t *stmt,
                               int64_t *value);
 /* Maps a failed result code of q to a status (see the conventions above). */
 store_status_t conn_fail(store_conn_t *conn, const store_sql_t *q, int rc);
 /* A bind failed: a programming error, logged; the statement is reset. */
-store_status_t conn_bind_failed(store_conn_t *conn, const store_sql_t *q, sqlite3_stmt *stmt);
+store_status_t conn_bind_failed(store_conn_t *conn, const store_sql_t *q, db_stmt_t *stmt);
 /* A row that does not fit its C struct (corrupt or foreign database). */
 store_status_t store_bad_row(const store_sql_t *q);
 /* A caller passed something a struct cannot hold (unterminated string). */
@@ -131,7 +168,7 @@ store_status_t store_bad_argument(const char *op);
 typedef struct store_page {
     store_conn_t *conn;
     const store_sql_t *q;
-    sqlite3_stmt *stmt; /* NULL when the page could not start */
+    db_stmt_t *stmt; /* NULL when the page could not start */
     size_t limit;
     size_t delivered;
     store_status_t status;
@@ -140,12 +177,12 @@ typedef struct store_page {
 } store_page_t;
 
 /* Decodes the statement's current row (of q) into record, the resource's struct. */
-typedef store_status_t (*row_decode_fn)(const store_sql_t *q, sqlite3_stmt *stmt, void *record);
+typedef store_status_t (*row_decode_fn)(const store_sql_t *q, db_stmt_t *stmt, void *record);
 
 /* Steps a bound statement for the one row it selects: decode(q, stmt,
  * record) on a row (decode NULL: only whether there is one),
  * STORE_NOT_FOUND when there is none. Finishes the statement. */
-store_status_t conn_read_row(store_conn_t *conn, const store_sql_t *q, sqlite3_stmt *stmt,
+store_status_t conn_read_row(store_conn_t *conn, const store_sql_t *q, db_stmt_t *stmt,
                              row_decode_fn decode, void *record);
 
 /* Starts a page of the rows keyed by key (a tenant): conn_enter, then
@@ -157,7 +194,7 @@ void page_open(store_page_t *page, store_conn_t *conn, const store_sql_t *q_firs
 /* Starts a page over a statement the caller entered, prepared and bound
  * itself (its window limit + 1); status is how that went, kept for
  * page_close when it is not STORE_OK (stmt is then ignored). */
-void page_start(store_page_t *page, store_conn_t *conn, const store_sql_t *q, sqlite3_stmt *stmt,
+void page_start(store_page_t *page, store_conn_t *conn, const store_sql_t *q, db_stmt_t *stmt,
                 size_t limit, store_status_t status);
 /* Decodes the page's next row into record: false at the end of the page
  * (limit rows handed over, no more rows, or a failure). */
@@ -167,23 +204,49 @@ bool page_next(store_page_t *page, row_decode_fn decode, void *record);
  * caller stopped early. */
 store_status_t page_close(store_page_t *page, bool *more);
 
-void stmt_done(sqlite3_stmt *stmt);
-bool bind_text(sqlite3_stmt *stmt, int index, const char *text);
-bool bind_int(sqlite3_stmt *stmt, int index, int64_t value);
+/* ---- the statement layer both backends implement (backend.h) */
+
+/* Runs or advances the statement: DB_ROW with a row to read, DB_DONE at its
+ * end, or a db_error_t (conn_fail turns it into a status). */
+int db_step(db_stmt_t *stmt);
+/* Columns of the current row, numbered from 0. A text or blob stays valid
+ * until the next db_step or stmt_done on the statement. */
+bool db_column_is_null(db_stmt_t *stmt, int col);
+int64_t db_column_int(db_stmt_t *stmt, int col);           /* NULL reads as 0 */
+const char *db_column_text(db_stmt_t *stmt, int col);      /* NULL for SQL NULL */
+size_t db_column_bytes(db_stmt_t *stmt, int col);          /* of the text or blob */
+/* A blob (or the bytes of a text), NULL for SQL NULL; len may be NULL. */
+const void *db_column_blob(db_stmt_t *stmt, int col, size_t *len);
+bool bind_null(db_stmt_t *stmt, int index);
+/* Binds len bytes of text (not NUL-terminated). */
+bool bind_text_len(db_stmt_t *stmt, int index, const char *text, size_t len);
+/* Binds a blob, also an empty one (bind_blob_or_null stores none as NULL). */
+bool bind_blob(db_stmt_t *stmt, int index, const void *blob, size_t len);
+/* Rows the last INSERT, UPDATE or DELETE of conn changed. */
+int64_t conn_changes(store_conn_t *conn);
+/* True while conn has a transaction open (also one a failure left open). */
+bool conn_in_transaction(store_conn_t *conn);
+/* Which backend conn speaks: true for PostgreSQL. */
+bool conn_is_pg(const store_conn_t *conn);
+
+void stmt_done(db_stmt_t *stmt);
+/* Binds text; a NULL pointer binds SQL NULL. */
+bool bind_text(db_stmt_t *stmt, int index, const char *text);
+bool bind_int(db_stmt_t *stmt, int index, int64_t value);
 /* Binds text, or SQL NULL when text is NULL or "" (an absent optional value). */
-bool bind_text_or_null(sqlite3_stmt *stmt, int index, const char *text);
+bool bind_text_or_null(db_stmt_t *stmt, int index, const char *text);
 /* Runs a statement the caller bound (bound: every bind succeeded). */
-store_status_t run_bound(store_conn_t *conn, const store_sql_t *q, sqlite3_stmt *stmt,
+store_status_t run_bound(store_conn_t *conn, const store_sql_t *q, db_stmt_t *stmt,
                          bool bound);
 /* Binds a blob, or SQL NULL when blob is NULL or len is 0 (none). */
-bool bind_blob_or_null(sqlite3_stmt *stmt, int index, const uint8_t *blob, size_t len);
+bool bind_blob_or_null(db_stmt_t *stmt, int index, const uint8_t *blob, size_t len);
 /* Copies a TEXT column into a fixed buffer; false when it does not fit. */
-bool column_copy(sqlite3_stmt *stmt, int col, char *out, size_t cap);
+bool column_copy(db_stmt_t *stmt, int col, char *out, size_t cap);
 /* column_copy, with NULL read as "" (an absent optional value). */
-bool column_copy_or_empty(sqlite3_stmt *stmt, int col, char *out, size_t cap);
+bool column_copy_or_empty(db_stmt_t *stmt, int col, char *out, size_t cap);
 /* Copies a BLOB column into out[cap] and *len; NULL reads as none (*len 0).
  * False for an empty blob or one longer than cap: no writer stores those. */
-bool column_blob_copy(sqlite3_stmt *stmt, int col, uint8_t *out, size_t cap, size_t *len);
+bool column_blob_copy(db_stmt_t *stmt, int col, uint8_t *out, size_t cap, size_t *len);
 /* True when a caller's fixed-size field holds a NUL-terminated string. */
 bool text_fits(const char *text, size_t cap);
 

@@ -11,9 +11,9 @@
 static const store_sql_t Q_ACCOUNT = {
     "inv_account", "SELECT uuid, id, cost_basis_method, coalesce(austria_tax_year, 0),"
                    " dirty_from IS NOT NULL, coalesce(dirty_from, 0), inventory_version"
-                   " FROM accounts WHERE tenant_id = ?1 AND id = ?2"};
+                   " FROM accounts WHERE tenant_id = ?1 AND id = ?2", NULL};
 static const store_sql_t Q_DIRTY = {
-    "inv_dirty", "SELECT uuid FROM accounts WHERE tenant_id = ?1 AND dirty_from IS NOT NULL"};
+    "inv_dirty", "SELECT uuid FROM accounts WHERE tenant_id = ?1 AND dirty_from IS NOT NULL", NULL};
 /* In seq order (the inventory's key) after the account ?1 (a uuid; '' for
  * the start): the rows a walk saves are appended to the inventory tables. A
  * page costs what it returns plus the clean accounts it passes, so a walk of
@@ -22,23 +22,23 @@ static const store_sql_t Q_DIRTY_PAGE = {
     "inv_dirty_page", "SELECT uuid FROM accounts"
                       " WHERE seq > coalesce((SELECT seq FROM accounts WHERE uuid = ?1), 0)"
                       " AND dirty_from IS NOT NULL AND (?2 IS NULL OR tenant_id = ?2)"
-                      " ORDER BY seq LIMIT ?3"};
+                      " ORDER BY seq LIMIT ?3", NULL};
 static const store_sql_t Q_MARK = {
     "inv_mark", "SELECT dirty_from IS NOT NULL, coalesce(dirty_from, 0), inventory_version,"
-                " cost_basis_method, coalesce(inventory_basis, '') FROM accounts WHERE uuid = ?1"};
+                " cost_basis_method, coalesce(inventory_basis, '') FROM accounts WHERE uuid = ?1", NULL};
 static const store_sql_t Q_VERSION = {
-    "inv_version", "SELECT inventory_version, seq FROM accounts WHERE uuid = ?1"};
+    "inv_version", "SELECT inventory_version, seq FROM accounts WHERE uuid = ?1", NULL};
 static const store_sql_t Q_DEL_SUMMARIES = {
-    "inv_del_summaries", "DELETE FROM inventory_summaries WHERE account = (SELECT seq FROM accounts WHERE uuid = ?1)"};
+    "inv_del_summaries", "DELETE FROM inventory_summaries WHERE account = (SELECT seq FROM accounts WHERE uuid = ?1)", NULL};
 /* By entered_at (v13); a full save deletes every lot, rows from before v13
  * (entered_at NULL) included. */
 static const store_sql_t Q_DEL_LOTS = {
-    "inv_del_lots", "DELETE FROM inventory_lots WHERE account = (SELECT seq FROM accounts WHERE uuid = ?1) AND entered_at >= ?2"};
+    "inv_del_lots", "DELETE FROM inventory_lots WHERE account = (SELECT seq FROM accounts WHERE uuid = ?1) AND entered_at >= ?2", NULL};
 static const store_sql_t Q_DEL_LOTS_ALL = {
     "inv_del_lots_all", "DELETE FROM inventory_lots WHERE account = (SELECT seq FROM accounts WHERE uuid = ?1)"
-                        " AND ?2 IS NOT NULL"};
+                        " AND ?2 IS NOT NULL", NULL};
 static const store_sql_t Q_DEL_RELIEFS = {
-    "inv_del_reliefs", "DELETE FROM inventory_reliefs WHERE account = (SELECT seq FROM accounts WHERE uuid = ?1) AND datetime >= ?2"};
+    "inv_del_reliefs", "DELETE FROM inventory_reliefs WHERE account = (SELECT seq FROM accounts WHERE uuid = ?1) AND datetime >= ?2", NULL};
 /* The inserts of a save come in three widths, 16, 4 and 1 rows per
  * statement (a save writes dozens to hundreds of rows: one statement per row
  * spent most of its time opening and closing cursors). ?1 is the account's
@@ -63,19 +63,19 @@ static const store_sql_t Q_DEL_RELIEFS = {
 #define RELIEF_ROW "(?1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 #define RELIEF_PARAMS 15
 static const store_sql_t Q_INS_SUMMARY[3] = {
-    {"inv_ins_summary", SUMMARY_INSERT SUMMARY_ROW},
-    {"inv_ins_summary_4", SUMMARY_INSERT R4(SUMMARY_ROW)},
-    {"inv_ins_summary_16", SUMMARY_INSERT R16(SUMMARY_ROW)}};
+    {"inv_ins_summary", SUMMARY_INSERT SUMMARY_ROW, NULL},
+    {"inv_ins_summary_4", SUMMARY_INSERT R4(SUMMARY_ROW), NULL},
+    {"inv_ins_summary_16", SUMMARY_INSERT R16(SUMMARY_ROW), NULL}};
 static const store_sql_t Q_INS_LOT[3] = {
-    {"inv_ins_lot", LOT_INSERT LOT_ROW},
-    {"inv_ins_lot_4", LOT_INSERT R4(LOT_ROW)},
-    {"inv_ins_lot_16", LOT_INSERT R16(LOT_ROW)}};
+    {"inv_ins_lot", LOT_INSERT LOT_ROW, NULL},
+    {"inv_ins_lot_4", LOT_INSERT R4(LOT_ROW), NULL},
+    {"inv_ins_lot_16", LOT_INSERT R16(LOT_ROW), NULL}};
 static const store_sql_t Q_INS_RELIEF[3] = {
-    {"inv_ins_relief", RELIEF_INSERT RELIEF_ROW},
-    {"inv_ins_relief_4", RELIEF_INSERT R4(RELIEF_ROW)},
-    {"inv_ins_relief_16", RELIEF_INSERT R16(RELIEF_ROW)}};
+    {"inv_ins_relief", RELIEF_INSERT RELIEF_ROW, NULL},
+    {"inv_ins_relief_4", RELIEF_INSERT R4(RELIEF_ROW), NULL},
+    {"inv_ins_relief_16", RELIEF_INSERT R16(RELIEF_ROW), NULL}};
 static const store_sql_t Q_CLEAN = {
-    "inv_clean", "UPDATE accounts SET dirty_from = NULL, inventory_basis = ?2 WHERE uuid = ?1"};
+    "inv_clean", "UPDATE accounts SET dirty_from = NULL, inventory_basis = ?2 WHERE uuid = ?1", NULL};
 static const store_sql_t Q_ASSETS_BEFORE = {
     "inv_assets_before",
     "SELECT s.asset_code, s.since, s.total_cost, s.quantity_with_basis,"
@@ -86,7 +86,7 @@ static const store_sql_t Q_ASSETS_BEFORE = {
     "          (SELECT max(l.seq) + 1 FROM inventory_lots l WHERE l.account = (SELECT seq FROM accounts WHERE uuid = ?1)"
     "           AND l.asset_code = s.asset_code), 0)"
     " FROM inventory_summaries s WHERE s.account = (SELECT seq FROM accounts WHERE uuid = ?1) AND s.since < ?2"
-    " ORDER BY s.asset_code"};
+    " ORDER BY s.asset_code", NULL};
 #define LOT_COLUMNS                                                                            \
     "SELECT asset_code, seq, transaction_id, acquired_at, quantity, cost, orig_quantity,"      \
     " orig_cost, origin, coalesce(entered_at, acquired_at) FROM inventory_lots"
@@ -99,41 +99,41 @@ static const store_sql_t Q_LOTS_OPEN_AT = {
     " AND +entered_at < ?2 AND (asset_code, seq) IN (SELECT asset_code, lot_seq"
     "  FROM inventory_reliefs WHERE account = (SELECT seq FROM accounts WHERE uuid = ?1) AND datetime >= ?2"
     "  AND lot_seq IS NOT NULL)"
-    " ORDER BY 1, 2"};
+    " ORDER BY 1, 2", NULL};
 static const store_sql_t Q_LOTS_FROM = {
-    "inv_lots_from", LOT_COLUMNS " WHERE account = (SELECT seq FROM accounts WHERE uuid = ?1) AND entered_at >= ?2 ORDER BY 1, 2"};
+    "inv_lots_from", LOT_COLUMNS " WHERE account = (SELECT seq FROM accounts WHERE uuid = ?1) AND entered_at >= ?2 ORDER BY 1, 2", NULL};
 static const store_sql_t Q_RELIEF_BASE = {
     "inv_relief_base",
     "SELECT coalesce((SELECT min(seq) FROM inventory_reliefs WHERE account = (SELECT seq FROM accounts WHERE uuid = ?1)"
     "                 AND datetime >= ?2),"
-    "                (SELECT max(seq) + 1 FROM inventory_reliefs WHERE account = (SELECT seq FROM accounts WHERE uuid = ?1)), 0)"};
+    "                (SELECT max(seq) + 1 FROM inventory_reliefs WHERE account = (SELECT seq FROM accounts WHERE uuid = ?1)), 0)", NULL};
 static const store_sql_t Q_SUMMARIES = {
     "inv_summaries", "SELECT asset_code, total_quantity, total_cost, quantity_with_basis,"
                      " average_unit_cost, coalesce(since, 0) FROM inventory_summaries"
-                     " WHERE account = (SELECT seq FROM accounts WHERE uuid = ?1) ORDER BY asset_code"};
+                     " WHERE account = (SELECT seq FROM accounts WHERE uuid = ?1) ORDER BY asset_code", NULL};
 static const store_sql_t Q_LOTS = {
     "inv_lots", LOT_COLUMNS " WHERE account = (SELECT seq FROM accounts WHERE uuid = ?1) AND asset_code = ?2 AND quantity <> '0'"
-                " ORDER BY seq"};
+                " ORDER BY seq", NULL};
 #define RELIEF_COLUMNS                                                                         \
     "SELECT seq, transaction_id, asset_code, kind, datetime, lot_transaction_id,"              \
     " coalesce(acquired_at, 0), quantity, cost, proceeds, term, coalesce(lot_seq, -1),"        \
     " method, lot_origin, transaction_costs FROM inventory_reliefs"
 static const store_sql_t Q_RELIEFS_OF = {
     "inv_reliefs_of", RELIEF_COLUMNS " WHERE account = (SELECT seq FROM accounts WHERE uuid = ?1) AND transaction_id = ?2"
-                                     " ORDER BY seq"};
+                                     " ORDER BY seq", NULL};
 static const store_sql_t Q_RELIEFS_BETWEEN = {
     "inv_reliefs_between", RELIEF_COLUMNS " WHERE account = (SELECT seq FROM accounts WHERE uuid = ?1) AND datetime >= ?2"
-                                          " AND datetime < ?3 ORDER BY seq"};
+                                          " AND datetime < ?3 ORDER BY seq", NULL};
 
-static const char *col(sqlite3_stmt *stmt, int i)
+static const char *col(db_stmt_t *stmt, int i)
 {
-    return (const char *)sqlite3_column_text(stmt, i);
+    return db_column_text(stmt, i);
 }
 
 store_status_t store_inv_account(store_conn_t *conn, const char *tenant_id, const char *account_id,
                                  store_inv_account_t *out)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_enter(conn);
     if (st == STORE_OK)
         st = conn_prepare_key(conn, &Q_ACCOUNT, tenant_id, &stmt);
@@ -141,18 +141,18 @@ store_status_t store_inv_account(store_conn_t *conn, const char *tenant_id, cons
         return st;
     if (!bind_text(stmt, 2, account_id))
         return conn_bind_failed(conn, &Q_ACCOUNT, stmt);
-    int rc = sqlite3_step(stmt);
-    if (rc == SQLITE_ROW) {
-        out->austria_tax_year = sqlite3_column_int64(stmt, 3);
-        out->dirty = sqlite3_column_int(stmt, 4) != 0;
-        out->dirty_from = sqlite3_column_int64(stmt, 5);
-        out->version = sqlite3_column_int64(stmt, 6);
+    int rc = db_step(stmt);
+    if (rc == DB_ROW) {
+        out->austria_tax_year = db_column_int(stmt, 3);
+        out->dirty = (int)db_column_int(stmt, 4) != 0;
+        out->dirty_from = db_column_int(stmt, 5);
+        out->version = db_column_int(stmt, 6);
         if (!column_copy(stmt, 0, out->uuid, sizeof out->uuid) ||
             !column_copy(stmt, 1, out->id, sizeof out->id) ||
             !column_copy(stmt, 2, out->method, sizeof out->method))
             st = store_bad_row(&Q_ACCOUNT);
     } else {
-        st = rc == SQLITE_DONE ? STORE_NOT_FOUND : conn_fail(conn, &Q_ACCOUNT, rc);
+        st = rc == DB_DONE ? STORE_NOT_FOUND : conn_fail(conn, &Q_ACCOUNT, rc);
     }
     stmt_done(stmt);
     return st;
@@ -162,17 +162,17 @@ store_status_t store_inv_dirty_accounts(store_conn_t *conn, const char *tenant_i
                                         int (*each)(const char *account_uuid, void *ctx),
                                         void *ctx)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_enter(conn);
     if (st == STORE_OK)
         st = conn_prepare_key(conn, &Q_DIRTY, tenant_id, &stmt);
     if (st != STORE_OK)
         return st;
     int rc;
-    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
+    while ((rc = db_step(stmt)) == DB_ROW)
         if (col(stmt, 0) == NULL || each(col(stmt, 0), ctx) != 0)
             break;
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+    if (rc != DB_ROW && rc != DB_DONE)
         st = conn_fail(conn, &Q_DIRTY, rc);
     stmt_done(stmt);
     return st;
@@ -182,7 +182,7 @@ store_status_t store_inv_dirty_page(store_conn_t *conn, const char *tenant_id, c
                                     size_t limit,
                                     int (*each)(const char *account_uuid, void *ctx), void *ctx)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_enter(conn);
     if (st == STORE_OK)
         st = conn_prepare_key(conn, &Q_DIRTY_PAGE, after ? after : "", &stmt);
@@ -191,10 +191,10 @@ store_status_t store_inv_dirty_page(store_conn_t *conn, const char *tenant_id, c
     if (!bind_text_or_null(stmt, 2, tenant_id) || !bind_int(stmt, 3, (int64_t)limit))
         return conn_bind_failed(conn, &Q_DIRTY_PAGE, stmt);
     int rc;
-    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
+    while ((rc = db_step(stmt)) == DB_ROW)
         if (col(stmt, 0) == NULL || each(col(stmt, 0), ctx) != 0)
             break;
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+    if (rc != DB_ROW && rc != DB_DONE)
         st = conn_fail(conn, &Q_DIRTY_PAGE, rc);
     stmt_done(stmt);
     return st;
@@ -204,7 +204,7 @@ store_status_t store_inv_dirty_page(store_conn_t *conn, const char *tenant_id, c
 
 static store_status_t delete_tail(store_conn_t *conn, const char *account_uuid, int64_t from_ms)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_prepare_key(conn, &Q_DEL_SUMMARIES, account_uuid, &stmt);
     if (st == STORE_OK)
         st = conn_run(conn, &Q_DEL_SUMMARIES, stmt);
@@ -219,7 +219,7 @@ static store_status_t delete_tail(store_conn_t *conn, const char *account_uuid, 
 }
 
 /* Binds one row's parameters after ?1, from parameter p on. */
-static bool bind_summary(sqlite3_stmt *stmt, int p, const void *row)
+static bool bind_summary(db_stmt_t *stmt, int p, const void *row)
 {
     const store_inv_summary_t *r = row;
     return bind_text(stmt, p, r->asset) && bind_text(stmt, p + 1, r->total_quantity) &&
@@ -227,7 +227,7 @@ static bool bind_summary(sqlite3_stmt *stmt, int p, const void *row)
            bind_text_or_null(stmt, p + 4, r->average_unit_cost) && bind_int(stmt, p + 5, r->since);
 }
 
-static bool bind_lot(sqlite3_stmt *stmt, int p, const void *row)
+static bool bind_lot(db_stmt_t *stmt, int p, const void *row)
 {
     const store_inv_lot_t *r = row;
     return bind_text(stmt, p, r->asset) && bind_int(stmt, p + 1, r->seq) &&
@@ -238,7 +238,7 @@ static bool bind_lot(sqlite3_stmt *stmt, int p, const void *row)
            bind_int(stmt, p + 9, r->entered_at);
 }
 
-static bool bind_relief(sqlite3_stmt *stmt, int p, const void *row)
+static bool bind_relief(db_stmt_t *stmt, int p, const void *row)
 {
     const store_inv_relief_t *r = row;
     bool shortfall = r->lot_transaction_id == NULL;
@@ -246,11 +246,11 @@ static bool bind_relief(sqlite3_stmt *stmt, int p, const void *row)
            bind_text(stmt, p + 2, r->asset) && bind_text(stmt, p + 3, r->kind) &&
            bind_int(stmt, p + 4, r->datetime) &&
            bind_text_or_null(stmt, p + 5, r->lot_transaction_id) &&
-           (shortfall ? sqlite3_bind_null(stmt, p + 6) == SQLITE_OK
+           (shortfall ? bind_null(stmt, p + 6)
                       : bind_int(stmt, p + 6, r->acquired_at)) &&
            bind_text(stmt, p + 7, r->quantity) && bind_text_or_null(stmt, p + 8, r->cost) &&
            bind_text_or_null(stmt, p + 9, r->proceeds) && bind_text_or_null(stmt, p + 10, r->term) &&
-           (r->lot_seq < 0 ? sqlite3_bind_null(stmt, p + 11) == SQLITE_OK
+           (r->lot_seq < 0 ? bind_null(stmt, p + 11)
                            : bind_int(stmt, p + 11, r->lot_seq)) &&
            bind_text_or_null(stmt, p + 12, r->method) &&
            bind_text_or_null(stmt, p + 13, shortfall ? NULL : r->lot_origin) &&
@@ -260,7 +260,7 @@ static bool bind_relief(sqlite3_stmt *stmt, int p, const void *row)
 /* Inserts count rows of `size` bytes for the account: 16 rows per statement
  * while they last, then 4, then 1 (q[2], q[1], q[0]). */
 static store_status_t insert_rows(store_conn_t *conn, int64_t account, const store_sql_t q[3],
-                                  int params, bool (*bind)(sqlite3_stmt *, int, const void *),
+                                  int params, bool (*bind)(db_stmt_t *, int, const void *),
                                   const void *rows, size_t size, size_t count)
 {
     const char *row = rows;
@@ -268,7 +268,7 @@ static store_status_t insert_rows(store_conn_t *conn, int64_t account, const sto
     while (st == STORE_OK && count > 0) {
         size_t width = count >= 16 ? 16 : count >= 4 ? 4 : 1;
         const store_sql_t *sql = &q[width == 16 ? 2 : width == 4 ? 1 : 0];
-        sqlite3_stmt *stmt;
+        db_stmt_t *stmt;
         if ((st = conn_prepare(conn, sql, &stmt)) != STORE_OK)
             break;
         if (!bind_int(stmt, 1, account))
@@ -287,17 +287,17 @@ static store_status_t insert_rows(store_conn_t *conn, int64_t account, const sto
 static store_status_t check_version(store_conn_t *conn, const char *account_uuid, int64_t version,
                                     int64_t *seq)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_prepare_key(conn, &Q_VERSION, account_uuid, &stmt);
     if (st != STORE_OK)
         return st;
-    int rc = sqlite3_step(stmt);
-    if (rc == SQLITE_ROW)
-        st = sqlite3_column_int64(stmt, 0) == version ? STORE_OK : STORE_CONFLICT;
-    if (rc == SQLITE_ROW)
-        *seq = sqlite3_column_int64(stmt, 1);
+    int rc = db_step(stmt);
+    if (rc == DB_ROW)
+        st = db_column_int(stmt, 0) == version ? STORE_OK : STORE_CONFLICT;
+    if (rc == DB_ROW)
+        *seq = db_column_int(stmt, 1);
     else
-        st = rc == SQLITE_DONE ? STORE_NOT_FOUND : conn_fail(conn, &Q_VERSION, rc);
+        st = rc == DB_DONE ? STORE_NOT_FOUND : conn_fail(conn, &Q_VERSION, rc);
     stmt_done(stmt);
     return st;
 }
@@ -320,7 +320,7 @@ store_status_t store_inv_save_in_tx(store_conn_t *conn, const store_inv_save_t *
                          a->reliefs, sizeof *a->reliefs, a->relief_count);
     if (st != STORE_OK)
         return st;
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     st = conn_prepare_key(conn, &Q_CLEAN, a->account_uuid, &stmt);
     if (st != STORE_OK)
         return st;
@@ -349,22 +349,22 @@ store_status_t store_inv_save(store_conn_t *conn, const store_inv_save_t *save, 
 
 store_status_t store_inv_mark(store_conn_t *conn, const char *account_uuid, store_inv_mark_t *out)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_enter(conn);
     if (st == STORE_OK)
         st = conn_prepare_key(conn, &Q_MARK, account_uuid, &stmt);
     if (st != STORE_OK)
         return st;
-    int rc = sqlite3_step(stmt);
-    if (rc == SQLITE_ROW) {
-        out->dirty = sqlite3_column_int(stmt, 0) != 0;
-        out->dirty_from = sqlite3_column_int64(stmt, 1);
-        out->version = sqlite3_column_int64(stmt, 2);
+    int rc = db_step(stmt);
+    if (rc == DB_ROW) {
+        out->dirty = (int)db_column_int(stmt, 0) != 0;
+        out->dirty_from = db_column_int(stmt, 1);
+        out->version = db_column_int(stmt, 2);
         if (!column_copy(stmt, 3, out->method, sizeof out->method) ||
             !column_copy(stmt, 4, out->basis, sizeof out->basis))
             st = store_bad_row(&Q_MARK);
     } else {
-        st = rc == SQLITE_DONE ? STORE_NOT_FOUND : conn_fail(conn, &Q_MARK, rc);
+        st = rc == DB_DONE ? STORE_NOT_FOUND : conn_fail(conn, &Q_MARK, rc);
     }
     stmt_done(stmt);
     return st;
@@ -373,7 +373,7 @@ store_status_t store_inv_mark(store_conn_t *conn, const char *account_uuid, stor
 store_status_t store_inv_relief_base(store_conn_t *conn, const char *account_uuid,
                                      int64_t from_ms, int64_t *base)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_enter(conn);
     if (st == STORE_OK)
         st = conn_prepare_key(conn, &Q_RELIEF_BASE, account_uuid, &stmt);
@@ -381,9 +381,9 @@ store_status_t store_inv_relief_base(store_conn_t *conn, const char *account_uui
         return st;
     if (!bind_int(stmt, 2, from_ms))
         return conn_bind_failed(conn, &Q_RELIEF_BASE, stmt);
-    int rc = sqlite3_step(stmt);
-    if (rc == SQLITE_ROW)
-        *base = sqlite3_column_int64(stmt, 0);
+    int rc = db_step(stmt);
+    if (rc == DB_ROW)
+        *base = db_column_int(stmt, 0);
     else
         st = conn_fail(conn, &Q_RELIEF_BASE, rc);
     stmt_done(stmt);
@@ -402,63 +402,63 @@ typedef struct sink {
 } sink_t;
 
 /* Steps stmt, handing each row to row(); a negative return is a bad row. */
-static store_status_t walk(store_conn_t *conn, const store_sql_t *q, sqlite3_stmt *stmt,
-                           int (*row)(sqlite3_stmt *stmt, const sink_t *sink), const sink_t *sink)
+static store_status_t walk(store_conn_t *conn, const store_sql_t *q, db_stmt_t *stmt,
+                           int (*row)(db_stmt_t *stmt, const sink_t *sink), const sink_t *sink)
 {
     int rc;
     store_status_t st = STORE_OK;
-    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+    while ((rc = db_step(stmt)) == DB_ROW) {
         int r = row(stmt, sink);
         if (r < 0)
             st = store_bad_row(q);
         if (r != 0)
             break;
     }
-    if (st == STORE_OK && rc != SQLITE_ROW && rc != SQLITE_DONE)
+    if (st == STORE_OK && rc != DB_ROW && rc != DB_DONE)
         st = conn_fail(conn, q, rc);
     stmt_done(stmt);
     return st;
 }
 
-static int summary_row(sqlite3_stmt *stmt, const sink_t *sink)
+static int summary_row(db_stmt_t *stmt, const sink_t *sink)
 {
     store_inv_summary_t r = {.asset = col(stmt, 0), .total_quantity = col(stmt, 1),
                              .total_cost = col(stmt, 2), .quantity_with_basis = col(stmt, 3),
                              .average_unit_cost = col(stmt, 4),
-                             .since = sqlite3_column_int64(stmt, 5)};
+                             .since = db_column_int(stmt, 5)};
     if (!r.asset || !r.total_quantity || !r.total_cost || !r.quantity_with_basis)
         return -1;
     return sink->summary(&r, sink->ctx) != 0;
 }
 
-static int lot_row(sqlite3_stmt *stmt, const sink_t *sink)
+static int lot_row(db_stmt_t *stmt, const sink_t *sink)
 {
-    store_inv_lot_t r = {.asset = col(stmt, 0), .seq = sqlite3_column_int64(stmt, 1),
-                         .transaction_id = col(stmt, 2), .acquired_at = sqlite3_column_int64(stmt, 3),
+    store_inv_lot_t r = {.asset = col(stmt, 0), .seq = db_column_int(stmt, 1),
+                         .transaction_id = col(stmt, 2), .acquired_at = db_column_int(stmt, 3),
                          .quantity = col(stmt, 4), .cost = col(stmt, 5),
                          .orig_quantity = col(stmt, 6), .orig_cost = col(stmt, 7),
-                         .origin = col(stmt, 8), .entered_at = sqlite3_column_int64(stmt, 9)};
+                         .origin = col(stmt, 8), .entered_at = db_column_int(stmt, 9)};
     if (!r.asset || !r.transaction_id || !r.quantity)
         return -1;
     return sink->lot(&r, sink->ctx) != 0;
 }
 
-static int relief_row(sqlite3_stmt *stmt, const sink_t *sink)
+static int relief_row(db_stmt_t *stmt, const sink_t *sink)
 {
-    store_inv_relief_t r = {sqlite3_column_int64(stmt, 0), col(stmt, 1), col(stmt, 2),
-                            col(stmt, 3), sqlite3_column_int64(stmt, 4), col(stmt, 5),
-                            sqlite3_column_int64(stmt, 6), col(stmt, 7), col(stmt, 8),
-                            col(stmt, 9), col(stmt, 10), sqlite3_column_int64(stmt, 11),
+    store_inv_relief_t r = {db_column_int(stmt, 0), col(stmt, 1), col(stmt, 2),
+                            col(stmt, 3), db_column_int(stmt, 4), col(stmt, 5),
+                            db_column_int(stmt, 6), col(stmt, 7), col(stmt, 8),
+                            col(stmt, 9), col(stmt, 10), db_column_int(stmt, 11),
                             col(stmt, 12), col(stmt, 13), col(stmt, 14)};
     if (!r.transaction_id || !r.asset || !r.kind || !r.quantity)
         return -1;
     return sink->relief(&r, sink->ctx) != 0;
 }
 
-static int asset_row(sqlite3_stmt *stmt, const sink_t *sink)
+static int asset_row(db_stmt_t *stmt, const sink_t *sink)
 {
-    store_inv_asset_t r = {col(stmt, 0), sqlite3_column_int64(stmt, 1), col(stmt, 2),
-                           col(stmt, 3), sqlite3_column_int64(stmt, 4)};
+    store_inv_asset_t r = {col(stmt, 0), db_column_int(stmt, 1), col(stmt, 2),
+                           col(stmt, 3), db_column_int(stmt, 4)};
     if (!r.asset || !r.total_cost || !r.quantity_with_basis)
         return -1;
     return sink->asset(&r, sink->ctx) != 0;
@@ -466,7 +466,7 @@ static int asset_row(sqlite3_stmt *stmt, const sink_t *sink)
 
 /* Prepares q keyed by the account with from_ms as ?2. */
 static store_status_t prepare_from(store_conn_t *conn, const store_sql_t *q,
-                                   const char *account_uuid, int64_t from_ms, sqlite3_stmt **stmt)
+                                   const char *account_uuid, int64_t from_ms, db_stmt_t **stmt)
 {
     store_status_t st = conn_enter(conn);
     if (st == STORE_OK)
@@ -483,7 +483,7 @@ store_status_t store_inv_assets_before(store_conn_t *conn, const char *account_u
                                        int (*each)(const store_inv_asset_t *row, void *ctx),
                                        void *ctx)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = prepare_from(conn, &Q_ASSETS_BEFORE, account_uuid, from_ms, &stmt);
     if (st != STORE_OK)
         return st;
@@ -496,7 +496,7 @@ store_status_t store_inv_lots_open_at(store_conn_t *conn, const char *account_uu
                                       int (*each)(const store_inv_lot_t *row, void *ctx),
                                       void *ctx)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = prepare_from(conn, &Q_LOTS_OPEN_AT, account_uuid, from_ms, &stmt);
     if (st != STORE_OK)
         return st;
@@ -507,7 +507,7 @@ store_status_t store_inv_lots_open_at(store_conn_t *conn, const char *account_uu
 store_status_t store_inv_lots_from(store_conn_t *conn, const char *account_uuid, int64_t from_ms,
                                    int (*each)(const store_inv_lot_t *row, void *ctx), void *ctx)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = prepare_from(conn, &Q_LOTS_FROM, account_uuid, from_ms, &stmt);
     if (st != STORE_OK)
         return st;
@@ -519,7 +519,7 @@ store_status_t store_inv_summaries(store_conn_t *conn, const char *account_uuid,
                                    int (*each)(const store_inv_summary_t *row, void *ctx),
                                    void *ctx)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_enter(conn);
     if (st == STORE_OK)
         st = conn_prepare_key(conn, &Q_SUMMARIES, account_uuid, &stmt);
@@ -532,7 +532,7 @@ store_status_t store_inv_summaries(store_conn_t *conn, const char *account_uuid,
 store_status_t store_inv_lots(store_conn_t *conn, const char *account_uuid, const char *asset,
                               int (*each)(const store_inv_lot_t *row, void *ctx), void *ctx)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_enter(conn);
     if (st == STORE_OK)
         st = conn_prepare_key(conn, &Q_LOTS, account_uuid, &stmt);
@@ -549,7 +549,7 @@ store_status_t store_inv_reliefs_of(store_conn_t *conn, const char *account_uuid
                                     int (*each)(const store_inv_relief_t *row, void *ctx),
                                     void *ctx)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_enter(conn);
     if (st == STORE_OK)
         st = conn_prepare_key(conn, &Q_RELIEFS_OF, account_uuid, &stmt);
@@ -566,7 +566,7 @@ store_status_t store_inv_reliefs_between(store_conn_t *conn, const char *account
                                          int (*each)(const store_inv_relief_t *row, void *ctx),
                                          void *ctx)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_enter(conn);
     if (st == STORE_OK)
         st = conn_prepare_key(conn, &Q_RELIEFS_BETWEEN, account_uuid, &stmt);

@@ -15,7 +15,6 @@
 #include "store/owners.h"
 
 #include <limits.h>
-#include <sqlite3.h>
 #include <string.h>
 
 #include "store/internal.h"
@@ -33,7 +32,7 @@ static const store_sql_t Q_OWNER_INSERT = {"owner_insert",
     " address_city, address_state, address_postal_code, address_country_code, created_at,"
     " updated_at) VALUES (?1, ?2, ?3, ?4, ?5, nullif(?6, ''), ?7, nullif(?8, ''),"
     " nullif(?9, ''), nullif(?10, ''), nullif(?11, ''), nullif(?12, ''), nullif(?13, ''),"
-    " nullif(?14, ''), nullif(?15, ''), nullif(?16, ''), ?17, ?18)"};
+    " nullif(?14, ''), nullif(?15, ''), nullif(?16, ''), ?17, ?18)", NULL};
 static const store_sql_t Q_OWNER_UPDATE = {"owner_update",
     "UPDATE account_owners SET name = ?4, account_owner_type = ?5,"
     " tax_country_code = nullif(?6, ''), tin_sealed = ?7, tin_type = nullif(?8, ''),"
@@ -41,29 +40,29 @@ static const store_sql_t Q_OWNER_UPDATE = {"owner_update",
     " address_line2 = nullif(?12, ''), address_city = nullif(?13, ''),"
     " address_state = nullif(?14, ''), address_postal_code = nullif(?15, ''),"
     " address_country_code = nullif(?16, ''), updated_at = ?18"
-    " WHERE uuid = ?1 AND tenant_id = ?2"}; /* ?3 (id) and ?17 (created_at) never change */
+    " WHERE uuid = ?1 AND tenant_id = ?2", NULL}; /* ?3 (id) and ?17 (created_at) never change */
 static const store_sql_t Q_OWNER_GET = {"owner_get", "SELECT " OWNER_COLUMNS
-    " FROM account_owners WHERE tenant_id = ?1 AND id = ?2"};
+    " FROM account_owners WHERE tenant_id = ?1 AND id = ?2", NULL};
 static const store_sql_t Q_OWNER_LIST_FIRST = {"owner_list", "SELECT " OWNER_COLUMNS
-    " FROM account_owners WHERE tenant_id = ?1 ORDER BY id LIMIT ?2"};
+    " FROM account_owners WHERE tenant_id = ?1 ORDER BY id LIMIT ?2", NULL};
 static const store_sql_t Q_OWNER_LIST_AFTER = {"owner_list_after", "SELECT " OWNER_COLUMNS
-    " FROM account_owners WHERE tenant_id = ?1 AND id > ?2 ORDER BY id LIMIT ?3"};
+    " FROM account_owners WHERE tenant_id = ?1 AND id > ?2 ORDER BY id LIMIT ?3", NULL};
 static const store_sql_t Q_OWNER_UUID = {"owner_uuid",
-    "SELECT uuid FROM account_owners WHERE tenant_id = ?1 AND id = ?2"};
+    "SELECT uuid FROM account_owners WHERE tenant_id = ?1 AND id = ?2", NULL};
 static const store_sql_t Q_OWNER_ID_OF = {"owner_id_of",
-    "SELECT id FROM account_owners WHERE uuid = ?1"};
+    "SELECT id FROM account_owners WHERE uuid = ?1", NULL};
 
 /* ---- lookups other records need */
 
 /* Steps a statement expected to return one TEXT column into out. */
 static store_status_t owner_one_text(store_conn_t *conn, const store_sql_t *q,
-                                     sqlite3_stmt *stmt, char *out, size_t cap)
+                                     db_stmt_t *stmt, char *out, size_t cap)
 {
-    int rc = sqlite3_step(stmt);
+    int rc = db_step(stmt);
     store_status_t status;
-    if (rc == SQLITE_ROW)
+    if (rc == DB_ROW)
         status = column_copy(stmt, 0, out, cap) ? STORE_OK : store_bad_row(q);
-    else if (rc == SQLITE_DONE)
+    else if (rc == DB_DONE)
         status = STORE_NOT_FOUND;
     else
         status = conn_fail(conn, q, rc);
@@ -74,7 +73,7 @@ static store_status_t owner_one_text(store_conn_t *conn, const store_sql_t *q,
 store_status_t store_owner_uuid(store_conn_t *conn, const char *tenant_id, const char *id,
                                 char uuid[STORE_UUID_LEN])
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t status = conn_enter(conn);
     if (status == STORE_OK)
         status = conn_prepare_key(conn, &Q_OWNER_UUID, tenant_id, &stmt);
@@ -88,7 +87,7 @@ store_status_t store_owner_uuid(store_conn_t *conn, const char *tenant_id, const
 store_status_t store_owner_id_of(store_conn_t *conn, const char *owner_uuid,
                                  char id[STORE_ID_MAX])
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t status = conn_enter(conn);
     if (status == STORE_OK)
         status = conn_prepare_key(conn, &Q_OWNER_ID_OF, owner_uuid, &stmt);
@@ -121,7 +120,7 @@ static bool owner_fits(const store_owner_t *o)
 
 /* Insert and update share one parameter layout (?1..?18), so one binder
  * serves both and they cannot drift apart. */
-static bool owner_bind(sqlite3_stmt *stmt, const char *tenant_id, const store_owner_t *o)
+static bool owner_bind(db_stmt_t *stmt, const char *tenant_id, const store_owner_t *o)
 {
     bool ok = bind_text(stmt, 1, o->uuid) && bind_text(stmt, 2, tenant_id) &&
               bind_text(stmt, 3, o->id) && bind_text(stmt, 4, o->name) &&
@@ -146,7 +145,7 @@ typedef struct owner_write_args {
 static store_status_t owner_create_tx(store_conn_t *conn, const void *arg)
 {
     const owner_write_args_t *a = arg;
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t status = conn_prepare(conn, &Q_OWNER_INSERT, &stmt);
     if (status != STORE_OK)
         return status;
@@ -176,14 +175,14 @@ store_status_t store_owner_create(store_conn_t *conn, const char *tenant_id,
 static store_status_t owner_update_tx(store_conn_t *conn, const void *arg)
 {
     const owner_write_args_t *a = arg;
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t status = conn_prepare(conn, &Q_OWNER_UPDATE, &stmt);
     if (status != STORE_OK)
         return status;
     if (!owner_bind(stmt, a->tenant_id, a->owner))
         return conn_bind_failed(conn, &Q_OWNER_UPDATE, stmt);
     status = conn_run(conn, &Q_OWNER_UPDATE, stmt);
-    if (status == STORE_OK && sqlite3_changes(conn->db) == 0)
+    if (status == STORE_OK && conn_changes(conn) == 0)
         return STORE_NOT_FOUND; /* rolled back by conn_write: nothing was written anyway */
     return status;
 }
@@ -209,11 +208,11 @@ store_status_t store_owner_update(store_conn_t *conn, const char *tenant_id,
 /* ---- reads */
 
 /* A row_decode_fn: record is a store_owner_t. */
-static store_status_t owner_from_row(const store_sql_t *q, sqlite3_stmt *stmt, void *record)
+static store_status_t owner_from_row(const store_sql_t *q, db_stmt_t *stmt, void *record)
 {
     store_owner_t *out = record;
-    const void *sealed = sqlite3_column_blob(stmt, 5);
-    size_t sealed_len = (size_t)sqlite3_column_bytes(stmt, 5);
+    const void *sealed = db_column_blob(stmt, 5, NULL);
+    size_t sealed_len = (size_t)db_column_bytes(stmt, 5);
     if (sealed_len > sizeof out->tin_sealed)
         return store_bad_row(q);
     if (!column_copy(stmt, 0, out->uuid, sizeof out->uuid) ||
@@ -234,15 +233,15 @@ static store_status_t owner_from_row(const store_sql_t *q, sqlite3_stmt *stmt, v
     out->tin_sealed_len = sealed != NULL ? sealed_len : 0;
     if (out->tin_sealed_len > 0)
         memcpy(out->tin_sealed, sealed, out->tin_sealed_len);
-    out->created_at = sqlite3_column_int64(stmt, 15);
-    out->updated_at = sqlite3_column_int64(stmt, 16);
+    out->created_at = db_column_int(stmt, 15);
+    out->updated_at = db_column_int(stmt, 16);
     return STORE_OK;
 }
 
 store_status_t store_owner_get(store_conn_t *conn, const char *tenant_id, const char *id,
                                store_owner_t *out)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t status = conn_enter(conn);
     if (status == STORE_OK)
         status = conn_prepare_key(conn, &Q_OWNER_GET, tenant_id, &stmt);

@@ -21,16 +21,16 @@ static const store_sql_t Q_DEPOSIT = {
     "provided_deposit", "SELECT t.seq, t.account, a.uuid, a.id, t.type, t.datetime, t.lines"
                         " FROM transactions t JOIN accounts a ON a.seq = t.account"
                         " WHERE t.tenant = (SELECT rowid FROM tenants WHERE id = ?1)"
-                        " AND t.id = ?2"};
+                        " AND t.id = ?2", NULL};
 static const store_sql_t Q_DROP_ASSET = {
     "provided_drop_asset",
-    "DELETE FROM provided_lots WHERE transaction_seq = ?1 AND asset_code = ?2"};
+    "DELETE FROM provided_lots WHERE transaction_seq = ?1 AND asset_code = ?2", NULL};
 static const store_sql_t Q_INSERT = {
     "provided_insert", "INSERT INTO provided_lots (transaction_seq, account, asset_code, idx,"
-                       " quantity, cost_basis, acquired_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"};
+                       " quantity, cost_basis, acquired_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)", NULL};
 static const store_sql_t Q_LOTS = {
     "provided_lots", "SELECT asset_code, quantity, cost_basis, acquired_at FROM provided_lots"
-                     " WHERE transaction_seq = ?1 ORDER BY asset_code, idx"};
+                     " WHERE transaction_seq = ?1 ORDER BY asset_code, idx", NULL};
 
 /* ---- the deposit ------------------------------------------------------ */
 
@@ -69,16 +69,16 @@ static bool deposit_lines(deposit_row_t *d, const char *text)
     return ok;
 }
 
-static store_status_t deposit_from_row(const store_sql_t *q, sqlite3_stmt *stmt, void *record)
+static store_status_t deposit_from_row(const store_sql_t *q, db_stmt_t *stmt, void *record)
 {
     deposit_row_t *d = record;
-    d->seq = sqlite3_column_int64(stmt, 0);
-    d->account_seq = sqlite3_column_int64(stmt, 1);
-    d->view.datetime_ms = sqlite3_column_int64(stmt, 5);
+    d->seq = db_column_int(stmt, 0);
+    d->account_seq = db_column_int(stmt, 1);
+    d->view.datetime_ms = db_column_int(stmt, 5);
     if (!column_copy(stmt, 2, d->account_uuid, sizeof d->account_uuid) ||
         !column_copy(stmt, 3, d->view.account_id, sizeof d->view.account_id) ||
         !column_copy(stmt, 4, d->view.type, sizeof d->view.type) ||
-        !deposit_lines(d, (const char *)sqlite3_column_text(stmt, 6)))
+        !deposit_lines(d, db_column_text(stmt, 6)))
         return store_bad_row(q);
     return STORE_OK;
 }
@@ -87,7 +87,7 @@ static store_status_t deposit_read(store_conn_t *conn, const char *tenant_id,
                                    const char *transaction_id, deposit_row_t *out)
 {
     memset(out, 0, sizeof *out);
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_prepare_key(conn, &Q_DEPOSIT, tenant_id, &stmt);
     if (st != STORE_OK)
         return st;
@@ -103,13 +103,13 @@ static const store_sql_t Q_PROVIDED_OF_ACCOUNT = {
     "SELECT t.id, p.asset_code, p.quantity, p.cost_basis, p.acquired_at FROM provided_lots p"
     " JOIN transactions t ON t.seq = p.transaction_seq"
     " WHERE p.account = (SELECT seq FROM accounts WHERE uuid = ?1) AND t.datetime >= ?2"
-    " ORDER BY t.datetime, t.seq, p.asset_code, p.idx"};
+    " ORDER BY t.datetime, t.seq, p.asset_code, p.idx", NULL};
 
 store_status_t store_provided_lots_of_account(store_conn_t *conn, const char *account_uuid,
                                               int64_t from_ms, store_provided_lot_each_fn each,
                                               void *ctx)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_enter(conn);
     if (st == STORE_OK)
         st = conn_prepare_key(conn, &Q_PROVIDED_OF_ACCOUNT, account_uuid, &stmt);
@@ -117,18 +117,18 @@ store_status_t store_provided_lots_of_account(store_conn_t *conn, const char *ac
         return st;
     if (!bind_int(stmt, 2, from_ms))
         return conn_bind_failed(conn, &Q_PROVIDED_OF_ACCOUNT, stmt);
-    int rc = SQLITE_DONE, stop = 0;
-    while (!stop && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+    int rc = DB_DONE, stop = 0;
+    while (!stop && (rc = db_step(stmt)) == DB_ROW) {
         const char *text[4];
         for (int i = 0; i < 4; i++)
-            text[i] = (const char *)sqlite3_column_text(stmt, i);
+            text[i] = db_column_text(stmt, i);
         if (text[0] == NULL || text[1] == NULL || text[2] == NULL || text[3] == NULL) {
             st = store_bad_row(&Q_PROVIDED_OF_ACCOUNT);
             break;
         }
-        stop = each(text[0], text[1], text[2], text[3], sqlite3_column_int64(stmt, 4), ctx);
+        stop = each(text[0], text[1], text[2], text[3], db_column_int(stmt, 4), ctx);
     }
-    if (st == STORE_OK && !stop && rc != SQLITE_DONE)
+    if (st == STORE_OK && !stop && rc != DB_DONE)
         st = conn_fail(conn, &Q_PROVIDED_OF_ACCOUNT, rc);
     stmt_done(stmt);
     return st;
@@ -164,7 +164,7 @@ static int64_t asset_index(const store_provided_lot_t *lots, size_t i)
 
 static store_status_t drop_asset(store_conn_t *conn, int64_t tx_seq, const char *asset)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_prepare(conn, &Q_DROP_ASSET, &stmt);
     if (st != STORE_OK)
         return st;
@@ -175,7 +175,7 @@ static store_status_t drop_asset(store_conn_t *conn, int64_t tx_seq, const char 
 static store_status_t insert_lot(store_conn_t *conn, const deposit_row_t *d,
                                  const store_provided_lot_t *lot, int64_t idx)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_prepare(conn, &Q_INSERT, &stmt);
     if (st != STORE_OK)
         return st;
@@ -233,21 +233,21 @@ store_status_t store_provided_lots_set(store_conn_t *conn, const char *tenant_id
 
 /* ---- read ------------------------------------------------------------- */
 
-static store_status_t lot_from_row(const store_sql_t *q, sqlite3_stmt *stmt, void *record)
+static store_status_t lot_from_row(const store_sql_t *q, db_stmt_t *stmt, void *record)
 {
     store_provided_lot_t *lot = record;
     if (!column_copy(stmt, 0, lot->asset, sizeof lot->asset) ||
         !column_copy(stmt, 1, lot->quantity, sizeof lot->quantity) ||
         !column_copy(stmt, 2, lot->cost_basis, sizeof lot->cost_basis))
         return store_bad_row(q);
-    lot->acquired_at = sqlite3_column_int64(stmt, 3);
+    lot->acquired_at = db_column_int(stmt, 3);
     return STORE_OK;
 }
 
 static store_status_t lots_walk(store_conn_t *conn, int64_t tx_seq,
                                 int (*lot)(const store_provided_lot_t *lot, void *ctx), void *ctx)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_prepare(conn, &Q_LOTS, &stmt);
     if (st == STORE_OK && !bind_int(stmt, 1, tx_seq))
         st = conn_bind_failed(conn, &Q_LOTS, stmt);

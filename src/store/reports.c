@@ -18,7 +18,7 @@
  *    claim, renewal and completion rewrites (SQLite rewrites a whole row,
  *    overflow pages included). Statements read them with json_each over a
  *    subquery, so the runner never holds them in memory; the status GET
- *    reads them with incremental blob I/O straight into one buffer.
+ *    reads them in one column.
  *  - The skipped ids are a bitmap over the requested positions, computed in
  *    the snapshot read (the first position of each id that is no account)
  *    and stored at completion: 1 bit per requested id instead of a copy.
@@ -45,24 +45,24 @@
 
 static const store_sql_t Q_ACTIVE = {
     "report_active", "SELECT count(*) FROM reports WHERE tenant_id = ?1"
-                     " AND status IN ('pending', 'processing')"};
+                     " AND status IN ('pending', 'processing')", NULL};
 static const store_sql_t Q_CREATE = {
     "report_create", "INSERT INTO reports (id, tenant_id, status, format,"
                      " created_at, expires_at, test_directive, kind, tax_year)"
-                     " VALUES (?1, ?2, 'pending', ?3, ?4, ?5, nullif(?6, ''), ?7, nullif(?8, 0))"};
+                     " VALUES (?1, ?2, 'pending', ?3, ?4, ?5, nullif(?6, ''), ?7, nullif(?8, 0))", NULL};
 static const store_sql_t Q_CREATE_IDS = {
-    "report_create_ids", "INSERT INTO report_ids (report_id, requested) VALUES (?1, ?2)"};
+    "report_create_ids", "INSERT INTO report_ids (report_id, requested) VALUES (?1, ?2)", NULL};
 static const store_sql_t Q_GET = {
     "report_get", REPORT_COLUMNS_BASE ", EXISTS (SELECT 1 FROM report_ids i"
                   " WHERE i.report_id = reports.id),"
                   " CASE WHEN ?2 & 2 THEN metadata END, CASE WHEN ?2 & 2 THEN skipped END"
-                  " FROM reports WHERE id = ?1"};
+                  " FROM reports WHERE id = ?1", NULL};
 static const store_sql_t Q_REQUESTED_ROW = {
-    "report_requested_row", "SELECT rowid FROM report_ids WHERE report_id = ?1"};
+    "report_requested_row", "SELECT requested FROM report_ids WHERE report_id = ?1", NULL};
 static const store_sql_t Q_EXHAUSTED_CHUNKS = {
     "report_exhausted_chunks",
     "DELETE FROM report_chunks WHERE report_id IN (SELECT id FROM reports"
-    " WHERE status = 'processing' AND lease_until <= ?1 AND expired_leases + 1 >= ?2)"};
+    " WHERE status = 'processing' AND lease_until <= ?1 AND expired_leases + 1 >= ?2)", NULL};
 static const store_sql_t Q_EXHAUSTED = {
     "report_exhausted",
     "UPDATE reports SET status = 'failed', error_code = 'lease_expired',"
@@ -70,79 +70,79 @@ static const store_sql_t Q_EXHAUSTED = {
     " (the worker stopped before finishing); the report was abandoned',"
     " expired_leases = expired_leases + 1, claimed_by = NULL, lease_until = NULL,"
     " finished_at = ?3"
-    " WHERE status = 'processing' AND lease_until <= ?1 AND expired_leases + 1 >= ?2"};
+    " WHERE status = 'processing' AND lease_until <= ?1 AND expired_leases + 1 >= ?2", NULL};
 /* The same condition as Q_PICK, read without the write lock: an idle
  * worker's poll costs a read, never a write transaction. */
 static const store_sql_t Q_ANY_WORK = {
     "report_any_work", "SELECT 1 FROM reports WHERE status = 'pending'"
-                       " OR (status = 'processing' AND lease_until <= ?1) LIMIT 1"};
+                       " OR (status = 'processing' AND lease_until <= ?1) LIMIT 1", NULL};
 static const store_sql_t Q_PICK = {
     "report_pick", "SELECT id FROM reports WHERE status = 'pending'"
                    " OR (status = 'processing' AND lease_until <= ?1)"
-                   " ORDER BY created_at, id LIMIT 1"};
+                   " ORDER BY created_at, id LIMIT 1", NULL};
 /* SET expressions read the row as it was: an expired lease is counted. */
 static const store_sql_t Q_TAKE = {
     "report_take", "UPDATE reports SET expired_leases = expired_leases + (status = 'processing'),"
                    " status = 'processing', claimed_by = ?2, lease_until = ?3,"
-                   " started_at = coalesce(started_at, ?4) WHERE id = ?1"};
+                   " started_at = coalesce(started_at, ?4) WHERE id = ?1", NULL};
 static const store_sql_t Q_OWNED = {
     "report_owned", "SELECT 1 FROM reports WHERE id = ?1 AND claimed_by = ?2"
-                    " AND status = 'processing'"};
+                    " AND status = 'processing'", NULL};
 static const store_sql_t Q_RENEW = {
     "report_renew", "UPDATE reports SET lease_until = ?3 WHERE id = ?1 AND claimed_by = ?2"
-                    " AND status = 'processing'"};
+                    " AND status = 'processing'", NULL};
 static const store_sql_t Q_RELEASE = {
     "report_release", "UPDATE reports SET status = 'pending', claimed_by = NULL,"
                       " lease_until = NULL WHERE id = ?1 AND claimed_by = ?2"
-                      " AND status = 'processing'"};
+                      " AND status = 'processing'", NULL};
 static const store_sql_t Q_FAIL = {
     "report_fail", "UPDATE reports SET status = 'failed', error_code = ?3, error_message = ?4,"
                    " finished_at = ?5, claimed_by = NULL, lease_until = NULL"
-                   " WHERE id = ?1 AND claimed_by = ?2 AND status = 'processing'"};
+                   " WHERE id = ?1 AND claimed_by = ?2 AND status = 'processing'", NULL};
 static const store_sql_t Q_CHUNKS_DELETE = {
-    "report_chunks_delete", "DELETE FROM report_chunks WHERE report_id = ?1"};
+    "report_chunks_delete", "DELETE FROM report_chunks WHERE report_id = ?1", NULL};
 static const store_sql_t Q_CHUNK_PUT = {
-    "report_chunk_put", "INSERT INTO report_chunks (report_id, seq, data) VALUES (?1, ?2, ?3)"};
+    "report_chunk_put", "INSERT INTO report_chunks (report_id, seq, data) VALUES (?1, ?2, ?3)", NULL};
 static const store_sql_t Q_COMPLETE = {
     "report_complete", "UPDATE reports SET status = 'completed', metadata = ?3, row_count = ?4,"
                        " size_bytes = ?5, finished_at = ?6, skipped = ?7, claimed_by = NULL,"
                        " lease_until = NULL WHERE id = ?1 AND claimed_by = ?2"
-                       " AND status = 'processing'"};
+                       " AND status = 'processing'", NULL};
 static const store_sql_t Q_CHUNK_GET = {
-    "report_chunk_get", "SELECT data FROM report_chunks WHERE report_id = ?1 AND seq = ?2"};
+    "report_chunk_get", "SELECT data FROM report_chunks WHERE report_id = ?1 AND seq = ?2", NULL};
 static const store_sql_t Q_PURGE = {
     "report_purge", "DELETE FROM reports WHERE id IN (SELECT id FROM reports"
-                    " WHERE expires_at <= ?1 ORDER BY expires_at LIMIT ?2)"};
+                    " WHERE expires_at <= ?1 ORDER BY expires_at LIMIT ?2)", NULL};
 
 #define DIRTY_COLUMNS                                                                          \
     "SELECT uuid, id, cost_basis_method, coalesce(austria_tax_year, 0),"                       \
     " coalesce(dirty_from, 0), inventory_version FROM accounts"                                \
     " WHERE tenant_id = ?1 AND dirty_from IS NOT NULL AND uuid > ?2"
 static const store_sql_t Q_DIRTY_ALL = {
-    "report_dirty_all", DIRTY_COLUMNS " ORDER BY uuid LIMIT ?3"};
+    "report_dirty_all", DIRTY_COLUMNS " ORDER BY uuid LIMIT ?3", NULL};
 /* A scoped report's requested ids, for json_each: the subquery is constant,
  * evaluated once per statement. */
 #define REQUESTED(param) "(SELECT requested FROM report_ids WHERE report_id = " param ")"
 static const store_sql_t Q_DIRTY_IDS = {
     "report_dirty_ids", DIRTY_COLUMNS " AND id IN (SELECT value FROM json_each("
-                        REQUESTED("?4") ")) ORDER BY uuid LIMIT ?3"};
+                        REQUESTED("?4") ")) ORDER BY uuid LIMIT ?3", NULL};
 
-static const store_sql_t Q_READ_BEGIN = {"report_read_begin", "BEGIN"};
-static const store_sql_t Q_READ_END = {"report_read_commit", "COMMIT"};
-static const store_sql_t Q_READ_ROLLBACK = {"report_read_rollback", "ROLLBACK"};
+static const store_sql_t Q_READ_BEGIN = {"report_read_begin", "BEGIN", NULL};
+static const store_sql_t Q_READ_END = {"report_read_commit", "COMMIT", NULL};
+static const store_sql_t Q_READ_ROLLBACK = {"report_read_rollback", "ROLLBACK", NULL};
 static const store_sql_t Q_COUNT_ALL = {
-    "report_count_all", "SELECT count(*) FROM accounts WHERE tenant_id = ?1"};
+    "report_count_all", "SELECT count(*) FROM accounts WHERE tenant_id = ?1", NULL};
 static const store_sql_t Q_COUNT_IDS = {
     "report_count_ids", "SELECT count(*) FROM accounts WHERE tenant_id = ?1"
-                        " AND id IN (SELECT value FROM json_each(" REQUESTED("?2") "))"};
+                        " AND id IN (SELECT value FROM json_each(" REQUESTED("?2") "))", NULL};
 static const store_sql_t Q_REQUESTED = {
     "report_requested", "SELECT json_array_length(requested) FROM report_ids"
-                        " WHERE report_id = ?1"};
+                        " WHERE report_id = ?1", NULL};
 /* The first position of each requested id that is no account. */
 static const store_sql_t Q_SKIPPED = {
     "report_skipped", "SELECT min(j.key) FROM json_each(" REQUESTED("?2") ") j WHERE NOT EXISTS"
                       " (SELECT 1 FROM accounts a WHERE a.tenant_id = ?1 AND a.id = j.value)"
-                      " GROUP BY j.value ORDER BY 1"};
+                      " GROUP BY j.value ORDER BY 1", NULL};
 #define ROW_COLUMNS                                                                            \
     "SELECT a.id, s.asset_code, coalesce(x.type, ''), s.total_quantity, s.total_cost,"         \
     " s.average_unit_cost, s.quantity_with_basis FROM accounts a"                              \
@@ -150,30 +150,30 @@ static const store_sql_t Q_SKIPPED = {
     " LEFT JOIN assets x ON x.tenant_id = a.tenant_id AND x.code = s.asset_code"               \
     " WHERE a.tenant_id = ?1 AND s.total_quantity <> '0'"
 static const store_sql_t Q_ROWS_ALL = {
-    "report_rows_all", ROW_COLUMNS " ORDER BY a.id, s.asset_code"};
+    "report_rows_all", ROW_COLUMNS " ORDER BY a.id, s.asset_code", NULL};
 static const store_sql_t Q_ROWS_IDS = {
     "report_rows_ids", ROW_COLUMNS " AND a.id IN (SELECT value FROM json_each("
                        REQUESTED("?2") "))"
-                                   " ORDER BY a.id, s.asset_code"};
+                                   " ORDER BY a.id, s.asset_code", NULL};
 
 /* The gains report's accounts, in caller-id order (the accounts' (tenant_id,
  * id) index); each account's rows are then read by store_gains_each. */
 static const store_sql_t Q_GAIN_ACCOUNTS_ALL = {
-    "report_gain_accounts_all", "SELECT uuid, id FROM accounts WHERE tenant_id = ?1 ORDER BY id"};
+    "report_gain_accounts_all", "SELECT uuid, id FROM accounts WHERE tenant_id = ?1 ORDER BY id", NULL};
 static const store_sql_t Q_GAIN_ACCOUNTS_IDS = {
     "report_gain_accounts_ids", "SELECT uuid, id FROM accounts WHERE tenant_id = ?1"
                                 " AND id IN (SELECT value FROM json_each(" REQUESTED("?2") "))"
-                                " ORDER BY id"};
+                                " ORDER BY id", NULL};
 
 /* ---- small helpers ---------------------------------------------------- */
 
-static const char *col(sqlite3_stmt *stmt, int i)
+static const char *col(db_stmt_t *stmt, int i)
 {
-    return (const char *)sqlite3_column_text(stmt, i);
+    return db_column_text(stmt, i);
 }
 
 /* A malloc'd copy of a nullable TEXT column; false when memory ran out. */
-static bool column_dup(sqlite3_stmt *stmt, int i, char **out)
+static bool column_dup(db_stmt_t *stmt, int i, char **out)
 {
     *out = NULL;
     const char *text = col(stmt, i);
@@ -187,28 +187,28 @@ static bool column_dup(sqlite3_stmt *stmt, int i, char **out)
 static store_status_t run_claimed(store_conn_t *conn, const store_sql_t *q, const char *id,
                                   const char *claim, int *changed)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_prepare_key(conn, q, id, &stmt);
     if (st != STORE_OK)
         return st;
     if (!bind_text(stmt, 2, claim))
         return conn_bind_failed(conn, q, stmt);
     st = conn_run(conn, q, stmt);
-    *changed = sqlite3_changes(conn->db);
+    *changed = conn_changes(conn);
     return st;
 }
 
 /* STORE_OK while the claim holds, STORE_NOT_FOUND once it was lost. */
 static store_status_t check_owned(store_conn_t *conn, const char *id, const char *claim)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_prepare_key(conn, &Q_OWNED, id, &stmt);
     if (st != STORE_OK)
         return st;
     if (!bind_text(stmt, 2, claim))
         return conn_bind_failed(conn, &Q_OWNED, stmt);
-    int rc = sqlite3_step(stmt);
-    st = rc == SQLITE_ROW ? STORE_OK : rc == SQLITE_DONE ? STORE_NOT_FOUND
+    int rc = db_step(stmt);
+    st = rc == DB_ROW ? STORE_OK : rc == DB_DONE ? STORE_NOT_FOUND
                                                          : conn_fail(conn, &Q_OWNED, rc);
     stmt_done(stmt);
     return st;
@@ -216,7 +216,7 @@ static store_status_t check_owned(store_conn_t *conn, const char *id, const char
 
 static store_status_t delete_chunks(store_conn_t *conn, const char *id)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_prepare_key(conn, &Q_CHUNKS_DELETE, id, &stmt);
     return st == STORE_OK ? conn_run(conn, &Q_CHUNKS_DELETE, stmt) : st;
 }
@@ -224,13 +224,12 @@ static store_status_t delete_chunks(store_conn_t *conn, const char *id)
 static store_status_t insert_chunk(store_conn_t *conn, const char *id, int64_t seq,
                                    const void *data, size_t len)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_prepare_key(conn, &Q_CHUNK_PUT, id, &stmt);
     if (st != STORE_OK)
         return st;
     /* A zero-length blob must still be a BLOB, not NULL. */
-    if (!bind_int(stmt, 2, seq) ||
-        sqlite3_bind_blob64(stmt, 3, len > 0 ? data : "", len, SQLITE_STATIC) != SQLITE_OK)
+    if (!bind_int(stmt, 2, seq) || !bind_blob(stmt, 3, data, len))
         return conn_bind_failed(conn, &Q_CHUNK_PUT, stmt);
     return conn_run(conn, &Q_CHUNK_PUT, stmt);
 }
@@ -247,12 +246,12 @@ void store_report_clear(store_report_t *report)
 }
 
 /* A malloc'd copy of a nullable BLOB column; false when memory ran out. */
-static bool column_blob_dup(sqlite3_stmt *stmt, int i, uint8_t **out, size_t *len)
+static bool column_blob_dup(db_stmt_t *stmt, int i, uint8_t **out, size_t *len)
 {
     *out = NULL;
     *len = 0;
-    const void *data = sqlite3_column_blob(stmt, i);
-    size_t n = (size_t)sqlite3_column_bytes(stmt, i);
+    const void *data = db_column_blob(stmt, i, NULL);
+    size_t n = (size_t)db_column_bytes(stmt, i);
     if (data == NULL || n == 0)
         return true; /* NULL: none */
     *out = malloc(n);
@@ -263,14 +262,14 @@ static bool column_blob_dup(sqlite3_stmt *stmt, int i, uint8_t **out, size_t *le
     return true;
 }
 
-static store_status_t decode_report(sqlite3_stmt *stmt, store_report_t *out)
+static store_status_t decode_report(db_stmt_t *stmt, store_report_t *out)
 {
     memset(out, 0, sizeof *out);
-    out->created_at = sqlite3_column_int64(stmt, 4);
-    out->expires_at = sqlite3_column_int64(stmt, 5);
-    out->expired_leases = sqlite3_column_int64(stmt, 6);
-    out->row_count = sqlite3_column_int64(stmt, 7);
-    out->size_bytes = sqlite3_column_int64(stmt, 8);
+    out->created_at = db_column_int(stmt, 4);
+    out->expires_at = db_column_int(stmt, 5);
+    out->expired_leases = db_column_int(stmt, 6);
+    out->row_count = db_column_int(stmt, 7);
+    out->size_bytes = db_column_int(stmt, 8);
     bool ok = column_copy(stmt, 0, out->id, sizeof out->id) &&
               column_copy(stmt, 1, out->tenant_id, sizeof out->tenant_id) &&
               column_copy(stmt, 2, out->status, sizeof out->status) &&
@@ -281,8 +280,8 @@ static store_status_t decode_report(sqlite3_stmt *stmt, store_report_t *out)
               column_copy(stmt, 12, out->kind, sizeof out->kind);
     if (!ok)
         return store_bad_row(&Q_GET);
-    out->tax_year = sqlite3_column_int(stmt, 13);
-    out->scoped = sqlite3_column_int(stmt, 14) != 0;
+    out->tax_year = (int)db_column_int(stmt, 13);
+    out->scoped = (int)db_column_int(stmt, 14) != 0;
     if (!column_dup(stmt, 15, &out->metadata) ||
         !column_blob_dup(stmt, 16, &out->skipped, &out->skipped_len)) {
         store_report_clear(out);
@@ -295,17 +294,17 @@ static store_status_t decode_report(sqlite3_stmt *stmt, store_report_t *out)
 static store_status_t get_row(store_conn_t *conn, const char *id, unsigned texts,
                               store_report_t *out)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_prepare_key(conn, &Q_GET, id, &stmt);
     if (st != STORE_OK)
         return st;
     if (!bind_int(stmt, 2, (int64_t)texts))
         return conn_bind_failed(conn, &Q_GET, stmt);
-    int rc = sqlite3_step(stmt);
-    if (rc == SQLITE_ROW)
+    int rc = db_step(stmt);
+    if (rc == DB_ROW)
         st = decode_report(stmt, out);
     else
-        st = rc == SQLITE_DONE ? STORE_NOT_FOUND : conn_fail(conn, &Q_GET, rc);
+        st = rc == DB_DONE ? STORE_NOT_FOUND : conn_fail(conn, &Q_GET, rc);
     stmt_done(stmt);
     return st;
 }
@@ -328,13 +327,13 @@ typedef struct create_args {
 /* The tenant's reports pending or processing, inside the write transaction. */
 static store_status_t count_active(store_conn_t *conn, const char *tenant_id, int64_t *active)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_prepare_key(conn, &Q_ACTIVE, tenant_id, &stmt);
     if (st != STORE_OK)
         return st;
-    int rc = sqlite3_step(stmt);
-    if (rc == SQLITE_ROW)
-        *active = sqlite3_column_int64(stmt, 0);
+    int rc = db_step(stmt);
+    if (rc == DB_ROW)
+        *active = db_column_int(stmt, 0);
     else
         st = conn_fail(conn, &Q_ACTIVE, rc);
     stmt_done(stmt);
@@ -344,12 +343,11 @@ static store_status_t count_active(store_conn_t *conn, const char *tenant_id, in
 static store_status_t insert_ids(store_conn_t *conn, const char *id, const char *account_ids,
                                  size_t ids_len)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_prepare_key(conn, &Q_CREATE_IDS, id, &stmt);
     if (st != STORE_OK)
         return st;
-    if (ids_len > INT_MAX ||
-        sqlite3_bind_text(stmt, 2, account_ids, (int)ids_len, SQLITE_STATIC) != SQLITE_OK)
+    if (!bind_text_len(stmt, 2, account_ids, ids_len))
         return conn_bind_failed(conn, &Q_CREATE_IDS, stmt);
     return conn_run(conn, &Q_CREATE_IDS, stmt);
 }
@@ -363,7 +361,7 @@ static store_status_t create_body(store_conn_t *conn, const void *arg)
     *a->admitted = st == STORE_OK && active < (int64_t)a->max_active;
     if (st != STORE_OK || !*a->admitted)
         return st;
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     st = conn_prepare_key(conn, &Q_CREATE, r->id, &stmt);
     if (st != STORE_OK)
         return st;
@@ -399,33 +397,27 @@ store_status_t store_report_requested(store_conn_t *conn, const char *id, char *
 {
     *text = NULL;
     *len = 0;
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_enter(conn);
     if (st == STORE_OK)
         st = conn_prepare_key(conn, &Q_REQUESTED_ROW, id, &stmt);
     if (st != STORE_OK)
         return st;
-    int rc = sqlite3_step(stmt);
-    sqlite3_int64 rowid = rc == SQLITE_ROW ? sqlite3_column_int64(stmt, 0) : 0;
+    int rc = db_step(stmt);
+    if (rc != DB_ROW) {
+        stmt_done(stmt);
+        return rc == DB_DONE ? STORE_NOT_FOUND : conn_fail(conn, &Q_REQUESTED_ROW, rc);
+    }
+    size_t n = 0;
+    const char *requested = db_column_blob(stmt, 0, &n);
+    char *buf = requested != NULL ? malloc(n + 1) : NULL;
+    if (buf != NULL) {
+        memcpy(buf, requested, n);
+        buf[n] = '\0';
+    }
     stmt_done(stmt);
-    if (rc != SQLITE_ROW)
-        return rc == SQLITE_DONE ? STORE_NOT_FOUND : conn_fail(conn, &Q_REQUESTED_ROW, rc);
-    sqlite3_blob *blob = NULL;
-    rc = sqlite3_blob_open(conn->db, "main", "report_ids", "requested", rowid, 0, &blob);
-    if (rc != SQLITE_OK) {
-        sqlite3_blob_close(blob); /* NULL-safe */
-        return rc == SQLITE_ERROR ? STORE_NOT_FOUND /* deleted meanwhile */
-                                  : conn_fail(conn, &Q_REQUESTED_ROW, rc);
-    }
-    size_t n = (size_t)sqlite3_blob_bytes(blob);
-    char *buf = malloc(n + 1);
-    rc = buf == NULL ? SQLITE_NOMEM : sqlite3_blob_read(blob, buf, (int)n, 0);
-    sqlite3_blob_close(blob);
-    if (rc != SQLITE_OK) {
-        free(buf);
-        return buf == NULL ? STORE_ERROR : conn_fail(conn, &Q_REQUESTED_ROW, rc);
-    }
-    buf[n] = '\0';
+    if (buf == NULL)
+        return STORE_ERROR;
     *text = buf;
     *len = n;
     return STORE_OK;
@@ -442,7 +434,7 @@ static store_status_t fail_exhausted(store_conn_t *conn, const store_report_leas
 {
     const store_sql_t *qs[] = {&Q_EXHAUSTED_CHUNKS, &Q_EXHAUSTED};
     for (size_t i = 0; i < 2; i++) {
-        sqlite3_stmt *stmt;
+        db_stmt_t *stmt;
         store_status_t st = conn_prepare(conn, qs[i], &stmt);
         if (st != STORE_OK)
             return st;
@@ -458,24 +450,24 @@ static store_status_t fail_exhausted(store_conn_t *conn, const store_report_leas
 
 static store_status_t pick(store_conn_t *conn, int64_t now_ms, char id[STORE_UUID_LEN])
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_prepare(conn, &Q_PICK, &stmt);
     if (st != STORE_OK)
         return st;
     if (!bind_int(stmt, 1, now_ms))
         return conn_bind_failed(conn, &Q_PICK, stmt);
-    int rc = sqlite3_step(stmt);
-    if (rc == SQLITE_ROW)
+    int rc = db_step(stmt);
+    if (rc == DB_ROW)
         st = column_copy(stmt, 0, id, STORE_UUID_LEN) ? STORE_OK : store_bad_row(&Q_PICK);
     else
-        st = rc == SQLITE_DONE ? STORE_NOT_FOUND : conn_fail(conn, &Q_PICK, rc);
+        st = rc == DB_DONE ? STORE_NOT_FOUND : conn_fail(conn, &Q_PICK, rc);
     stmt_done(stmt);
     return st;
 }
 
 static store_status_t take(store_conn_t *conn, const store_report_lease_t *lease, const char *id)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_prepare_key(conn, &Q_TAKE, id, &stmt);
     if (st != STORE_OK)
         return st;
@@ -504,7 +496,7 @@ static store_status_t claim_body(store_conn_t *conn, const void *arg)
 
 static store_status_t any_work(store_conn_t *conn, int64_t now_ms)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_enter(conn);
     if (st == STORE_OK)
         st = conn_prepare(conn, &Q_ANY_WORK, &stmt);
@@ -512,8 +504,8 @@ static store_status_t any_work(store_conn_t *conn, int64_t now_ms)
         return st;
     if (!bind_int(stmt, 1, now_ms))
         return conn_bind_failed(conn, &Q_ANY_WORK, stmt);
-    int rc = sqlite3_step(stmt);
-    st = rc == SQLITE_ROW ? STORE_OK : rc == SQLITE_DONE ? STORE_NOT_FOUND
+    int rc = db_step(stmt);
+    st = rc == DB_ROW ? STORE_OK : rc == DB_DONE ? STORE_NOT_FOUND
                                                          : conn_fail(conn, &Q_ANY_WORK, rc);
     stmt_done(stmt);
     return st;
@@ -550,14 +542,14 @@ typedef struct fenced_args {
 static store_status_t renew_body(store_conn_t *conn, const void *arg)
 {
     const fenced_args_t *a = arg;
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_prepare_key(conn, &Q_RENEW, a->id, &stmt);
     if (st != STORE_OK)
         return st;
     if (!bind_text(stmt, 2, a->claim) || !bind_int(stmt, 3, a->at))
         return conn_bind_failed(conn, &Q_RENEW, stmt);
     st = conn_run(conn, &Q_RENEW, stmt);
-    if (st == STORE_OK && sqlite3_changes(conn->db) != 1)
+    if (st == STORE_OK && conn_changes(conn) != 1)
         return STORE_NOT_FOUND;
     return st;
 }
@@ -586,7 +578,7 @@ store_status_t store_report_release(store_conn_t *conn, const char *id, const ch
 static store_status_t fail_body(store_conn_t *conn, const void *arg)
 {
     const fenced_args_t *a = arg;
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_prepare_key(conn, &Q_FAIL, a->id, &stmt);
     if (st != STORE_OK)
         return st;
@@ -594,7 +586,7 @@ static store_status_t fail_body(store_conn_t *conn, const void *arg)
         !bind_text(stmt, 4, a->message) || !bind_int(stmt, 5, a->at))
         return conn_bind_failed(conn, &Q_FAIL, stmt);
     st = conn_run(conn, &Q_FAIL, stmt);
-    if (st == STORE_OK && sqlite3_changes(conn->db) != 1)
+    if (st == STORE_OK && conn_changes(conn) != 1)
         return STORE_NOT_FOUND;
     return st == STORE_OK ? delete_chunks(conn, a->id) : st;
 }
@@ -642,7 +634,7 @@ static store_status_t complete_body(store_conn_t *conn, const void *arg)
     store_status_t st = check_owned(conn, a->id, a->claim);
     if (st == STORE_OK && d->last_chunk != NULL)
         st = insert_chunk(conn, a->id, d->last_seq, d->last_chunk, d->last_len);
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     if (st == STORE_OK)
         st = conn_prepare_key(conn, &Q_COMPLETE, a->id, &stmt);
     if (st != STORE_OK)
@@ -664,13 +656,13 @@ store_status_t store_report_complete(store_conn_t *conn, const char *id, const c
 
 /* ---- dirty accounts --------------------------------------------------- */
 
-static bool decode_dirty(sqlite3_stmt *stmt, store_inv_account_t *out)
+static bool decode_dirty(db_stmt_t *stmt, store_inv_account_t *out)
 {
     memset(out, 0, sizeof *out);
-    out->austria_tax_year = sqlite3_column_int64(stmt, 3);
+    out->austria_tax_year = db_column_int(stmt, 3);
     out->dirty = true;
-    out->dirty_from = sqlite3_column_int64(stmt, 4);
-    out->version = sqlite3_column_int64(stmt, 5);
+    out->dirty_from = db_column_int(stmt, 4);
+    out->version = db_column_int(stmt, 5);
     return column_copy(stmt, 0, out->uuid, sizeof out->uuid) &&
            column_copy(stmt, 1, out->id, sizeof out->id) &&
            column_copy(stmt, 2, out->method, sizeof out->method);
@@ -682,7 +674,7 @@ store_status_t store_report_dirty_accounts(store_conn_t *conn, const char *tenan
 {
     *count = 0;
     const store_sql_t *q = scoped_report != NULL ? &Q_DIRTY_IDS : &Q_DIRTY_ALL;
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_enter(conn);
     if (st == STORE_OK)
         st = conn_prepare_key(conn, q, tenant_id, &stmt);
@@ -692,14 +684,14 @@ store_status_t store_report_dirty_accounts(store_conn_t *conn, const char *tenan
         (scoped_report != NULL && !bind_text(stmt, 4, scoped_report)))
         return conn_bind_failed(conn, q, stmt);
     int rc;
-    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW && *count < cap) {
+    while ((rc = db_step(stmt)) == DB_ROW && *count < cap) {
         if (!decode_dirty(stmt, &out[*count])) {
             st = store_bad_row(q);
             break;
         }
         (*count)++;
     }
-    if (st == STORE_OK && rc != SQLITE_ROW && rc != SQLITE_DONE)
+    if (st == STORE_OK && rc != DB_ROW && rc != DB_DONE)
         st = conn_fail(conn, q, rc);
     stmt_done(stmt);
     return st;
@@ -710,7 +702,7 @@ store_status_t store_report_dirty_accounts(store_conn_t *conn, const char *tenan
 /* Binds (tenant, ids?) to q. */
 static store_status_t prepare_scoped(store_conn_t *conn, const store_sql_t *q,
                                      const char *tenant_id, const char *scoped_report,
-                                     sqlite3_stmt **stmt)
+                                     db_stmt_t **stmt)
 {
     store_status_t st = conn_prepare_key(conn, q, tenant_id, stmt);
     if (st != STORE_OK)
@@ -723,15 +715,15 @@ static store_status_t prepare_scoped(store_conn_t *conn, const store_sql_t *q,
 static store_status_t count_requested(store_conn_t *conn, const char *scoped_report,
                                       int64_t *requested)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_prepare_key(conn, &Q_REQUESTED, scoped_report, &stmt);
     if (st != STORE_OK)
         return st;
-    int rc = sqlite3_step(stmt);
-    if (rc == SQLITE_ROW)
-        *requested = sqlite3_column_int64(stmt, 0);
+    int rc = db_step(stmt);
+    if (rc == DB_ROW)
+        *requested = db_column_int(stmt, 0);
     else /* no row: the report was deleted meanwhile */
-        st = rc == SQLITE_DONE ? STORE_NOT_FOUND : conn_fail(conn, &Q_REQUESTED, rc);
+        st = rc == DB_DONE ? STORE_NOT_FOUND : conn_fail(conn, &Q_REQUESTED, rc);
     stmt_done(stmt);
     return st;
 }
@@ -740,13 +732,13 @@ static store_status_t count_included(store_conn_t *conn, const char *tenant_id,
                                      const char *scoped_report, int64_t *included)
 {
     const store_sql_t *q = scoped_report != NULL ? &Q_COUNT_IDS : &Q_COUNT_ALL;
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = prepare_scoped(conn, q, tenant_id, scoped_report, &stmt);
     if (st != STORE_OK)
         return st;
-    int rc = sqlite3_step(stmt);
-    if (rc == SQLITE_ROW)
-        *included = sqlite3_column_int64(stmt, 0);
+    int rc = db_step(stmt);
+    if (rc == DB_ROW)
+        *included = db_column_int(stmt, 0);
     else
         st = conn_fail(conn, q, rc);
     stmt_done(stmt);
@@ -755,13 +747,13 @@ static store_status_t count_included(store_conn_t *conn, const char *tenant_id,
 
 /* Steps q, handing each row to row(stmt, reader); stops on a non-zero
  * return (sets *stopped). */
-static store_status_t walk(store_conn_t *conn, const store_sql_t *q, sqlite3_stmt *stmt,
-                           int (*row)(sqlite3_stmt *stmt, store_report_reader_t *r),
+static store_status_t walk(store_conn_t *conn, const store_sql_t *q, db_stmt_t *stmt,
+                           int (*row)(db_stmt_t *stmt, store_report_reader_t *r),
                            store_report_reader_t *reader, bool *stopped)
 {
     store_status_t st = STORE_OK;
     int rc;
-    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+    while ((rc = db_step(stmt)) == DB_ROW) {
         int r = row(stmt, reader);
         if (r < 0) {
             st = store_bad_row(q);
@@ -772,20 +764,20 @@ static store_status_t walk(store_conn_t *conn, const store_sql_t *q, sqlite3_stm
             break;
         }
     }
-    if (st == STORE_OK && !*stopped && rc != SQLITE_DONE)
+    if (st == STORE_OK && !*stopped && rc != DB_DONE)
         st = conn_fail(conn, q, rc);
     stmt_done(stmt);
     return st;
 }
 
-static int skipped_row(sqlite3_stmt *stmt, store_report_reader_t *r)
+static int skipped_row(db_stmt_t *stmt, store_report_reader_t *r)
 {
-    if (sqlite3_column_type(stmt, 0) != SQLITE_INTEGER)
+    if (db_column_is_null(stmt, 0))
         return -1;
-    return r->skipped(sqlite3_column_int64(stmt, 0), r->ctx) != 0 ? 1 : 0;
+    return r->skipped(db_column_int(stmt, 0), r->ctx) != 0 ? 1 : 0;
 }
 
-static int report_row(sqlite3_stmt *stmt, store_report_reader_t *r)
+static int report_row(db_stmt_t *stmt, store_report_reader_t *r)
 {
     store_report_row_t row = {
         .account_id = col(stmt, 0), .asset_code = col(stmt, 1), .asset_type = col(stmt, 2),
@@ -802,7 +794,7 @@ static store_status_t read_head(store_conn_t *conn, const char *tenant_id,
                                 const char *scoped_report, store_report_reader_t *reader,
                                 bool *stopped)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = count_included(conn, tenant_id, scoped_report, &reader->included);
     if (st == STORE_OK && scoped_report != NULL)
         st = count_requested(conn, scoped_report, &reader->requested);
@@ -829,7 +821,7 @@ static int gain_row(const store_gain_t *row, void *ctx)
     return g->stopped ? 1 : 0;
 }
 
-static int gain_account(sqlite3_stmt *stmt, store_report_reader_t *r)
+static int gain_account(db_stmt_t *stmt, store_report_reader_t *r)
 {
     gain_walk_t g = {.reader = r, .account_id = col(stmt, 1)};
     const char *uuid = col(stmt, 0);
@@ -843,12 +835,12 @@ static store_status_t read_all(store_conn_t *conn, const char *tenant_id,
                                const char *scoped_report, store_report_reader_t *reader)
 {
     bool stopped = false;
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = read_head(conn, tenant_id, scoped_report, reader, &stopped);
     if (st != STORE_OK || stopped)
         return st;
     const store_sql_t *q;
-    int (*row)(sqlite3_stmt *, store_report_reader_t *) = report_row;
+    int (*row)(db_stmt_t *, store_report_reader_t *) = report_row;
     if (reader->gain != NULL) {
         q = scoped_report != NULL ? &Q_GAIN_ACCOUNTS_IDS : &Q_GAIN_ACCOUNTS_ALL;
         row = gain_account;
@@ -876,7 +868,7 @@ store_status_t store_report_read(store_conn_t *conn, const char *tenant_id,
     st = read_all(conn, tenant_id, scoped_report, reader);
     if (st == STORE_OK)
         st = conn_exec(conn, &Q_READ_END);
-    if (!sqlite3_get_autocommit(conn->db)) /* a failure left it open */
+    if (conn_in_transaction(conn)) /* a failure left it open */
         conn_exec(conn, &Q_READ_ROLLBACK);
     return st;
 }
@@ -887,7 +879,7 @@ store_status_t store_report_chunk(store_conn_t *conn, const char *id, int64_t se
                                   size_t cap, size_t *len)
 {
     *len = 0;
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_enter(conn);
     if (st == STORE_OK)
         st = conn_prepare_key(conn, &Q_CHUNK_GET, id, &stmt);
@@ -895,10 +887,10 @@ store_status_t store_report_chunk(store_conn_t *conn, const char *id, int64_t se
         return st;
     if (!bind_int(stmt, 2, seq))
         return conn_bind_failed(conn, &Q_CHUNK_GET, stmt);
-    int rc = sqlite3_step(stmt);
-    if (rc == SQLITE_ROW) {
-        size_t n = (size_t)sqlite3_column_bytes(stmt, 0);
-        const void *data = sqlite3_column_blob(stmt, 0);
+    int rc = db_step(stmt);
+    if (rc == DB_ROW) {
+        size_t n = (size_t)db_column_bytes(stmt, 0);
+        const void *data = db_column_blob(stmt, 0, NULL);
         if (n > cap || (n > 0 && data == NULL)) {
             st = store_bad_row(&Q_CHUNK_GET);
         } else {
@@ -907,7 +899,7 @@ store_status_t store_report_chunk(store_conn_t *conn, const char *id, int64_t se
             *len = n;
         }
     } else {
-        st = rc == SQLITE_DONE ? STORE_NOT_FOUND : conn_fail(conn, &Q_CHUNK_GET, rc);
+        st = rc == DB_DONE ? STORE_NOT_FOUND : conn_fail(conn, &Q_CHUNK_GET, rc);
     }
     stmt_done(stmt);
     return st;
@@ -922,7 +914,7 @@ typedef struct purge_args {
 static store_status_t purge_body(store_conn_t *conn, const void *arg)
 {
     const purge_args_t *a = arg;
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_prepare(conn, &Q_PURGE, &stmt);
     if (st != STORE_OK)
         return st;
@@ -930,7 +922,7 @@ static store_status_t purge_body(store_conn_t *conn, const void *arg)
         return conn_bind_failed(conn, &Q_PURGE, stmt);
     st = conn_run(conn, &Q_PURGE, stmt);
     if (st == STORE_OK)
-        *a->deleted = (size_t)sqlite3_changes(conn->db);
+        *a->deleted = (size_t)conn_changes(conn);
     return st;
 }
 

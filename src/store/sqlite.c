@@ -1,65 +1,38 @@
-/* store/sqlite.c: store.h on SQLite 3.40 in WAL mode.
+/* store/sqlite.c: the SQLite backend (backend.h), SQLite 3.40 in WAL mode.
  *
- * Connections. A store_t owns the database path and a mutex-protected free
- * list of idle connections. store_acquire pops one or opens a new one, so a
- * thread never shares a connection and connections can be opened with
- * SQLITE_OPEN_NOMUTEX (no per-call locking inside SQLite). The list only
- * grows to the number of threads that used the store at once; that is the
- * server's thread pool plus the engines, so no cap is needed here.
+ * Connections are opened with SQLITE_OPEN_NOMUTEX (a connection is used by
+ * one thread at a time), WAL, synchronous=FULL and foreign keys on.
+ * Statements are prepared with SQLITE_PREPARE_PERSISTENT; text is bound
+ * with SQLITE_STATIC: the caller's strings outlive the step, and the reset
+ * drops the references.
  *
- * Statements. Every statement is a static store_sql_t (a name for logs and
- * its SQL) in the store file of its resource; a connection finds its
- * prepared copy by the definition's address, prepares it the first time it
- * needs it, with
- * SQLITE_PREPARE_PERSISTENT, keeps it for its lifetime, and resets it and
- * clears its bindings after each use. Text is bound with SQLITE_STATIC: the
- * caller's strings outlive the step, and the reset drops the references.
- *
- * Writes. Each write runs in a transaction that starts with BEGIN IMMEDIATE (a
- * deferred transaction that reads and then writes fails with SQLITE_BUSY at
- * once in WAL mode) and ends with COMMIT, or ROLLBACK on any error; writes
- * that arrive together share one transaction, each in its own savepoint
- * (group commit, commit.c).
- * conn_write runs a body function between the two so that no path can leave a
- * transaction open. UPDATE statements are always stepped to SQLITE_DONE and
- * reset, so no statement holds the write lock past its function.
+ * Writes start with BEGIN IMMEDIATE: a deferred transaction that reads and
+ * then writes fails with SQLITE_BUSY at once in WAL mode. Writers of one
+ * process share transactions through the group commit (commit.c), whose
+ * writer connection this backend tunes.
  *
  * Deadlines. A busy handler sleeps 1 ms doubling to 20 ms between lock
  * attempts and gives up at the connection's deadline (or 5 s after the wait
  * began when none is set); a progress handler, installed only while a deadline
  * is set, interrupts a statement that runs past it. Either sets timed_out, and
  * the SQLITE_BUSY / SQLITE_LOCKED / SQLITE_INTERRUPT that follows becomes
- * STORE_TIMEOUT. A call made after its deadline returns STORE_TIMEOUT without
- * touching the database. Writers of one process do not wait on SQLite's lock
+ * STORE_TIMEOUT. Writers of one process do not wait on SQLite's lock
  * against each other: they queue and are committed in batches (commit.c),
- * so the busy handler only arbitrates between processes.
- *
- * Callbacks. The *_each and list functions call the caller's function while
- * their statement is still stepping: a callback must not use the same
- * connection (it may use another one from the pool).
- *
- * Errors. SQLite failures are logged with the statement's name, the result
- * code and sqlite3_errmsg, never with bound values (they may be secrets). */
-#include "store/store.h"
-
+ * so the busy handler only arbitrates between processes. */
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
-#include <limits.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <sqlite3.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "core/clock.h"
 #include "core/errmsg.h"
 #include "core/log.h"
+#include "store/backend.h"
 #include "store/internal.h"
 #include "store/migrations.h"
 
@@ -69,91 +42,64 @@ enum {
     PROGRESS_OPS = 1000,          /* VM steps between deadline checks */
 };
 
+static const store_sql_t Q_BEGIN = {"begin", "BEGIN IMMEDIATE", NULL};
+static const store_sql_t Q_BEGIN_READ = {"begin_read", "BEGIN DEFERRED", NULL};
 
-static const store_sql_t Q_BEGIN = {"begin", "BEGIN IMMEDIATE"};
-static const store_sql_t Q_BEGIN_READ = {"begin_read", "BEGIN DEFERRED"};
-static const store_sql_t Q_COMMIT = {"commit", "COMMIT"};
-static const store_sql_t Q_ROLLBACK = {"rollback", "ROLLBACK"};
-static const store_sql_t Q_SETTINGS_GET = {"settings_get", "SELECT version FROM settings WHERE singleton = 1"};
-static const store_sql_t Q_SETTINGS_BUMP = {"settings_bump",
-    "UPDATE settings SET version = version + 1 WHERE singleton = 1"};
+typedef struct lite_stmt {
+    db_stmt_t base;
+    sqlite3_stmt *s;
+} lite_stmt_t;
 
-struct store {
-    char *path;
-    pthread_mutex_t lock; /* guards idle and out */
-    store_conn_t *idle;
-    size_t out;           /* connections acquired and not yet released */
-    _Atomic bool fault;   /* test hook: every call fails as on an I/O error */
-    commit_queue_t *commits; /* group commit of this process's writers */
-};
-
-const char *store_status_name(store_status_t status)
+static sqlite3 *lite_db(store_conn_t *conn)
 {
-    switch (status) {
-    case STORE_OK: return "ok";
-    case STORE_NOT_FOUND: return "not_found";
-    case STORE_CONFLICT: return "conflict";
-    case STORE_TIMEOUT: return "timeout";
-    case STORE_ERROR: return "error";
-    }
-    return "unknown";
+    return conn->native;
 }
 
-/* ---- errors and logs */
-
-static void conn_log(store_conn_t *conn, log_level_t level, const char *msg, const char *op, int rc)
+static sqlite3_stmt *lite(db_stmt_t *stmt)
 {
-    const char *detail = conn->db != NULL ? sqlite3_errmsg(conn->db) : sqlite3_errstr(rc);
-    /* the errno tells a full disk from a read-only one behind an I/O error */
-    int sys_errno = conn->db != NULL ? sqlite3_system_errno(conn->db) : 0;
-    log_event(level, msg, json_pack("{s:s, s:i, s:s, s:i}", "op", op, "code", rc, "error", detail,
-                                    "errno", sys_errno));
+    return ((lite_stmt_t *)stmt)->s;
 }
 
-static bool conn_deadline_passed(const store_conn_t *conn)
-{
-    return conn->deadline_ms != 0 && clock_monotonic_ms() >= conn->deadline_ms;
-}
+/* ---- errors */
 
-/* Turns a failed result code of statement id into a status, logging what is
- * not an expected outcome (a taken key, a missing parent). */
-store_status_t conn_fail(store_conn_t *conn, const store_sql_t *id, int rc)
+/* SQLite's result code in the store's words; conn's last_errno gets the
+ * system errno behind an I/O error. */
+static int lite_error(store_conn_t *conn, int rc)
 {
     int thread_errno = errno; /* first: nothing below may change it */
+    sqlite3 *db = lite_db(conn);
+    /* SQLite keeps the errno of a failed write of the WAL to itself
+     * (sqlite3_system_errno stays 0 for it), so the thread's errno, read as
+     * SQLite returns, is the best word on an I/O error; it only picks the
+     * reason an operator reads. */
+    conn->last_errno = db != NULL ? sqlite3_system_errno(db) : 0;
     int primary = rc & 0xff;
-    /* For the group commit's health (commit.c): SQLite keeps the errno of a
-     * failed write of the WAL to itself (sqlite3_system_errno stays 0 for
-     * it), so the thread's errno, read as SQLite returns, is the best word
-     * on an I/O error; it only picks the reason an operator reads. */
-    conn->last_rc = rc;
-    conn->last_errno = conn->db != NULL ? sqlite3_system_errno(conn->db) : 0;
     if (conn->last_errno == 0 && primary == SQLITE_IOERR)
         conn->last_errno = thread_errno;
-    bool lock_or_stop =
-        primary == SQLITE_BUSY || primary == SQLITE_LOCKED || primary == SQLITE_INTERRUPT;
-    if (lock_or_stop && (conn->timed_out || conn_deadline_passed(conn))) {
-        conn_log(conn, LOG_WARN, "store: deadline passed", id->name, rc);
-        return STORE_TIMEOUT;
-    }
     if (rc == SQLITE_CONSTRAINT_PRIMARYKEY || rc == SQLITE_CONSTRAINT_UNIQUE)
-        return STORE_CONFLICT;
+        return DB_ERR_UNIQUE;
     if (rc == SQLITE_CONSTRAINT_FOREIGNKEY)
-        return STORE_NOT_FOUND;
-    conn_log(conn, LOG_ERROR, "store: sqlite error", id->name, rc);
-    return STORE_ERROR;
+        return DB_ERR_FOREIGN_KEY;
+    switch (primary) {
+    case SQLITE_CONSTRAINT: return DB_ERR_CONSTRAINT;
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED: return DB_ERR_BUSY;
+    case SQLITE_INTERRUPT: return DB_ERR_INTERRUPTED;
+    case SQLITE_FULL: return DB_ERR_FULL;
+    case SQLITE_READONLY: return DB_ERR_READONLY;
+    case SQLITE_PERM:
+    case SQLITE_CANTOPEN: return DB_ERR_PERM;
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB: return DB_ERR_CORRUPT;
+    case SQLITE_IOERR: return DB_ERR_IO;
+    case SQLITE_NOMEM: return DB_ERR_NOMEM;
+    default: return DB_ERR_OTHER;
+    }
 }
 
-/* A row that does not fit its C struct means a corrupt or foreign database. */
-store_status_t store_bad_row(const store_sql_t *id)
+static const char *lite_errmsg(store_conn_t *conn)
 {
-    log_event(LOG_ERROR, "store: row does not fit", json_pack("{s:s}", "op", id->name));
-    return STORE_ERROR;
-}
-
-store_status_t store_bad_argument(const char *op)
-{
-    log_event(LOG_ERROR, "store: invalid argument", json_pack("{s:s}", "op", op));
-    return STORE_ERROR;
+    return lite_db(conn) != NULL ? sqlite3_errmsg(lite_db(conn)) : "no connection";
 }
 
 /* ---- deadline handlers */
@@ -187,377 +133,127 @@ static int conn_busy_wait(void *arg, int attempts)
 static int conn_progress(void *arg)
 {
     store_conn_t *conn = arg;
-    if (conn->in_cleanup || !conn_deadline_passed(conn))
+    if (conn->in_cleanup || conn->deadline_ms == 0 || clock_monotonic_ms() < conn->deadline_ms)
         return 0;
     conn->timed_out = true;
     return 1;
 }
 
-void store_set_deadline(store_conn_t *conn, int64_t deadline_ms)
+static void lite_deadline_changed(store_conn_t *conn)
 {
-    conn->deadline_ms = deadline_ms > 0 ? deadline_ms : 0;
     /* Without a deadline there is nothing to check: no per-step cost. */
-    sqlite3_progress_handler(conn->db, conn->deadline_ms != 0 ? PROGRESS_OPS : 0,
+    sqlite3_progress_handler(lite_db(conn), conn->deadline_ms != 0 ? PROGRESS_OPS : 0,
                              conn->deadline_ms != 0 ? conn_progress : NULL, conn);
-}
-
-/* Every public operation starts here: a call made after its deadline does no
- * database work at all. */
-store_status_t conn_enter(store_conn_t *conn)
-{
-    conn->timed_out = false;
-    if (conn_deadline_passed(conn))
-        return STORE_TIMEOUT;
-    if (conn->fault != NULL && atomic_load(conn->fault))
-        return STORE_ERROR;
-    return STORE_OK;
 }
 
 /* ---- statements */
 
-/* The connection's statement for q: found by q's address (open addressing),
- * prepared on first use. */
-store_status_t conn_prepare(store_conn_t *conn, const store_sql_t *q, sqlite3_stmt **out)
+static db_stmt_t *lite_prepare(store_conn_t *conn, const store_sql_t *q, int *rc)
 {
-    size_t mask = STMT_CACHE_SLOTS - 1;
-    size_t i = ((uintptr_t)q >> 4) & mask;
-    for (size_t probes = 0; probes < STMT_CACHE_SLOTS; probes++, i = (i + 1) & mask) {
-        stmt_slot_t *slot = &conn->stmts[i];
-        if (slot->key == q) {
-            *out = slot->stmt;
-            return STORE_OK;
-        }
-        if (slot->key != NULL)
-            continue;
-        /* Preparing reads the schema, which can wait on a lock. */
-        sqlite3_stmt *stmt = NULL;
-        int rc = sqlite3_prepare_v3(conn->db, q->sql, -1, SQLITE_PREPARE_PERSISTENT, &stmt, NULL);
-        if (rc != SQLITE_OK) {
-            sqlite3_finalize(stmt);
-            return conn_fail(conn, q, rc);
-        }
-        slot->key = q;
-        slot->stmt = stmt;
-        *out = stmt;
-        return STORE_OK;
+    lite_stmt_t *stmt = calloc(1, sizeof *stmt);
+    if (stmt == NULL) {
+        *rc = DB_ERR_NOMEM;
+        return NULL;
     }
-    log_event(LOG_ERROR, "store: statement cache full", json_pack("{s:s}", "op", q->name));
-    return STORE_ERROR;
-}
-
-void stmt_done(sqlite3_stmt *stmt)
-{
-    sqlite3_reset(stmt);
-    sqlite3_clear_bindings(stmt);
-}
-
-bool bind_text(sqlite3_stmt *stmt, int index, const char *text)
-{
-    return sqlite3_bind_text(stmt, index, text, -1, SQLITE_STATIC) == SQLITE_OK;
-}
-
-bool bind_int(sqlite3_stmt *stmt, int index, int64_t value)
-{
-    return sqlite3_bind_int64(stmt, index, value) == SQLITE_OK;
-}
-
-bool bind_text_or_null(sqlite3_stmt *stmt, int index, const char *text)
-{
-    if (text == NULL || text[0] == '\0')
-        return sqlite3_bind_null(stmt, index) == SQLITE_OK;
-    return bind_text(stmt, index, text);
-}
-
-bool bind_blob_or_null(sqlite3_stmt *stmt, int index, const uint8_t *blob, size_t len)
-{
-    if (blob == NULL || len == 0)
-        return sqlite3_bind_null(stmt, index) == SQLITE_OK;
-    return sqlite3_bind_blob(stmt, index, blob, (int)len, SQLITE_STATIC) == SQLITE_OK;
-}
-
-store_status_t run_bound(store_conn_t *conn, const store_sql_t *q, sqlite3_stmt *stmt,
-                         bool bound)
-{
-    if (!bound)
-        return conn_bind_failed(conn, q, stmt);
-    return conn_run(conn, q, stmt);
-}
-
-/* Binding fails only on a programming error (index, size): never a status a
- * caller could act on. */
-store_status_t conn_bind_failed(store_conn_t *conn, const store_sql_t *id, sqlite3_stmt *stmt)
-{
-    conn_log(conn, LOG_ERROR, "store: bind failed", id->name, sqlite3_errcode(conn->db));
-    stmt_done(stmt);
-    return STORE_ERROR;
-}
-
-/* Steps a bound statement to SQLITE_DONE (ignoring any RETURNING rows, so the
- * statement finishes and releases what it holds) and resets it. */
-store_status_t conn_run(store_conn_t *conn, const store_sql_t *id, sqlite3_stmt *stmt)
-{
-    int rc;
-    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+    int src = sqlite3_prepare_v3(lite_db(conn), q->sql, -1, SQLITE_PREPARE_PERSISTENT, &stmt->s,
+                                 NULL);
+    if (src != SQLITE_OK) {
+        sqlite3_finalize(stmt->s);
+        free(stmt);
+        *rc = lite_error(conn, src);
+        return NULL;
     }
-    store_status_t status = rc == SQLITE_DONE ? STORE_OK : conn_fail(conn, id, rc);
-    stmt_done(stmt);
-    return status;
+    stmt->base = (db_stmt_t){.conn = conn, .q = q};
+    return &stmt->base;
 }
 
-/* Runs a statement without parameters. */
-store_status_t conn_exec(store_conn_t *conn, const store_sql_t *id)
+static void lite_finalize(db_stmt_t *stmt)
 {
-    sqlite3_stmt *stmt;
-    store_status_t status = conn_prepare(conn, id, &stmt);
-    if (status != STORE_OK)
-        return status;
-    return conn_run(conn, id, stmt);
+    sqlite3_finalize(lite(stmt));
+    free(stmt);
 }
 
-/* Prepares a statement whose first parameter is key; on failure nothing is
- * left bound. */
-store_status_t conn_prepare_key(store_conn_t *conn, const store_sql_t *id, const char *key,
-                                       sqlite3_stmt **out)
+static int lite_step(db_stmt_t *stmt)
 {
-    store_status_t status = conn_prepare(conn, id, out);
-    if (status != STORE_OK)
-        return status;
-    if (!bind_text(*out, 1, key))
-        return conn_bind_failed(conn, id, *out);
-    return STORE_OK;
-}
-
-store_status_t conn_read_row(store_conn_t *conn, const store_sql_t *q, sqlite3_stmt *stmt,
-                             row_decode_fn decode, void *record)
-{
-    store_status_t status;
-    int rc = sqlite3_step(stmt);
+    int rc = sqlite3_step(lite(stmt));
     if (rc == SQLITE_ROW)
-        status = decode != NULL ? decode(q, stmt, record) : STORE_OK;
-    else if (rc == SQLITE_DONE)
-        status = STORE_NOT_FOUND;
-    else
-        status = conn_fail(conn, q, rc);
-    stmt_done(stmt);
-    return status;
+        return DB_ROW;
+    if (rc == SQLITE_DONE)
+        return DB_DONE;
+    return lite_error(stmt->conn, rc);
 }
 
-/* STORE_OK when a statement keyed by `key` returns a row, else STORE_NOT_FOUND. */
-store_status_t conn_exists(store_conn_t *conn, const store_sql_t *id, const char *key)
+static void lite_reset(db_stmt_t *stmt)
 {
-    sqlite3_stmt *stmt;
-    store_status_t status = conn_prepare_key(conn, id, key, &stmt);
-    if (status != STORE_OK)
-        return status;
-    return conn_read_row(conn, id, stmt, NULL, NULL);
+    sqlite3_reset(lite(stmt));
+    sqlite3_clear_bindings(lite(stmt));
 }
 
-store_status_t conn_query_int(store_conn_t *conn, const store_sql_t *q, sqlite3_stmt *stmt,
-                              int64_t *value)
+static bool lite_bind_null(db_stmt_t *stmt, int index)
 {
-    int rc = sqlite3_step(stmt);
-    store_status_t status = STORE_OK;
-    if (rc == SQLITE_ROW)
-        *value = sqlite3_column_int64(stmt, 0);
-    else if (rc != SQLITE_DONE)
-        status = conn_fail(conn, q, rc);
-    stmt_done(stmt);
-    return status;
+    return sqlite3_bind_null(lite(stmt), index) == SQLITE_OK;
 }
 
-/* Copies a TEXT column into a fixed buffer; false when it does not fit. */
-bool column_copy(sqlite3_stmt *stmt, int col, char *out, size_t cap)
+static bool lite_bind_int(db_stmt_t *stmt, int index, int64_t value)
 {
-    const unsigned char *text = sqlite3_column_text(stmt, col);
-    size_t len = (size_t)sqlite3_column_bytes(stmt, col);
-    if (text == NULL || len >= cap)
-        return false;
-    memcpy(out, text, len);
-    out[len] = '\0';
-    return true;
+    return sqlite3_bind_int64(lite(stmt), index, value) == SQLITE_OK;
 }
 
-bool column_copy_or_empty(sqlite3_stmt *stmt, int col, char *out, size_t cap)
+static bool lite_bind_text(db_stmt_t *stmt, int index, const char *text, size_t len)
 {
-    if (sqlite3_column_type(stmt, col) == SQLITE_NULL) {
-        out[0] = '\0';
-        return true;
-    }
-    return column_copy(stmt, col, out, cap);
+    return sqlite3_bind_text64(lite(stmt), index, text, len, SQLITE_STATIC, SQLITE_UTF8) ==
+           SQLITE_OK;
 }
 
-bool column_blob_copy(sqlite3_stmt *stmt, int col, uint8_t *out, size_t cap, size_t *len)
+static bool lite_bind_blob(db_stmt_t *stmt, int index, const void *blob, size_t len)
 {
-    *len = 0;
-    if (sqlite3_column_type(stmt, col) == SQLITE_NULL)
-        return true;
-    const void *blob = sqlite3_column_blob(stmt, col);
-    int n = sqlite3_column_bytes(stmt, col);
-    if (blob == NULL || n <= 0 || (size_t)n > cap)
-        return false;
-    memcpy(out, blob, (size_t)n);
-    *len = (size_t)n;
-    return true;
+    /* an empty blob is still a blob, not NULL: SQLite needs a non-NULL pointer */
+    return sqlite3_bind_blob64(lite(stmt), index, len > 0 ? blob : "", len, SQLITE_STATIC) ==
+           SQLITE_OK;
 }
 
-/* True when a caller's fixed-size field holds a NUL-terminated string. */
-bool text_fits(const char *text, size_t cap)
+static bool lite_column_is_null(db_stmt_t *stmt, int col)
 {
-    return text != NULL && memchr(text, '\0', cap) != NULL;
+    return sqlite3_column_type(lite(stmt), col) == SQLITE_NULL;
 }
 
-void page_start(store_page_t *page, store_conn_t *conn, const store_sql_t *q, sqlite3_stmt *stmt,
-                size_t limit, store_status_t status)
+static int64_t lite_column_int(db_stmt_t *stmt, int col)
 {
-    *page = (store_page_t){.conn = conn, .q = q, .stmt = status == STORE_OK ? stmt : NULL,
-                           .limit = limit, .status = status, .ended = status != STORE_OK};
+    return sqlite3_column_int64(lite(stmt), col);
 }
 
-void page_open(store_page_t *page, store_conn_t *conn, const store_sql_t *q_first,
-               const store_sql_t *q_after, const char *key, const char *after, size_t limit)
+static const char *lite_column_text(db_stmt_t *stmt, int col, size_t *len)
 {
-    bool from_start = after == NULL || after[0] == '\0';
-    const store_sql_t *q = from_start ? q_first : q_after;
-    sqlite3_stmt *stmt = NULL;
-    store_status_t status = conn_enter(conn);
-    if (status == STORE_OK)
-        status = conn_prepare_key(conn, q, key, &stmt);
-    if (status == STORE_OK) {
-        int64_t window = limit < (size_t)INT64_MAX ? (int64_t)limit + 1 : INT64_MAX;
-        bool bound = from_start ? bind_int(stmt, 2, window)
-                                : bind_text(stmt, 2, after) && bind_int(stmt, 3, window);
-        if (!bound)
-            status = conn_bind_failed(conn, q, stmt);
-    }
-    page_start(page, conn, q, stmt, limit, status);
+    const char *text = (const char *)sqlite3_column_text(lite(stmt), col);
+    *len = (size_t)sqlite3_column_bytes(lite(stmt), col);
+    return text;
 }
 
-/* Steps the statement once more; false (the page ended) unless it is on a row. */
-static bool page_step(store_page_t *page)
+static const void *lite_column_blob(db_stmt_t *stmt, int col, size_t *len)
 {
-    int rc = sqlite3_step(page->stmt);
-    if (rc == SQLITE_ROW)
-        return true;
-    page->ended = true;
-    if (rc != SQLITE_DONE)
-        page->status = conn_fail(page->conn, page->q, rc);
-    return false;
+    const void *blob = sqlite3_column_blob(lite(stmt), col);
+    *len = (size_t)sqlite3_column_bytes(lite(stmt), col);
+    if (blob == NULL && sqlite3_column_type(lite(stmt), col) != SQLITE_NULL)
+        return ""; /* an empty blob */
+    return blob;
 }
 
-bool page_next(store_page_t *page, row_decode_fn decode, void *record)
+static int64_t lite_changes(store_conn_t *conn)
 {
-    if (page->ended)
-        return false;
-    if (!page_step(page))
-        return false;
-    if (page->delivered == page->limit) { /* the row past the window's last */
-        page->more = true;
-        page->ended = true;
-        return false;
-    }
-    if (decode(page->q, page->stmt, record) != STORE_OK) {
-        page->status = STORE_ERROR;
-        page->ended = true;
-        return false;
-    }
-    page->delivered++;
-    return true;
+    return sqlite3_changes64(lite_db(conn));
 }
 
-store_status_t page_close(store_page_t *page, bool *more)
+static bool lite_in_transaction(store_conn_t *conn)
 {
-    if (!page->ended) /* the caller stopped early: does a row follow? */
-        page->more = page_step(page);
-    if (page->stmt != NULL)
-        stmt_done(page->stmt);
-    if (more != NULL)
-        *more = page->more;
-    return page->status;
+    return !sqlite3_get_autocommit(lite_db(conn));
 }
 
-/* ---- transactions */
-
-void conn_rollback(store_conn_t *conn)
-{
-    if (sqlite3_get_autocommit(conn->db))
-        return; /* the error already ended the transaction */
-    conn->in_cleanup = true;
-    conn_exec(conn, &Q_ROLLBACK);
-    conn->in_cleanup = false;
-}
-
-store_status_t conn_write_alone(store_conn_t *conn, tx_body_t body, const void *arg)
-{
-    store_status_t status = conn_exec(conn, &Q_BEGIN);
-    if (status != STORE_OK)
-        return status;
-    status = body(conn, arg);
-    if (status == STORE_OK)
-        status = conn_exec(conn, &Q_COMMIT);
-    if (status != STORE_OK)
-        conn_rollback(conn);
-    return status;
-}
-
-store_status_t conn_write(store_conn_t *conn, tx_body_t body, const void *arg)
-{
-    store_status_t status = conn_enter(conn);
-    if (status == STORE_ERROR && conn->commits != NULL) /* the injected fault: an I/O error */
-        commit_queue_note_failure(conn->commits, SQLITE_IOERR, 0);
-    if (status != STORE_OK)
-        return status;
-    if (!sqlite3_get_autocommit(conn->db)) /* a write inside a write: a programming error */
-        return store_bad_argument("nested write transaction");
-    if (conn->commits == NULL)
-        return conn_write_alone(conn, body, arg);
-    return commit_queue_run(conn->commits, conn, body, arg);
-}
-
-store_status_t store_write(store_conn_t *conn, store_write_fn fn, const void *arg)
-{
-    return conn_write(conn, fn, arg);
-}
-
-store_status_t store_read(store_conn_t *conn, store_write_fn fn, const void *arg)
-{
-    store_status_t status = conn_enter(conn);
-    if (status != STORE_OK)
-        return status;
-    if (!sqlite3_get_autocommit(conn->db))
-        return store_bad_argument("nested read transaction");
-    /* BEGIN DEFERRED takes no lock; the first read fixes the snapshot */
-    if ((status = conn_exec(conn, &Q_BEGIN_READ)) != STORE_OK)
-        return status;
-    status = fn(conn, arg);
-    conn_rollback(conn); /* nothing was written: ending the snapshot is all it does */
-    return status;
-}
-
-store_status_t conn_bump_settings(store_conn_t *conn)
-{
-    store_status_t status = conn_exec(conn, &Q_SETTINGS_BUMP);
-    if (status == STORE_OK && sqlite3_changes(conn->db) != 1)
-        return store_bad_row(&Q_SETTINGS_BUMP); /* the settings row is missing */
-    return status;
-}
-
-/* ---- connections and the pool */
-
-static void conn_close(store_conn_t *conn)
-{
-    if (conn == NULL)
-        return;
-    for (size_t i = 0; i < STMT_CACHE_SLOTS; i++)
-        sqlite3_finalize(conn->stmts[i].stmt);
-    if (sqlite3_close(conn->db) != SQLITE_OK)
-        log_event(LOG_ERROR, "store: close failed", NULL);
-    free(conn);
-}
+/* ---- connections */
 
 static bool conn_pragma(store_conn_t *conn, const char *sql, char **err)
 {
     char *msg = NULL;
-    int rc = sqlite3_exec(conn->db, sql, NULL, NULL, &msg);
+    int rc = sqlite3_exec(lite_db(conn), sql, NULL, NULL, &msg);
     if (rc != SQLITE_OK)
         errmsg_set(err, "%s: %s", sql, msg != NULL ? msg : sqlite3_errstr(rc));
     sqlite3_free(msg);
@@ -584,14 +280,14 @@ static int conn_step_wal(store_conn_t *conn, sqlite3_stmt *stmt)
 static bool conn_enable_wal(store_conn_t *conn, char **err)
 {
     sqlite3_stmt *stmt = NULL;
-    int rc = sqlite3_prepare_v2(conn->db, "PRAGMA journal_mode = WAL", -1, &stmt, NULL);
+    int rc = sqlite3_prepare_v2(lite_db(conn), "PRAGMA journal_mode = WAL", -1, &stmt, NULL);
     if (rc == SQLITE_OK)
         rc = conn_step_wal(conn, stmt);
     bool ok = rc == SQLITE_ROW &&
               sqlite3_stricmp((const char *)sqlite3_column_text(stmt, 0), "wal") == 0;
     if (!ok)
         errmsg_set(err, "cannot enable WAL mode: %s",
-                      rc == SQLITE_ROW ? "journal mode refused" : sqlite3_errmsg(conn->db));
+                   rc == SQLITE_ROW ? "journal mode refused" : sqlite3_errmsg(lite_db(conn)));
     sqlite3_finalize(stmt);
     return ok;
 }
@@ -601,41 +297,20 @@ static bool conn_enable_wal(store_conn_t *conn, char **err)
  * new database to WAL waits for a concurrent opener instead of failing. */
 static bool conn_configure(store_conn_t *conn, char **err)
 {
-    sqlite3_extended_result_codes(conn->db, 1);
-    sqlite3_busy_handler(conn->db, conn_busy_wait, conn);
+    sqlite3 *db = lite_db(conn);
+    sqlite3_extended_result_codes(db, 1);
+    sqlite3_busy_handler(db, conn_busy_wait, conn);
     /* Double-quoted strings are identifiers only: a typo cannot become a literal. */
-    sqlite3_db_config(conn->db, SQLITE_DBCONFIG_DQS_DML, 0, NULL);
-    sqlite3_db_config(conn->db, SQLITE_DBCONFIG_DQS_DDL, 0, NULL);
+    sqlite3_db_config(db, SQLITE_DBCONFIG_DQS_DML, 0, NULL);
+    sqlite3_db_config(db, SQLITE_DBCONFIG_DQS_DDL, 0, NULL);
     return conn_enable_wal(conn, err) && conn_pragma(conn, "PRAGMA synchronous = FULL", err) &&
            conn_pragma(conn, "PRAGMA foreign_keys = ON", err) &&
            conn_pragma(conn, "PRAGMA journal_size_limit = 67108864", err);
 }
 
-static store_conn_t *conn_open(const char *path, char **err)
-{
-    store_conn_t *conn = calloc(1, sizeof *conn);
-    if (conn == NULL) {
-        errmsg_set(err, "out of memory");
-        return NULL;
-    }
-    int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
-    int rc = sqlite3_open_v2(path, &conn->db, flags, NULL);
-    if (rc != SQLITE_OK) {
-        errmsg_set(err, "cannot open %s: %s", path,
-                      conn->db != NULL ? sqlite3_errmsg(conn->db) : sqlite3_errstr(rc));
-        conn_close(conn);
-        return NULL;
-    }
-    if (!conn_configure(conn, err)) {
-        conn_close(conn);
-        return NULL;
-    }
-    return conn;
-}
-
 /* mkdir -p of the directory part of path, mode 0700 (the database holds
  * credential hashes). */
-static bool store_make_parent(const char *path, char **err)
+static bool make_parent(const char *path, char **err)
 {
     const char *slash = strrchr(path, '/');
     if (slash == NULL || slash == path)
@@ -667,7 +342,7 @@ static bool store_make_parent(const char *path, char **err)
  * exist yet (SQLite gives its -wal and -shm files the same mode): it holds
  * personal data, beside key files of mode 0600. An empty file is an empty
  * database. */
-static bool store_create_private(const char *path, char **err)
+static bool create_private(const char *path, char **err)
 {
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd >= 0) {
@@ -680,131 +355,47 @@ static bool store_create_private(const char *path, char **err)
     return false;
 }
 
-/* An empty pool for path. */
-static store_t *store_new(const char *path, char **err)
+static bool lite_connect(store_conn_t *conn, const char *path, char **err)
 {
-    store_t *store = calloc(1, sizeof *store);
-    if (store == NULL || (store->path = strdup(path)) == NULL) {
-        free(store);
-        errmsg_set(err, "out of memory");
-        return NULL;
+    if (!make_parent(path, err) || !create_private(path, err))
+        return false;
+    sqlite3 *db = NULL;
+    int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
+    int rc = sqlite3_open_v2(path, &db, flags, NULL);
+    conn->native = db;
+    if (rc != SQLITE_OK) {
+        errmsg_set(err, "cannot open %s: %s", path,
+                   db != NULL ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+        return false;
     }
-    if ((store->commits = commit_queue_new(store)) == NULL) {
-        free(store->path);
-        free(store);
-        errmsg_set(err, "cannot create the commit queue");
-        return NULL;
-    }
-    if (pthread_mutex_init(&store->lock, NULL) != 0) {
-        commit_queue_free(store->commits);
-        free(store->path);
-        free(store);
-        errmsg_set(err, "cannot create the pool lock");
-        return NULL;
-    }
-    return store;
+    return conn_configure(conn, err);
 }
 
-store_t *store_open(const char *path, char **err)
+static void lite_disconnect(store_conn_t *conn)
 {
-    if (err != NULL)
-        *err = NULL;
-    if (path == NULL || *path == '\0') {
-        errmsg_set(err, "no database path");
-        return NULL;
-    }
-    if (!store_make_parent(path, err) || !store_create_private(path, err))
-        return NULL;
-    store_t *store = store_new(path, err);
-    if (store == NULL)
-        return NULL;
-    store_conn_t *conn = conn_open(path, err);
-    if (conn == NULL || !store_migrations_apply(conn->db, err)) {
-        conn_close(conn);
-        store_close(store);
-        return NULL;
-    }
-    store->idle = conn; /* the first request reuses it */
-    return store;
+    if (conn->native != NULL && sqlite3_close(lite_db(conn)) != SQLITE_OK)
+        log_event(LOG_ERROR, "store: close failed", NULL);
+    conn->native = NULL;
 }
 
-void store_close(store_t *store)
+static bool lite_migrate(store_conn_t *conn, char **err)
 {
-    if (store == NULL)
-        return;
-    if (store->out != 0)
-        log_event(LOG_ERROR, "store: closed with connections still acquired",
-                  json_pack("{s:I}", "count", (json_int_t)store->out));
-    while (store->idle != NULL) {
-        store_conn_t *conn = store->idle;
-        store->idle = conn->next_idle;
-        conn_close(conn);
-    }
-    pthread_mutex_destroy(&store->lock);
-    commit_queue_free(store->commits);
-    free(store->path);
-    free(store);
+    return store_migrations_apply(lite_db(conn), err);
 }
 
-store_conn_t *store_acquire(store_t *store)
+/* The group commit's writer (commit.c). temp_store: a statement that writes
+ * many rows (the inventory's 16-row inserts) keeps a statement journal, the
+ * original of every page it changes, which SQLite spills to a temporary
+ * file past 64 KiB: one pwrite per page. In memory it is a few pages per
+ * statement; the writer runs no large sorts. */
+static bool lite_tune_writer(store_conn_t *conn, char **err)
 {
-    pthread_mutex_lock(&store->lock);
-    store_conn_t *conn = store->idle;
-    if (conn != NULL)
-        store->idle = conn->next_idle;
-    store->out++;
-    pthread_mutex_unlock(&store->lock);
-    if (conn != NULL) {
-        conn->next_idle = NULL;
-        conn->fault = &store->fault;
-        conn->commits = store->commits;
-        return conn;
-    }
-    /* Opened outside the lock: opening may wait on the database. */
-    char *err = NULL;
-    conn = conn_open(store->path, &err);
-    if (conn != NULL) {
-        conn->fault = &store->fault;
-        conn->commits = store->commits;
-        return conn;
-    }
-    log_event(LOG_ERROR, "store: cannot open connection",
-              json_pack("{s:s}", "error", err != NULL ? err : "unknown"));
-    free(err);
-    pthread_mutex_lock(&store->lock);
-    store->out--;
-    pthread_mutex_unlock(&store->lock);
-    return NULL;
+    return conn_pragma(conn, "PRAGMA cache_size = -65536", err) &&
+           conn_pragma(conn, "PRAGMA wal_autocheckpoint = 8192", err) &&
+           conn_pragma(conn, "PRAGMA temp_store = MEMORY", err);
 }
 
-store_conn_t *conn_open_writer(store_t *store)
-{
-    char *err = NULL;
-    store_conn_t *conn = conn_open(store->path, &err);
-    /* temp_store: a statement that writes many rows (the inventory's 16-row
-     * inserts) keeps a statement journal, the original of every page it
-     * changes, which SQLite spills to a temporary file past 64 KiB: one
-     * pwrite per page. In memory it is a few pages per statement; the
-     * writer runs no large sorts. */
-    if (conn == NULL || !conn_pragma(conn, "PRAGMA cache_size = -65536", &err) ||
-        !conn_pragma(conn, "PRAGMA wal_autocheckpoint = 8192", &err) ||
-        !conn_pragma(conn, "PRAGMA temp_store = MEMORY", &err)) {
-        log_event(LOG_ERROR, "store: cannot open the writer connection",
-                  json_pack("{s:s}", "error", err != NULL ? err : "unknown"));
-        free(err);
-        conn_close(conn);
-        return NULL;
-    }
-    conn->fault = &store->fault;
-    return conn; /* commits stays NULL: the writer commits alone */
-}
-
-void conn_close_writer(store_conn_t *conn)
-{
-    conn_close(conn);
-}
-
-store_status_t store_tune_bulk(store_conn_t *conn)
+static store_status_t lite_tune_bulk(store_conn_t *conn)
 {
     char *err = NULL;
     bool ok = conn_pragma(conn, "PRAGMA mmap_size = 4294967296", &err);
@@ -814,95 +405,40 @@ store_status_t store_tune_bulk(store_conn_t *conn)
     return ok ? STORE_OK : STORE_ERROR;
 }
 
-store_status_t store_checkpoint(store_conn_t *conn)
+static store_status_t lite_checkpoint(store_conn_t *conn)
 {
-    static const store_sql_t Q_CHECKPOINT = {"checkpoint", "PRAGMA wal_checkpoint(PASSIVE)"};
-    store_status_t st = conn_enter(conn);
-    if (st != STORE_OK)
-        return st;
-    int rc = sqlite3_wal_checkpoint_v2(conn->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
-    return rc == SQLITE_OK || rc == SQLITE_BUSY ? STORE_OK : conn_fail(conn, &Q_CHECKPOINT, rc);
-}
-
-void store_set_fault(store_t *store, bool failing)
-{
-    atomic_store(&store->fault, failing);
-}
-
-void store_release(store_t *store, store_conn_t *conn)
-{
-    if (conn == NULL)
-        return;
-    store_set_deadline(conn, 0);
-    /* Every function ends its transaction; one still open means a failed
-     * ROLLBACK, and such a connection must not serve anyone else. */
-    bool healthy = sqlite3_get_autocommit(conn->db) != 0;
-    pthread_mutex_lock(&store->lock);
-    store->out--;
-    if (healthy) {
-        conn->next_idle = store->idle;
-        store->idle = conn;
-    }
-    pthread_mutex_unlock(&store->lock);
-    if (!healthy) {
-        log_event(LOG_ERROR, "store: dropping a connection left in a transaction", NULL);
-        conn_close(conn);
-    }
-}
-
-/* ---- settings */
-
-store_status_t store_settings_version(store_conn_t *conn, int64_t *version)
-{
-    store_status_t status = conn_enter(conn);
-    sqlite3_stmt *stmt;
-    if (status == STORE_OK)
-        status = conn_prepare(conn, &Q_SETTINGS_GET, &stmt);
-    if (status != STORE_OK)
-        return status;
-    int rc = sqlite3_step(stmt);
-    if (rc == SQLITE_ROW)
-        *version = sqlite3_column_int64(stmt, 0);
-    else if (rc == SQLITE_DONE)
-        status = store_bad_row(&Q_SETTINGS_GET);
-    else
-        status = conn_fail(conn, &Q_SETTINGS_GET, rc);
-    stmt_done(stmt);
-    return status;
-}
-
-/* Reads a row of the database file (SELECT 1 would not touch it), so a locked
- * or unreadable database fails the health check. */
-void store_health(store_t *store, int64_t now_ms, store_health_t *out)
-{
-    commit_queue_health(store->commits, now_ms, out);
-}
-
-static const store_sql_t Q_HEALTH_PROBE = {"health_probe",
-    "INSERT INTO write_probe (singleton, at) VALUES (1, ?1)"
-    " ON CONFLICT (singleton) DO UPDATE SET at = excluded.at"};
-
-/* Writes the probe's time: new bytes, so the commit really writes a page
- * (SQLite skips a row rewritten as it is, and an empty commit writes nothing). */
-static store_status_t health_probe_tx(store_conn_t *conn, const void *arg)
-{
-    const int64_t *at = arg;
-    sqlite3_stmt *stmt;
-    store_status_t status = conn_prepare(conn, &Q_HEALTH_PROBE, &stmt);
-    if (status != STORE_OK)
-        return status;
-    return run_bound(conn, &Q_HEALTH_PROBE, stmt, bind_int(stmt, 1, *at));
-}
-
-store_status_t store_health_probe(store_conn_t *conn, int64_t now_ms)
-{
-    if (conn->commits == NULL || !commit_queue_probe_due(conn->commits, now_ms))
+    static const store_sql_t Q_CHECKPOINT = {"checkpoint", "PRAGMA wal_checkpoint(PASSIVE)", NULL};
+    int rc = sqlite3_wal_checkpoint_v2(lite_db(conn), NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+    if (rc == SQLITE_OK || rc == SQLITE_BUSY)
         return STORE_OK;
-    return conn_write(conn, health_probe_tx, &now_ms);
+    return conn_fail(conn, &Q_CHECKPOINT, lite_error(conn, rc));
 }
 
-store_status_t store_ping(store_conn_t *conn)
-{
-    int64_t version;
-    return store_settings_version(conn, &version);
-}
+const store_backend_t store_sqlite_backend = {
+    .name = "sqlite",
+    .is_pg = false,
+    .connect = lite_connect,
+    .disconnect = lite_disconnect,
+    .migrate = lite_migrate,
+    .tune_writer = lite_tune_writer,
+    .prepare = lite_prepare,
+    .finalize = lite_finalize,
+    .step = lite_step,
+    .reset = lite_reset,
+    .bind_null = lite_bind_null,
+    .bind_int = lite_bind_int,
+    .bind_text = lite_bind_text,
+    .bind_blob = lite_bind_blob,
+    .column_is_null = lite_column_is_null,
+    .column_int = lite_column_int,
+    .column_text = lite_column_text,
+    .column_blob = lite_column_blob,
+    .changes = lite_changes,
+    .in_transaction = lite_in_transaction,
+    .errmsg = lite_errmsg,
+    .deadline_changed = lite_deadline_changed,
+    .begin_write = &Q_BEGIN,
+    .begin_read = &Q_BEGIN_READ,
+    .tune_bulk = lite_tune_bulk,
+    .checkpoint = lite_checkpoint,
+};

@@ -35,6 +35,8 @@ typedef enum store_status {
     STORE_CONFLICT,   /* a unique key is already taken */
     STORE_TIMEOUT,    /* the connection's deadline passed, e.g. the database stayed locked */
     STORE_ERROR,      /* anything else; details were logged */
+    STORE_UNAVAILABLE, /* the database server cannot be reached (restarting, network):
+                        * nothing was written; the caller may try again later */
 } store_status_t;
 
 const char *store_status_name(store_status_t status);
@@ -42,11 +44,18 @@ const char *store_status_name(store_status_t status);
 typedef struct store store_t;
 typedef struct store_conn store_conn_t;
 
-/* Opens (creating when missing, with its directory) the database at path and
- * applies pending migrations inside BEGIN IMMEDIATE, re-checking the schema
- * version there so that several processes may start together. Returns NULL
- * on failure with *err set to a malloc'd message the caller frees. */
-store_t *store_open(const char *path, char **err);
+/* Opens the database at target and applies pending migrations, so that
+ * several processes may start together:
+ *  - a file path is SQLite (the file and its directory are created when
+ *    missing; migrations inside BEGIN IMMEDIATE, re-checking the version);
+ *  - a postgres:// or postgresql:// URL is PostgreSQL (migrations under an
+ *    advisory lock).
+ * A database of a newer schema than this build is refused. Returns NULL on
+ * failure with *err set to a malloc'd message the caller frees; it never
+ * holds the URL's password. */
+store_t *store_open(const char *target, char **err);
+/* True when the store is on PostgreSQL (the target was a URL). */
+bool store_is_pg(const store_t *store);
 /* Closes every pooled connection. All connections must have been released. */
 void store_close(store_t *store);
 

@@ -28,26 +28,26 @@ static const store_sql_t Q_TAXDOC_INSERT = {"taxdoc_insert",
     " tin_status, tin_validated_at, expiration_date, treaty_claim_status, vat_status,"
     " vat_validated_at, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, nullif(?9, ''),"
     " nullif(?10, ''), nullif(?11, ''), nullif(?12, 0), nullif(?13, ''), nullif(?14, ''),"
-    " nullif(?15, ''), nullif(?16, 0), ?17)"};
+    " nullif(?15, ''), nullif(?16, 0), ?17)", NULL};
 static const store_sql_t Q_TAXDOC_MAKE_CURRENT = {"taxdoc_make_current",
     "INSERT INTO tax_documentation_current (owner_uuid, object, document_id) VALUES (?1, ?2, ?3)"
-    " ON CONFLICT (owner_uuid, object) DO UPDATE SET document_id = excluded.document_id"};
+    " ON CONFLICT (owner_uuid, object) DO UPDATE SET document_id = excluded.document_id", NULL};
 static const store_sql_t Q_TAXDOC_CURRENT = {"taxdoc_current",
     "SELECT " TAXDOC_COLUMNS " FROM tax_documentation_current c"
     " JOIN tax_documents d ON d.id = c.document_id"
-    " WHERE c.owner_uuid = ?1 AND d.tenant_id = ?2"};
+    " WHERE c.owner_uuid = ?1 AND d.tenant_id = ?2", NULL};
 static const store_sql_t Q_TAXDOC_GET = {"taxdoc_get",
     "SELECT " TAXDOC_COLUMNS ", EXISTS (SELECT 1 FROM tax_documentation_current c"
     " WHERE c.document_id = d.id), o.id FROM tax_documents d"
-    " JOIN account_owners o ON o.uuid = d.owner_uuid WHERE d.id = ?1 AND d.tenant_id = ?2"};
+    " JOIN account_owners o ON o.uuid = d.owner_uuid WHERE d.id = ?1 AND d.tenant_id = ?2", NULL};
 static const store_sql_t Q_TAXDOC_TIN_RESULT = {"taxdoc_tin_result",
     "UPDATE tax_documents SET tin_status = ?3, tin_validated_at = ?4, issues = ?5,"
     " needs_resubmission = ?6, tax_documentation_status = ?7"
-    " WHERE id = ?1 AND tenant_id = ?2 AND document_type = 'W-9'"};
+    " WHERE id = ?1 AND tenant_id = ?2 AND document_type = 'W-9'", NULL};
 
 /* ---- writes */
 
-static bool taxdoc_bind(sqlite3_stmt *stmt, const store_taxdoc_new_t *n)
+static bool taxdoc_bind(db_stmt_t *stmt, const store_taxdoc_new_t *n)
 {
     const store_taxdoc_t *d = n->doc;
     return bind_text(stmt, 2, n->tenant_id) && bind_text(stmt, 3, d->owner_uuid) &&
@@ -69,7 +69,7 @@ store_status_t store_taxdoc_insert_in_tx(store_conn_t *conn, const store_taxdoc_
     if (!text_fits(d->id, sizeof d->id) || !text_fits(d->owner_uuid, sizeof d->owner_uuid) ||
         n->object == NULL || n->document_sealed == NULL || n->document_sealed_len == 0)
         return store_bad_argument("taxdoc_insert");
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_prepare_key(conn, &Q_TAXDOC_INSERT, d->id, &stmt);
     if (st != STORE_OK)
         return st;
@@ -85,7 +85,7 @@ store_status_t store_taxdoc_insert_in_tx(store_conn_t *conn, const store_taxdoc_
 store_status_t store_taxdoc_set_tin_result_in_tx(store_conn_t *conn, const char *tenant_id,
                                                  const store_taxdoc_t *doc)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_prepare_key(conn, &Q_TAXDOC_TIN_RESULT, doc->id, &stmt);
     if (st != STORE_OK)
         return st;
@@ -95,12 +95,12 @@ store_status_t store_taxdoc_set_tin_result_in_tx(store_conn_t *conn, const char 
                  bind_text(stmt, 7, doc->tax_documentation_status);
     if ((st = run_bound(conn, &Q_TAXDOC_TIN_RESULT, stmt, bound)) != STORE_OK)
         return st;
-    return sqlite3_changes(conn->db) == 1 ? STORE_OK : STORE_NOT_FOUND;
+    return conn_changes(conn) == 1 ? STORE_OK : STORE_NOT_FOUND;
 }
 
 /* ---- reads */
 
-static store_status_t taxdoc_from_row(const store_sql_t *q, sqlite3_stmt *stmt,
+static store_status_t taxdoc_from_row(const store_sql_t *q, db_stmt_t *stmt,
                                       store_taxdoc_t *out)
 {
     memset(out, 0, sizeof *out);
@@ -116,10 +116,10 @@ static store_status_t taxdoc_from_row(const store_sql_t *q, sqlite3_stmt *stmt,
         !column_copy(stmt, 10, out->treaty_claim_status, sizeof out->treaty_claim_status) ||
         !column_copy(stmt, 11, out->vat_status, sizeof out->vat_status))
         return store_bad_row(q);
-    out->needs_resubmission = sqlite3_column_int64(stmt, 4) != 0;
-    out->tin_validated_at = sqlite3_column_int64(stmt, 8);
-    out->vat_validated_at = sqlite3_column_int64(stmt, 12);
-    out->created_at = sqlite3_column_int64(stmt, 13);
+    out->needs_resubmission = db_column_int(stmt, 4) != 0;
+    out->tin_validated_at = db_column_int(stmt, 8);
+    out->vat_validated_at = db_column_int(stmt, 12);
+    out->created_at = db_column_int(stmt, 13);
     return STORE_OK;
 }
 
@@ -129,20 +129,20 @@ store_status_t store_taxdoc_current_in_tx(store_conn_t *conn, const char *tenant
                                           size_t *count)
 {
     *count = 0;
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_prepare_key(conn, &Q_TAXDOC_CURRENT, owner_uuid, &stmt);
     if (st != STORE_OK)
         return st;
     if (!bind_text(stmt, 2, tenant_id))
         return conn_bind_failed(conn, &Q_TAXDOC_CURRENT, stmt);
     int rc;
-    while (st == STORE_OK && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+    while (st == STORE_OK && (rc = db_step(stmt)) == DB_ROW) {
         if (*count == STORE_TAXDOC_CURRENT_MAX)
             st = store_bad_row(&Q_TAXDOC_CURRENT);
         else if ((st = taxdoc_from_row(&Q_TAXDOC_CURRENT, stmt, &out[*count])) == STORE_OK)
             (*count)++;
     }
-    if (st == STORE_OK && rc != SQLITE_DONE)
+    if (st == STORE_OK && rc != DB_DONE)
         st = conn_fail(conn, &Q_TAXDOC_CURRENT, rc);
     stmt_done(stmt);
     return st;
@@ -164,19 +164,19 @@ store_status_t store_taxdoc_get_in_tx(store_conn_t *conn, const char *tenant_id,
                                       store_taxdoc_t *out, bool *is_current,
                                       char owner_id[STORE_ID_MAX])
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_prepare_key(conn, &Q_TAXDOC_GET, id, &stmt);
     if (st != STORE_OK)
         return st;
     if (!bind_text(stmt, 2, tenant_id))
         return conn_bind_failed(conn, &Q_TAXDOC_GET, stmt);
-    int rc = sqlite3_step(stmt);
-    if (rc == SQLITE_ROW) {
+    int rc = db_step(stmt);
+    if (rc == DB_ROW) {
         st = taxdoc_from_row(&Q_TAXDOC_GET, stmt, out);
-        *is_current = sqlite3_column_int64(stmt, TAXDOC_NCOLS) != 0;
+        *is_current = db_column_int(stmt, TAXDOC_NCOLS) != 0;
         if (st == STORE_OK && !column_copy(stmt, TAXDOC_NCOLS + 1, owner_id, STORE_ID_MAX))
             st = store_bad_row(&Q_TAXDOC_GET);
-    } else if (rc == SQLITE_DONE) {
+    } else if (rc == DB_DONE) {
         st = STORE_NOT_FOUND;
     } else {
         st = conn_fail(conn, &Q_TAXDOC_GET, rc);

@@ -16,7 +16,6 @@
  * transaction, so every running process refuses the tenant's tokens from
  * its settings snapshot within its refresh interval, whatever its token
  * cache holds. */
-#include <sqlite3.h>
 #include <string.h>
 
 #include "core/domain.h"
@@ -40,51 +39,51 @@ static const store_sql_t Q_TENANT_DATA = {"tenant_data",
     " (SELECT count(*) FROM events WHERE " OF_TENANT "),"
     " (SELECT count(*) FROM tin_checks WHERE " OF_TENANT "),"
     " (SELECT count(*) FROM tax_documents WHERE " OF_TENANT "),"
-    " (SELECT count(*) FROM tax_forms WHERE " OF_TENANT ")"};
+    " (SELECT count(*) FROM tax_forms WHERE " OF_TENANT ")", NULL};
 
 static const store_sql_t Q_TENANT_EXISTS = {"tenant_delete_exists",
-    "SELECT 1 FROM tenants WHERE id = ?1"};
+    "SELECT 1 FROM tenants WHERE id = ?1", NULL};
 
 /* Each binds ?1 to the tenant id; run in this order. */
 static const store_sql_t DELETES[] = {
     {"purge_deliveries", "DELETE FROM deliveries WHERE subscription_id IN " SUBSCRIPTION_IDS
-                         " OR event_id IN (SELECT id FROM events WHERE " OF_TENANT ")"},
+                         " OR event_id IN (SELECT id FROM events WHERE " OF_TENANT ")", NULL},
     {"purge_subscription_secrets",
-     "DELETE FROM subscription_secrets WHERE subscription_id IN " SUBSCRIPTION_IDS},
-    {"purge_subscriptions", "DELETE FROM subscriptions WHERE " OF_TENANT},
-    {"purge_events", "DELETE FROM events WHERE " OF_TENANT},
+     "DELETE FROM subscription_secrets WHERE subscription_id IN " SUBSCRIPTION_IDS, NULL},
+    {"purge_subscriptions", "DELETE FROM subscriptions WHERE " OF_TENANT, NULL},
+    {"purge_events", "DELETE FROM events WHERE " OF_TENANT, NULL},
     {"purge_report_chunks",
-     "DELETE FROM report_chunks WHERE report_id IN (SELECT id FROM reports WHERE " OF_TENANT ")"},
+     "DELETE FROM report_chunks WHERE report_id IN (SELECT id FROM reports WHERE " OF_TENANT ")", NULL},
     {"purge_report_ids",
-     "DELETE FROM report_ids WHERE report_id IN (SELECT id FROM reports WHERE " OF_TENANT ")"},
-    {"purge_reports", "DELETE FROM reports WHERE " OF_TENANT},
-    {"purge_tax_forms", "DELETE FROM tax_forms WHERE " OF_TENANT},
+     "DELETE FROM report_ids WHERE report_id IN (SELECT id FROM reports WHERE " OF_TENANT ")", NULL},
+    {"purge_reports", "DELETE FROM reports WHERE " OF_TENANT, NULL},
+    {"purge_tax_forms", "DELETE FROM tax_forms WHERE " OF_TENANT, NULL},
     {"purge_tax_documentation_current",
      "DELETE FROM tax_documentation_current WHERE owner_uuid IN"
-     " (SELECT uuid FROM account_owners WHERE " OF_TENANT ")"},
-    {"purge_tax_documents", "DELETE FROM tax_documents WHERE " OF_TENANT},
-    {"purge_tin_checks", "DELETE FROM tin_checks WHERE " OF_TENANT},
-    {"purge_inventory_summaries", "DELETE FROM inventory_summaries WHERE account IN " ACCOUNT_SEQS},
-    {"purge_inventory_lots", "DELETE FROM inventory_lots WHERE account IN " ACCOUNT_SEQS},
-    {"purge_inventory_reliefs", "DELETE FROM inventory_reliefs WHERE account IN " ACCOUNT_SEQS},
-    {"purge_provided_lots", "DELETE FROM provided_lots WHERE account IN " ACCOUNT_SEQS},
+     " (SELECT uuid FROM account_owners WHERE " OF_TENANT ")", NULL},
+    {"purge_tax_documents", "DELETE FROM tax_documents WHERE " OF_TENANT, NULL},
+    {"purge_tin_checks", "DELETE FROM tin_checks WHERE " OF_TENANT, NULL},
+    {"purge_inventory_summaries", "DELETE FROM inventory_summaries WHERE account IN " ACCOUNT_SEQS, NULL},
+    {"purge_inventory_lots", "DELETE FROM inventory_lots WHERE account IN " ACCOUNT_SEQS, NULL},
+    {"purge_inventory_reliefs", "DELETE FROM inventory_reliefs WHERE account IN " ACCOUNT_SEQS, NULL},
+    {"purge_provided_lots", "DELETE FROM provided_lots WHERE account IN " ACCOUNT_SEQS, NULL},
     {"purge_disposition_methods",
-     "DELETE FROM disposition_methods WHERE account IN " ACCOUNT_SEQS},
+     "DELETE FROM disposition_methods WHERE account IN " ACCOUNT_SEQS, NULL},
     {"purge_transactions", "DELETE FROM transactions WHERE tenant = " TENANT_ROWID
-                           " OR account IN " ACCOUNT_SEQS},
-    {"purge_accounts", "DELETE FROM accounts WHERE " OF_TENANT},
-    {"purge_assets", "DELETE FROM assets WHERE " OF_TENANT},
-    {"purge_account_owners", "DELETE FROM account_owners WHERE " OF_TENANT},
-    {"purge_filers", "DELETE FROM filers WHERE " OF_TENANT},
-    {"purge_credentials", "DELETE FROM credentials WHERE " OF_TENANT},
-    {"purge_rate_limits", "DELETE FROM rate_limits WHERE " OF_TENANT},
-    {"purge_tenant", "DELETE FROM tenants WHERE id = ?1"},
+                           " OR account IN " ACCOUNT_SEQS, NULL},
+    {"purge_accounts", "DELETE FROM accounts WHERE " OF_TENANT, NULL},
+    {"purge_assets", "DELETE FROM assets WHERE " OF_TENANT, NULL},
+    {"purge_account_owners", "DELETE FROM account_owners WHERE " OF_TENANT, NULL},
+    {"purge_filers", "DELETE FROM filers WHERE " OF_TENANT, NULL},
+    {"purge_credentials", "DELETE FROM credentials WHERE " OF_TENANT, NULL},
+    {"purge_rate_limits", "DELETE FROM rate_limits WHERE " OF_TENANT, NULL},
+    {"purge_tenant", "DELETE FROM tenants WHERE id = ?1", NULL},
 };
 
 static const store_sql_t Q_DELETED_INSERT = {"deleted_tenant_insert",
-    "INSERT INTO deleted_tenants (id, deleted_at) VALUES (?1, ?2)"};
+    "INSERT INTO deleted_tenants (id, deleted_at) VALUES (?1, ?2)", NULL};
 static const store_sql_t Q_DELETED_EACH = {"deleted_tenant_each",
-    "SELECT id FROM deleted_tenants ORDER BY id"};
+    "SELECT id FROM deleted_tenants ORDER BY id", NULL};
 
 typedef struct delete_args {
     const char *tenant_id;
@@ -103,14 +102,14 @@ static bool holds_data(const store_tenant_data_t *d)
 static store_status_t count_data(store_conn_t *conn, const char *tenant_id,
                                  store_tenant_data_t *d)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t status = conn_prepare_key(conn, &Q_TENANT_DATA, tenant_id, &stmt);
     if (status != STORE_OK)
         return status;
     if (!bind_text(stmt, 2, DOMAIN_REPORTING_CURRENCY))
         return conn_bind_failed(conn, &Q_TENANT_DATA, stmt);
-    int rc = sqlite3_step(stmt);
-    if (rc != SQLITE_ROW) {
+    int rc = db_step(stmt);
+    if (rc != DB_ROW) {
         status = conn_fail(conn, &Q_TENANT_DATA, rc);
         stmt_done(stmt);
         return status;
@@ -119,14 +118,14 @@ static store_status_t count_data(store_conn_t *conn, const char *tenant_id,
                          &d->filers, &d->reports, &d->subscriptions, &d->events,
                          &d->tin_checks, &d->tax_documents, &d->tax_forms};
     for (int i = 0; i < (int)(sizeof fields / sizeof fields[0]); i++)
-        *fields[i] = sqlite3_column_int64(stmt, i);
+        *fields[i] = db_column_int(stmt, i);
     stmt_done(stmt);
     return STORE_OK;
 }
 
 static store_status_t run_keyed(store_conn_t *conn, const store_sql_t *q, const char *key)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t status = conn_prepare_key(conn, q, key, &stmt);
     return status == STORE_OK ? conn_run(conn, q, stmt) : status;
 }
@@ -144,7 +143,7 @@ static store_status_t tenant_delete_tx(store_conn_t *conn, const void *arg)
     for (size_t i = 0; i < sizeof DELETES / sizeof DELETES[0]; i++)
         if ((status = run_keyed(conn, &DELETES[i], a->tenant_id)) != STORE_OK)
             return status;
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     status = conn_prepare_key(conn, &Q_DELETED_INSERT, a->tenant_id, &stmt);
     if (status != STORE_OK)
         return status;
@@ -168,7 +167,7 @@ store_status_t store_deleted_tenant_each(store_conn_t *conn,
                                          int (*each)(const char *tenant_id, void *ctx),
                                          void *ctx)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t status = conn_enter(conn);
     if (status == STORE_OK)
         status = conn_prepare(conn, &Q_DELETED_EACH, &stmt);
@@ -176,7 +175,7 @@ store_status_t store_deleted_tenant_each(store_conn_t *conn,
         return status;
     int rc;
     char tenant_id[STORE_UUID_LEN];
-    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+    while ((rc = db_step(stmt)) == DB_ROW) {
         if (!column_copy(stmt, 0, tenant_id, sizeof tenant_id)) {
             status = store_bad_row(&Q_DELETED_EACH);
             break;
@@ -184,7 +183,7 @@ store_status_t store_deleted_tenant_each(store_conn_t *conn,
         if (each(tenant_id, ctx) != 0)
             break;
     }
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+    if (rc != DB_ROW && rc != DB_DONE)
         status = conn_fail(conn, &Q_DELETED_EACH, rc);
     stmt_done(stmt);
     return status;

@@ -3,7 +3,6 @@
 #include "store/store.h"
 
 #include <limits.h>
-#include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,43 +10,43 @@
 #include "store/internal.h"
 
 static const store_sql_t Q_TENANT_INSERT = {"tenant_insert",
-    "INSERT INTO tenants (id, name, created_at) VALUES (?1, ?2, ?3)"};
-static const store_sql_t Q_TENANT_GET = {"tenant_get", "SELECT id, name, created_at FROM tenants WHERE id = ?1"};
-static const store_sql_t Q_TENANT_EXISTS = {"tenant_exists", "SELECT 1 FROM tenants WHERE id = ?1"};
-static const store_sql_t Q_TENANT_EACH = {"tenant_each", "SELECT id, name, created_at FROM tenants ORDER BY rowid"};
+    "INSERT INTO tenants (id, name, created_at) VALUES (?1, ?2, ?3)", NULL};
+static const store_sql_t Q_TENANT_GET = {"tenant_get", "SELECT id, name, created_at FROM tenants WHERE id = ?1", NULL};
+static const store_sql_t Q_TENANT_EXISTS = {"tenant_exists", "SELECT 1 FROM tenants WHERE id = ?1", NULL};
+static const store_sql_t Q_TENANT_EACH = {"tenant_each", "SELECT id, name, created_at FROM tenants ORDER BY rowid", NULL};
 static const store_sql_t Q_CREDENTIAL_INSERT = {"credential_insert",
     "INSERT INTO credentials (client_id, tenant_id, secret_hash,"
     " scopes, created_at, revoked_at)"
-    " VALUES (?1, ?2, ?3, ?4, ?5, nullif(?6, 0))"};
+    " VALUES (?1, ?2, ?3, ?4, ?5, nullif(?6, 0))", NULL};
 static const store_sql_t Q_CREDENTIAL_GET = {"credential_get",
     "SELECT client_id, tenant_id, secret_hash, scopes, created_at,"
     " coalesce(revoked_at, 0), coalesce(last_used_at, 0)"
-    " FROM credentials WHERE client_id = ?1"};
+    " FROM credentials WHERE client_id = ?1", NULL};
 static const store_sql_t Q_CREDENTIAL_EXISTS = {"credential_exists",
-    "SELECT 1 FROM credentials WHERE client_id = ?1"};
+    "SELECT 1 FROM credentials WHERE client_id = ?1", NULL};
 static const store_sql_t Q_CREDENTIAL_REVOKE = {"credential_revoke",
     "UPDATE credentials SET revoked_at = ?2"
-    " WHERE client_id = ?1 AND revoked_at IS NULL"};
+    " WHERE client_id = ?1 AND revoked_at IS NULL", NULL};
 static const store_sql_t Q_CREDENTIAL_TOUCH = {"credential_touch",
-    "UPDATE credentials SET last_used_at = ?2 WHERE client_id = ?1"};
+    "UPDATE credentials SET last_used_at = ?2 WHERE client_id = ?1", NULL};
 static const store_sql_t Q_REVOKED_EACH = {"revoked_each", "SELECT client_id FROM credentials"
-    " WHERE revoked_at IS NOT NULL ORDER BY client_id"};
+    " WHERE revoked_at IS NOT NULL ORDER BY client_id", NULL};
 static const store_sql_t Q_RATE_LIMIT_UPSERT = {"rate_limit_upsert",
     "INSERT INTO rate_limits (tenant_id, route, rate, burst)"
     " VALUES (?1, ?2, ?3, ?4) ON CONFLICT (tenant_id, route)"
-    " DO UPDATE SET rate = excluded.rate, burst = excluded.burst"};
+    " DO UPDATE SET rate = excluded.rate, burst = excluded.burst", NULL};
 static const store_sql_t Q_RATE_LIMIT_EACH = {"rate_limit_each", "SELECT tenant_id, route, rate, burst"
-    " FROM rate_limits ORDER BY tenant_id, route"};
+    " FROM rate_limits ORDER BY tenant_id, route", NULL};
 static const store_sql_t Q_FILER_INSERT = {"filer_insert",
     "INSERT INTO filers (uuid, tenant_id, id, name, is_default,"
-    " created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)"};
+    " created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)", NULL};
 
 /* ---- tenants */
 
 /* The reporting currency (?4, DOMAIN_REPORTING_CURRENCY), which every tenant holds. */
 static const store_sql_t Q_REPORTING_ASSET_INSERT = {"reporting_asset_insert",
     "INSERT INTO assets (uuid, tenant_id, code, name, type, decimals, created_at)"
-    " VALUES (?1, ?2, ?4, 'US Dollar', 'fiat', 2, ?3)"};
+    " VALUES (?1, ?2, ?4, 'US Dollar', 'fiat', 2, ?3)", NULL};
 
 typedef struct tenant_create_args {
     const store_tenant_t *tenant;
@@ -60,7 +59,7 @@ static store_status_t credential_create_tx(store_conn_t *conn, const void *arg);
 static store_status_t tenant_create_tx(store_conn_t *conn, const void *arg)
 {
     const tenant_create_args_t *a = arg;
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t status = conn_prepare(conn, &Q_TENANT_INSERT, &stmt);
     if (status != STORE_OK)
         return status;
@@ -111,19 +110,19 @@ store_status_t store_tenant_create(store_conn_t *conn, const store_tenant_t *ten
 }
 
 /* A row_decode_fn: record is a store_tenant_t. */
-static store_status_t tenant_from_row(const store_sql_t *id, sqlite3_stmt *stmt, void *record)
+static store_status_t tenant_from_row(const store_sql_t *id, db_stmt_t *stmt, void *record)
 {
     store_tenant_t *out = record;
     if (!column_copy(stmt, 0, out->id, sizeof out->id) ||
         !column_copy(stmt, 1, out->name, sizeof out->name))
         return store_bad_row(id);
-    out->created_at = sqlite3_column_int64(stmt, 2);
+    out->created_at = db_column_int(stmt, 2);
     return STORE_OK;
 }
 
 store_status_t store_tenant_get(store_conn_t *conn, const char *tenant_id, store_tenant_t *out)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t status = conn_enter(conn);
     if (status == STORE_OK)
         status = conn_prepare_key(conn, &Q_TENANT_GET, tenant_id, &stmt);
@@ -135,7 +134,7 @@ store_status_t store_tenant_get(store_conn_t *conn, const char *tenant_id, store
 store_status_t store_tenant_each(store_conn_t *conn,
                                  int (*each)(const store_tenant_t *tenant, void *ctx), void *ctx)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t status = conn_enter(conn);
     if (status == STORE_OK)
         status = conn_prepare(conn, &Q_TENANT_EACH, &stmt);
@@ -143,12 +142,12 @@ store_status_t store_tenant_each(store_conn_t *conn,
         return status;
     int rc;
     store_tenant_t tenant;
-    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+    while ((rc = db_step(stmt)) == DB_ROW) {
         status = tenant_from_row(&Q_TENANT_EACH, stmt, &tenant);
         if (status != STORE_OK || each(&tenant, ctx) != 0)
             break;
     }
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+    if (rc != DB_ROW && rc != DB_DONE)
         status = conn_fail(conn, &Q_TENANT_EACH, rc);
     stmt_done(stmt);
     return status;
@@ -159,13 +158,12 @@ store_status_t store_tenant_each(store_conn_t *conn,
 static store_status_t credential_create_tx(store_conn_t *conn, const void *arg)
 {
     const store_credential_t *cred = arg;
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t status = conn_prepare(conn, &Q_CREDENTIAL_INSERT, &stmt);
     if (status != STORE_OK)
         return status;
     bool bound = bind_text(stmt, 1, cred->client_id) && bind_text(stmt, 2, cred->tenant_id) &&
-                 sqlite3_bind_blob(stmt, 3, cred->secret_hash, (int)sizeof cred->secret_hash,
-                                   SQLITE_STATIC) == SQLITE_OK &&
+                 bind_blob(stmt, 3, cred->secret_hash, sizeof cred->secret_hash) &&
                  bind_int(stmt, 4, cred->scopes) && bind_int(stmt, 5, cred->created_at) &&
                  bind_int(stmt, 6, cred->revoked_at);
     if (!bound)
@@ -181,37 +179,37 @@ store_status_t store_credential_create(store_conn_t *conn, const store_credentia
     return conn_write(conn, credential_create_tx, cred);
 }
 
-static store_status_t credential_from_row(sqlite3_stmt *stmt,
+static store_status_t credential_from_row(db_stmt_t *stmt,
                                           store_credential_t *out)
 {
-    const void *hash = sqlite3_column_blob(stmt, 2);
-    sqlite3_int64 scopes = sqlite3_column_int64(stmt, 3);
+    const void *hash = db_column_blob(stmt, 2, NULL);
+    int64_t scopes = db_column_int(stmt, 3);
     if (!column_copy(stmt, 0, out->client_id, sizeof out->client_id) ||
         !column_copy(stmt, 1, out->tenant_id, sizeof out->tenant_id) || hash == NULL ||
-        sqlite3_column_bytes(stmt, 2) != (int)sizeof out->secret_hash || scopes < 0 ||
+        db_column_bytes(stmt, 2) != (int)sizeof out->secret_hash || scopes < 0 ||
         (uint64_t)scopes > UINT_MAX)
         return store_bad_row(&Q_CREDENTIAL_GET);
     memcpy(out->secret_hash, hash, sizeof out->secret_hash);
     out->scopes = (unsigned)scopes;
-    out->created_at = sqlite3_column_int64(stmt, 4);
-    out->revoked_at = sqlite3_column_int64(stmt, 5);
-    out->last_used_at = sqlite3_column_int64(stmt, 6);
+    out->created_at = db_column_int(stmt, 4);
+    out->revoked_at = db_column_int(stmt, 5);
+    out->last_used_at = db_column_int(stmt, 6);
     return STORE_OK;
 }
 
 store_status_t store_credential_get(store_conn_t *conn, const char *client_id,
                                     store_credential_t *out)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t status = conn_enter(conn);
     if (status == STORE_OK)
         status = conn_prepare_key(conn, &Q_CREDENTIAL_GET, client_id, &stmt);
     if (status != STORE_OK)
         return status;
-    int rc = sqlite3_step(stmt);
-    if (rc == SQLITE_ROW)
+    int rc = db_step(stmt);
+    if (rc == DB_ROW)
         status = credential_from_row(stmt, out);
-    else if (rc == SQLITE_DONE)
+    else if (rc == DB_DONE)
         status = STORE_NOT_FOUND;
     else
         status = conn_fail(conn, &Q_CREDENTIAL_GET, rc);
@@ -229,7 +227,7 @@ typedef struct credential_revoke_args {
 static store_status_t credential_revoke_tx(store_conn_t *conn, const void *arg)
 {
     const credential_revoke_args_t *a = arg;
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t status = conn_prepare_key(conn, &Q_CREDENTIAL_REVOKE, a->client_id, &stmt);
     if (status != STORE_OK)
         return status;
@@ -238,7 +236,7 @@ static store_status_t credential_revoke_tx(store_conn_t *conn, const void *arg)
     status = conn_run(conn, &Q_CREDENTIAL_REVOKE, stmt);
     if (status != STORE_OK)
         return status;
-    if (sqlite3_changes(conn->db) == 0)
+    if (conn_changes(conn) == 0)
         return conn_exists(conn, &Q_CREDENTIAL_EXISTS, a->client_id);
     return conn_bump_settings(conn);
 }
@@ -254,14 +252,14 @@ store_status_t store_credential_revoke(store_conn_t *conn, const char *client_id
 static store_status_t credential_touch_tx(store_conn_t *conn, const void *arg)
 {
     const credential_revoke_args_t *a = arg;
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t status = conn_prepare_key(conn, &Q_CREDENTIAL_TOUCH, a->client_id, &stmt);
     if (status != STORE_OK)
         return status;
     if (!bind_int(stmt, 2, a->now))
         return conn_bind_failed(conn, &Q_CREDENTIAL_TOUCH, stmt);
     status = conn_run(conn, &Q_CREDENTIAL_TOUCH, stmt);
-    if (status == STORE_OK && sqlite3_changes(conn->db) == 0)
+    if (status == STORE_OK && conn_changes(conn) == 0)
         status = STORE_NOT_FOUND;
     return status;
 }
@@ -277,7 +275,7 @@ store_status_t store_credential_touch(store_conn_t *conn, const char *client_id,
 store_status_t store_revoked_each(store_conn_t *conn,
                                   int (*each)(const char *client_id, void *ctx), void *ctx)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t status = conn_enter(conn);
     if (status == STORE_OK)
         status = conn_prepare(conn, &Q_REVOKED_EACH, &stmt);
@@ -285,7 +283,7 @@ store_status_t store_revoked_each(store_conn_t *conn,
         return status;
     int rc;
     char client_id[STORE_ID_MAX];
-    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+    while ((rc = db_step(stmt)) == DB_ROW) {
         if (!column_copy(stmt, 0, client_id, sizeof client_id)) {
             status = store_bad_row(&Q_REVOKED_EACH);
             break;
@@ -293,7 +291,7 @@ store_status_t store_revoked_each(store_conn_t *conn,
         if (each(client_id, ctx) != 0)
             break;
     }
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+    if (rc != DB_ROW && rc != DB_DONE)
         status = conn_fail(conn, &Q_REVOKED_EACH, rc);
     stmt_done(stmt);
     return status;
@@ -307,7 +305,7 @@ static store_status_t rate_limit_set_tx(store_conn_t *conn, const void *arg)
     store_status_t status = STORE_OK;
     if (limit->tenant_id[0] != '\0')
         status = conn_exists(conn, &Q_TENANT_EXISTS, limit->tenant_id);
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     if (status == STORE_OK)
         status = conn_prepare(conn, &Q_RATE_LIMIT_UPSERT, &stmt);
     if (status != STORE_OK)
@@ -329,11 +327,11 @@ store_status_t store_rate_limit_set(store_conn_t *conn, const store_rate_limit_t
     return conn_write(conn, rate_limit_set_tx, limit);
 }
 
-static store_status_t rate_limit_from_row(sqlite3_stmt *stmt,
+static store_status_t rate_limit_from_row(db_stmt_t *stmt,
                                           store_rate_limit_t *out)
 {
-    sqlite3_int64 rate = sqlite3_column_int64(stmt, 2);
-    sqlite3_int64 burst = sqlite3_column_int64(stmt, 3);
+    int64_t rate = db_column_int(stmt, 2);
+    int64_t burst = db_column_int(stmt, 3);
     if (!column_copy(stmt, 0, out->tenant_id, sizeof out->tenant_id) ||
         !column_copy(stmt, 1, out->route, sizeof out->route) || rate <= 0 ||
         rate > UINT32_MAX || burst <= 0 || burst > UINT32_MAX)
@@ -347,7 +345,7 @@ store_status_t store_rate_limit_each(store_conn_t *conn,
                                      int (*each)(const store_rate_limit_t *limit, void *ctx),
                                      void *ctx)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t status = conn_enter(conn);
     if (status == STORE_OK)
         status = conn_prepare(conn, &Q_RATE_LIMIT_EACH, &stmt);
@@ -355,12 +353,12 @@ store_status_t store_rate_limit_each(store_conn_t *conn,
         return status;
     int rc;
     store_rate_limit_t limit;
-    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+    while ((rc = db_step(stmt)) == DB_ROW) {
         status = rate_limit_from_row(stmt, &limit);
         if (status != STORE_OK || each(&limit, ctx) != 0)
             break;
     }
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+    if (rc != DB_ROW && rc != DB_DONE)
         status = conn_fail(conn, &Q_RATE_LIMIT_EACH, rc);
     stmt_done(stmt);
     return status;

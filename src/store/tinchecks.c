@@ -23,29 +23,29 @@ static const char *const KIND_NAMES[] = {"rttm", "account_owner", "tax_documenta
 static const store_sql_t Q_CHECK_ENQUEUE = {
     "tin_check_enqueue",
     "INSERT INTO tin_checks (id, tenant_id, kind, subject_id, owner_uuid, name, tin_sealed,"
-    " tin_type, status, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'PENDING', ?9)"};
+    " tin_type, status, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'PENDING', ?9)", NULL};
 static const store_sql_t Q_CHECK_SUPERSEDE = {
     "tin_check_supersede",
     "UPDATE tin_checks SET status = '" STORE_TIN_CHECK_STALE "', validated_at = ?4,"
     " claimed_by = NULL, lease_until = NULL"
-    " WHERE tenant_id = ?1 AND kind = ?2 AND subject_id = ?3 AND validated_at IS NULL"};
+    " WHERE tenant_id = ?1 AND kind = ?2 AND subject_id = ?3 AND validated_at IS NULL", NULL};
 static const store_sql_t Q_CHECK_CLAIM = {
     "tin_check_claim",
     "UPDATE tin_checks SET claimed_by = ?1, lease_until = ?2 WHERE id = ("
     " SELECT id FROM tin_checks WHERE validated_at IS NULL"
     " AND (lease_until IS NULL OR lease_until <= ?3) ORDER BY created_at LIMIT 1)"
-    " RETURNING " CHECK_COLUMNS};
+    " RETURNING " CHECK_COLUMNS, NULL};
 static const store_sql_t Q_CHECK_ANY = {
     "tin_check_any", "SELECT 1 FROM tin_checks WHERE validated_at IS NULL"
-                     " AND (lease_until IS NULL OR lease_until <= ?1) LIMIT 1"};
+                     " AND (lease_until IS NULL OR lease_until <= ?1) LIMIT 1", NULL};
 static const store_sql_t Q_CHECK_FINISH = {
     "tin_check_finish",
     "UPDATE tin_checks SET status = ?3, validated_at = ?4, claimed_by = NULL,"
-    " lease_until = NULL WHERE id = ?1 AND claimed_by = ?2 AND validated_at IS NULL"};
+    " lease_until = NULL WHERE id = ?1 AND claimed_by = ?2 AND validated_at IS NULL", NULL};
 static const store_sql_t Q_CHECK_OWNER_ID = {
-    "tin_check_owner_id", "SELECT id FROM account_owners WHERE tenant_id = ?1 AND uuid = ?2"};
+    "tin_check_owner_id", "SELECT id FROM account_owners WHERE tenant_id = ?1 AND uuid = ?2", NULL};
 static const store_sql_t Q_CHECK_GET = {
-    "tin_check_get", "SELECT " CHECK_COLUMNS " FROM tin_checks WHERE tenant_id = ?1 AND id = ?2"};
+    "tin_check_get", "SELECT " CHECK_COLUMNS " FROM tin_checks WHERE tenant_id = ?1 AND id = ?2", NULL};
 
 /* ---- queueing --------------------------------------------------------- */
 
@@ -55,7 +55,7 @@ store_status_t store_tin_check_supersede_in_tx(store_conn_t *conn, const char *t
 {
     if ((unsigned)kind > STORE_TIN_CHECK_TAX_DOCUMENTATION || subject_id == NULL)
         return store_bad_argument("tin_check_supersede");
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_prepare_key(conn, &Q_CHECK_SUPERSEDE, tenant_id, &stmt);
     if (st != STORE_OK)
         return st;
@@ -75,15 +75,14 @@ store_status_t store_tin_check_enqueue_in_tx(store_conn_t *conn, const store_tin
         if (st != STORE_OK)
             return st;
     }
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_prepare_key(conn, &Q_CHECK_ENQUEUE, c->id, &stmt);
     if (st != STORE_OK)
         return st;
     bool bound = bind_text(stmt, 2, c->tenant_id) && bind_text(stmt, 3, KIND_NAMES[c->kind]) &&
                  bind_text_or_null(stmt, 4, c->subject_id) &&
                  bind_text_or_null(stmt, 5, c->owner_uuid) && bind_text(stmt, 6, c->name) &&
-                 sqlite3_bind_blob(stmt, 7, c->tin_sealed, (int)c->tin_sealed_len,
-                                   SQLITE_STATIC) == SQLITE_OK &&
+                 bind_blob(stmt, 7, c->tin_sealed, c->tin_sealed_len) &&
                  bind_text(stmt, 8, c->tin_type) && bind_int(stmt, 9, c->now);
     return run_bound(conn, &Q_CHECK_ENQUEUE, stmt, bound);
 }
@@ -101,12 +100,12 @@ static bool kind_from_text(const char *text, store_tin_check_kind_t *kind)
     return false;
 }
 
-static store_status_t check_from_row(const store_sql_t *q, sqlite3_stmt *stmt,
+static store_status_t check_from_row(const store_sql_t *q, db_stmt_t *stmt,
                                      store_tin_check_t *out)
 {
     char kind[32];
-    const void *sealed = sqlite3_column_blob(stmt, 6);
-    size_t sealed_len = (size_t)sqlite3_column_bytes(stmt, 6);
+    const void *sealed = db_column_blob(stmt, 6, NULL);
+    size_t sealed_len = (size_t)db_column_bytes(stmt, 6);
     if (sealed == NULL || sealed_len > sizeof out->tin_sealed ||
         !column_copy(stmt, 0, out->id, sizeof out->id) ||
         !column_copy(stmt, 1, out->tenant_id, sizeof out->tenant_id) ||
@@ -119,25 +118,25 @@ static store_status_t check_from_row(const store_sql_t *q, sqlite3_stmt *stmt,
         return store_bad_row(q);
     memcpy(out->tin_sealed, sealed, sealed_len);
     out->tin_sealed_len = sealed_len;
-    out->created_at = sqlite3_column_int64(stmt, 9);
-    out->validated_at = sqlite3_column_int64(stmt, 10);
+    out->created_at = db_column_int(stmt, 9);
+    out->validated_at = db_column_int(stmt, 10);
     return STORE_OK;
 }
 
 /* Steps a statement that returns at most one check to its end (RETURNING
- * rows must be stepped to SQLITE_DONE, or the write lock stays held). */
-static store_status_t one_check(store_conn_t *conn, const store_sql_t *q, sqlite3_stmt *stmt,
+ * rows must be stepped to DB_DONE, or the write lock stays held). */
+static store_status_t one_check(store_conn_t *conn, const store_sql_t *q, db_stmt_t *stmt,
                                 store_tin_check_t *out)
 {
-    int rc = sqlite3_step(stmt);
+    int rc = db_step(stmt);
     store_status_t st;
-    if (rc == SQLITE_ROW) {
+    if (rc == DB_ROW) {
         st = check_from_row(q, stmt, out);
-        rc = sqlite3_step(stmt);
-        if (st == STORE_OK && rc != SQLITE_DONE)
-            st = rc == SQLITE_ROW ? store_bad_row(q) : conn_fail(conn, q, rc);
+        rc = db_step(stmt);
+        if (st == STORE_OK && rc != DB_DONE)
+            st = rc == DB_ROW ? store_bad_row(q) : conn_fail(conn, q, rc);
     } else {
-        st = rc == SQLITE_DONE ? STORE_NOT_FOUND : conn_fail(conn, q, rc);
+        st = rc == DB_DONE ? STORE_NOT_FOUND : conn_fail(conn, q, rc);
     }
     stmt_done(stmt);
     return st;
@@ -154,7 +153,7 @@ typedef struct claim_args {
 static store_status_t claim_tx(store_conn_t *conn, const void *arg)
 {
     const claim_args_t *a = arg;
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_prepare_key(conn, &Q_CHECK_CLAIM, a->claim, &stmt);
     if (st != STORE_OK)
         return st;
@@ -166,7 +165,7 @@ static store_status_t claim_tx(store_conn_t *conn, const void *arg)
 /* A read first: an idle engine must not take the write lock every poll. */
 static store_status_t any_work(store_conn_t *conn, int64_t lease_now)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_enter(conn);
     if (st == STORE_OK)
         st = conn_prepare(conn, &Q_CHECK_ANY, &stmt);
@@ -174,8 +173,8 @@ static store_status_t any_work(store_conn_t *conn, int64_t lease_now)
         return st;
     if (!bind_int(stmt, 1, lease_now))
         return conn_bind_failed(conn, &Q_CHECK_ANY, stmt);
-    int rc = sqlite3_step(stmt);
-    st = rc == SQLITE_ROW ? STORE_OK : rc == SQLITE_DONE ? STORE_NOT_FOUND
+    int rc = db_step(stmt);
+    st = rc == DB_ROW ? STORE_OK : rc == DB_DONE ? STORE_NOT_FOUND
                                                          : conn_fail(conn, &Q_CHECK_ANY, rc);
     stmt_done(stmt);
     return st;
@@ -195,14 +194,14 @@ store_status_t store_tin_check_finish_in_tx(store_conn_t *conn, const char *id,
                                             const char *claim, const char *status,
                                             int64_t validated_at)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_prepare_key(conn, &Q_CHECK_FINISH, id, &stmt);
     if (st != STORE_OK)
         return st;
     bool bound = bind_text(stmt, 2, claim) && bind_text(stmt, 3, status) &&
                  bind_int(stmt, 4, validated_at);
     st = run_bound(conn, &Q_CHECK_FINISH, stmt, bound);
-    if (st == STORE_OK && sqlite3_changes(conn->db) == 0)
+    if (st == STORE_OK && conn_changes(conn) == 0)
         return STORE_NOT_FOUND;
     return st;
 }
@@ -210,17 +209,17 @@ store_status_t store_tin_check_finish_in_tx(store_conn_t *conn, const char *id,
 store_status_t store_tin_check_owner_id_in_tx(store_conn_t *conn, const char *tenant_id,
                                               const char *owner_uuid, char id[STORE_ID_MAX])
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_prepare_key(conn, &Q_CHECK_OWNER_ID, tenant_id, &stmt);
     if (st != STORE_OK)
         return st;
     if (!bind_text(stmt, 2, owner_uuid))
         return conn_bind_failed(conn, &Q_CHECK_OWNER_ID, stmt);
-    int rc = sqlite3_step(stmt);
-    if (rc == SQLITE_ROW)
+    int rc = db_step(stmt);
+    if (rc == DB_ROW)
         st = column_copy(stmt, 0, id, STORE_ID_MAX) ? STORE_OK : store_bad_row(&Q_CHECK_OWNER_ID);
     else
-        st = rc == SQLITE_DONE ? STORE_NOT_FOUND : conn_fail(conn, &Q_CHECK_OWNER_ID, rc);
+        st = rc == DB_DONE ? STORE_NOT_FOUND : conn_fail(conn, &Q_CHECK_OWNER_ID, rc);
     stmt_done(stmt);
     return st;
 }
@@ -230,7 +229,7 @@ store_status_t store_tin_check_owner_id_in_tx(store_conn_t *conn, const char *te
 store_status_t store_tin_check_get(store_conn_t *conn, const char *tenant_id, const char *id,
                                    store_tin_check_t *out)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_enter(conn);
     if (st == STORE_OK)
         st = conn_prepare_key(conn, &Q_CHECK_GET, tenant_id, &stmt);

@@ -32,24 +32,24 @@
 static const store_sql_t Q_ACCOUNT_OF = {
     "tx_account_of", "SELECT a.seq, a.uuid, n.rowid FROM accounts a"
                      " JOIN tenants n ON n.id = a.tenant_id"
-                     " WHERE a.tenant_id = ?1 AND a.id = ?2"};
+                     " WHERE a.tenant_id = ?1 AND a.id = ?2", NULL};
 #define TENANT_KEY "(SELECT rowid FROM tenants WHERE id = ?1)"
 static const store_sql_t Q_TX_FIND = {
     "tx_find", "SELECT t.seq, a.id, t.datetime, t.body, t.lines, t.uuid, t.created_at,"
                " t.updated_at FROM transactions t"
                " JOIN accounts a ON a.seq = t.account"
-               " WHERE t.tenant = " TENANT_KEY " AND t.id = ?2"};
+               " WHERE t.tenant = " TENANT_KEY " AND t.id = ?2", NULL};
 static const store_sql_t Q_TX_INSERT = {
     "tx_insert", "INSERT INTO transactions (tenant, account, datetime, type, id, lines, subtype,"
                  " created_at, updated_at, uuid, body)"
-                 " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8, ?9, ?10)"};
+                 " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8, ?9, ?10)", NULL};
 static const store_sql_t Q_TX_UPDATE = {
     "tx_update", "UPDATE transactions SET datetime = ?2, type = ?3, lines = ?4, subtype = ?5,"
-                 " body = ?6, updated_at = ?7 WHERE seq = ?1"};
-static const store_sql_t Q_TX_DELETE = {"tx_delete", "DELETE FROM transactions WHERE seq = ?1"};
+                 " body = ?6, updated_at = ?7 WHERE seq = ?1", NULL};
+static const store_sql_t Q_TX_DELETE = {"tx_delete", "DELETE FROM transactions WHERE seq = ?1", NULL};
 static const store_sql_t Q_MARK_DIRTY = {
     "tx_mark_dirty", "UPDATE accounts SET dirty_from = min(coalesce(dirty_from, ?2), ?2),"
-                     " inventory_version = inventory_version + 1 WHERE uuid = ?1"};
+                     " inventory_version = inventory_version + 1 WHERE uuid = ?1", NULL};
 /* An account has at most one open (unclaimed) INVENTORY_UPDATE event, and
  * it is the account's newest: a new one is opened only once the newest is
  * claimed. So the newest is read, not an index of open events that every
@@ -59,24 +59,24 @@ static const store_sql_t Q_EVENT_OPEN = {
     "SELECT id, from_ms, from_tx, latest_ms, latest_tx, has_ids FROM"
     " (SELECT id, from_ms, from_tx, latest_ms, latest_tx, has_ids, claimed_at FROM events"
     "  WHERE account_uuid = ?1 AND type = 'INVENTORY_UPDATE' ORDER BY rowid DESC LIMIT 1)"
-    " WHERE claimed_at IS NULL"};
+    " WHERE claimed_at IS NULL", NULL};
 static const store_sql_t Q_EVENT_INSERT = {
     "tx_event_insert",
     "INSERT INTO events (id, tenant_id, type, created_at, account_uuid, account_id, from_ms,"
     " from_tx, latest_ms, latest_tx, has_ids)"
-    " VALUES (?1, ?2, 'INVENTORY_UPDATE', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"};
+    " VALUES (?1, ?2, 'INVENTORY_UPDATE', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)", NULL};
 static const store_sql_t Q_EVENT_WIDEN = {
     "tx_event_widen", "UPDATE events SET from_ms = ?2, from_tx = ?3, latest_ms = ?4,"
-                      " latest_tx = ?5, has_ids = ?6 WHERE id = ?1"};
+                      " latest_tx = ?5, has_ids = ?6 WHERE id = ?1", NULL};
 static const store_sql_t Q_TX_GET = {
     "tx_get", "SELECT uuid, body, created_at, updated_at FROM transactions"
-              " WHERE tenant = " TENANT_KEY " AND id = ?2"};
+              " WHERE tenant = " TENANT_KEY " AND id = ?2", NULL};
 /* Covered by transactions_ledger: the table itself is never read. */
 static const store_sql_t Q_TX_OF_ACCOUNT = {
     "tx_of_account",
     "SELECT id, datetime, type, lines FROM transactions"
     " WHERE account = (SELECT seq FROM accounts WHERE uuid = ?1) AND datetime >= ?2"
-    " ORDER BY datetime"};
+    " ORDER BY datetime", NULL};
 
 /* ---- the lines column -------------------------------------------------
  * A transaction's line items as one text, what the recalculation reads
@@ -224,16 +224,16 @@ static void range_widen(range_t *r, const range_t *more)
 static store_status_t event_open(store_conn_t *conn, const char *account_uuid, char *event_id,
                                  range_t *r, bool *found)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_prepare_key(conn, &Q_EVENT_OPEN, account_uuid, &stmt);
     if (st != STORE_OK)
         return st;
-    int rc = sqlite3_step(stmt);
-    *found = rc == SQLITE_ROW;
-    if (rc == SQLITE_ROW) {
-        bool ids = sqlite3_column_int(stmt, 5) != 0;
-        r->from_ms = sqlite3_column_int64(stmt, 1);
-        r->latest_ms = sqlite3_column_int64(stmt, 3);
+    int rc = db_step(stmt);
+    *found = rc == DB_ROW;
+    if (rc == DB_ROW) {
+        bool ids = (int)db_column_int(stmt, 5) != 0;
+        r->from_ms = db_column_int(stmt, 1);
+        r->latest_ms = db_column_int(stmt, 3);
         r->has_ids = ids;
         r->from_tx[0] = r->latest_tx[0] = '\0';
         bool ok = column_copy(stmt, 0, event_id, STORE_UUID_LEN) &&
@@ -241,7 +241,7 @@ static store_status_t event_open(store_conn_t *conn, const char *account_uuid, c
                             column_copy(stmt, 4, r->latest_tx, sizeof r->latest_tx)));
         if (!ok)
             st = store_bad_row(&Q_EVENT_OPEN);
-    } else if (rc != SQLITE_DONE) {
+    } else if (rc != DB_DONE) {
         st = conn_fail(conn, &Q_EVENT_OPEN, rc);
     }
     stmt_done(stmt);
@@ -265,7 +265,7 @@ static store_status_t event_record(store_conn_t *conn, const char *tenant_id,
     else
         r = *change;
     const store_sql_t *q = found ? &Q_EVENT_WIDEN : &Q_EVENT_INSERT;
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     st = conn_prepare(conn, q, &stmt);
     if (st != STORE_OK)
         return st;
@@ -287,7 +287,7 @@ static store_status_t event_record(store_conn_t *conn, const char *tenant_id,
         return st;
     /* A new event: its deliveries are written in the same transaction. */
     st = store_deliveries_fan_out_in_tx(conn, tenant_id, new_event_id, "INVENTORY_UPDATE", now);
-    if (st == STORE_OK && sqlite3_changes(conn->db) > 0)
+    if (st == STORE_OK && conn_changes(conn) > 0)
         *new_deliveries = true; /* the fan-out's INSERT ... SELECT wrote them */
     return st;
 }
@@ -295,7 +295,7 @@ static store_status_t event_record(store_conn_t *conn, const char *tenant_id,
 store_status_t store_mark_dirty_in_tx(store_conn_t *conn, const char *account_uuid,
                                       int64_t from_ms)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_prepare_key(conn, &Q_MARK_DIRTY, account_uuid, &stmt);
     if (st != STORE_OK)
         return st;
@@ -339,20 +339,20 @@ static void existing_free(existing_t *ex)
 static store_status_t account_of(store_conn_t *conn, const char *tenant_id,
                                  const char *account_id, account_keys_t *out)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_prepare_key(conn, &Q_ACCOUNT_OF, tenant_id, &stmt);
     if (st != STORE_OK)
         return st;
     if (!bind_text(stmt, 2, account_id))
         return conn_bind_failed(conn, &Q_ACCOUNT_OF, stmt);
-    int rc = sqlite3_step(stmt);
-    if (rc == SQLITE_ROW) {
-        out->seq = sqlite3_column_int64(stmt, 0);
-        out->tenant = sqlite3_column_int64(stmt, 2);
+    int rc = db_step(stmt);
+    if (rc == DB_ROW) {
+        out->seq = db_column_int(stmt, 0);
+        out->tenant = db_column_int(stmt, 2);
         st = column_copy(stmt, 1, out->uuid, sizeof out->uuid) ? STORE_OK
                                                                : store_bad_row(&Q_ACCOUNT_OF);
     } else {
-        st = rc == SQLITE_DONE ? STORE_NOT_FOUND : conn_fail(conn, &Q_ACCOUNT_OF, rc);
+        st = rc == DB_DONE ? STORE_NOT_FOUND : conn_fail(conn, &Q_ACCOUNT_OF, rc);
     }
     stmt_done(stmt);
     return st;
@@ -363,30 +363,30 @@ static store_status_t find_existing(store_conn_t *conn, const char *tenant_id, c
                                     const char *body, existing_t *ex)
 {
     memset(ex, 0, sizeof *ex);
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_prepare_key(conn, &Q_TX_FIND, tenant_id, &stmt);
     if (st != STORE_OK)
         return st;
     if (!bind_text(stmt, 2, id))
         return conn_bind_failed(conn, &Q_TX_FIND, stmt);
-    int rc = sqlite3_step(stmt);
-    ex->found = rc == SQLITE_ROW;
-    if (rc == SQLITE_ROW) {
-        const char *stored = (const char *)sqlite3_column_text(stmt, 3);
-        ex->seq = sqlite3_column_int64(stmt, 0);
-        ex->datetime_ms = sqlite3_column_int64(stmt, 2);
+    int rc = db_step(stmt);
+    ex->found = rc == DB_ROW;
+    if (rc == DB_ROW) {
+        const char *stored = db_column_text(stmt, 3);
+        ex->seq = db_column_int(stmt, 0);
+        ex->datetime_ms = db_column_int(stmt, 2);
         ex->same_body = body != NULL && stored != NULL && strcmp(stored, body) == 0;
-        ex->created_at = sqlite3_column_int64(stmt, 6);
-        ex->updated_at = sqlite3_column_int64(stmt, 7);
-        const void *uuid = sqlite3_column_blob(stmt, 5);
-        bool uuid_ok = uuid != NULL && sqlite3_column_bytes(stmt, 5) == IDS_UUID_BYTES;
+        ex->created_at = db_column_int(stmt, 6);
+        ex->updated_at = db_column_int(stmt, 7);
+        const void *uuid = db_column_blob(stmt, 5, NULL);
+        bool uuid_ok = uuid != NULL && db_column_bytes(stmt, 5) == IDS_UUID_BYTES;
         if (uuid_ok)
             ids_uuid_format(uuid, ex->uuid);
         if (!uuid_ok || !column_copy(stmt, 1, ex->account_id, sizeof ex->account_id) ||
-            !store_tx_lines_decode((const char *)sqlite3_column_text(stmt, 4), &ex->lines,
+            !store_tx_lines_decode(db_column_text(stmt, 4), &ex->lines,
                           &ex->line_count, &ex->line_cap))
             st = store_bad_row(&Q_TX_FIND);
-    } else if (rc != SQLITE_DONE) {
+    } else if (rc != DB_DONE) {
         st = conn_fail(conn, &Q_TX_FIND, rc);
     }
     stmt_done(stmt);
@@ -400,7 +400,7 @@ static store_status_t write_row(store_conn_t *conn, const store_tx_write_t *w,
     uint8_t uuid[IDS_UUID_BYTES];
     if (!ex->found && !ids_uuid_parse(w->new_uuid, uuid))
         return store_bad_argument("tx_upsert (new_uuid)");
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     const store_sql_t *q = ex->found ? &Q_TX_UPDATE : &Q_TX_INSERT;
     store_status_t st = conn_prepare(conn, q, &stmt);
     if (st != STORE_OK)
@@ -416,7 +416,7 @@ static store_status_t write_row(store_conn_t *conn, const store_tx_write_t *w,
                 bind_int(stmt, 3, w->datetime_ms) && bind_text(stmt, 4, w->type) &&
                 bind_text(stmt, 5, w->id) && bind_text(stmt, 6, lines) &&
                 bind_text_or_null(stmt, 7, w->subtype) && bind_int(stmt, 8, w->now) &&
-                sqlite3_bind_blob(stmt, 9, uuid, sizeof uuid, SQLITE_STATIC) == SQLITE_OK &&
+                bind_blob(stmt, 9, uuid, sizeof uuid) &&
                 bind_text(stmt, 10, w->body);
     return run_bound(conn, q, stmt, bound);
 }
@@ -446,11 +446,11 @@ static store_status_t write_tx(store_conn_t *conn, const store_tx_write_t *w,
  * two files runs one way (provided_lots.c reads deposits through this
  * file). */
 static const store_sql_t Q_PROVIDED_DROP = {
-    "provided_drop_all", "DELETE FROM provided_lots WHERE transaction_seq = ?1"};
+    "provided_drop_all", "DELETE FROM provided_lots WHERE transaction_seq = ?1", NULL};
 
 store_status_t store_provided_lots_drop_in_tx(store_conn_t *conn, int64_t tx_seq)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_prepare(conn, &Q_PROVIDED_DROP, &stmt);
     if (st != STORE_OK)
         return st;
@@ -556,7 +556,7 @@ store_status_t store_tx_upsert(store_conn_t *conn, const store_tx_write_t *w, in
 store_status_t store_tx_get(store_conn_t *conn, const char *tenant_id, const char *id,
                             store_tx_t *out)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_enter(conn);
     if (st == STORE_OK)
         st = conn_prepare_key(conn, &Q_TX_GET, tenant_id, &stmt);
@@ -564,23 +564,23 @@ store_status_t store_tx_get(store_conn_t *conn, const char *tenant_id, const cha
         return st;
     if (!bind_text(stmt, 2, id))
         return conn_bind_failed(conn, &Q_TX_GET, stmt);
-    int rc = sqlite3_step(stmt);
-    if (rc == SQLITE_ROW) {
-        const char *body = (const char *)sqlite3_column_text(stmt, 1);
-        const void *uuid = sqlite3_column_blob(stmt, 0);
+    int rc = db_step(stmt);
+    if (rc == DB_ROW) {
+        const char *body = db_column_text(stmt, 1);
+        const void *uuid = db_column_blob(stmt, 0, NULL);
         out->body = body ? strdup(body) : NULL;
-        out->created_at = sqlite3_column_int64(stmt, 2);
-        out->updated_at = sqlite3_column_int64(stmt, 3);
-        if (uuid != NULL && sqlite3_column_bytes(stmt, 0) == IDS_UUID_BYTES)
+        out->created_at = db_column_int(stmt, 2);
+        out->updated_at = db_column_int(stmt, 3);
+        if (uuid != NULL && db_column_bytes(stmt, 0) == IDS_UUID_BYTES)
             ids_uuid_format(uuid, out->uuid);
         if (out->body == NULL || uuid == NULL ||
-            sqlite3_column_bytes(stmt, 0) != IDS_UUID_BYTES) {
+            db_column_bytes(stmt, 0) != IDS_UUID_BYTES) {
             free(out->body);
             out->body = NULL;
             st = store_bad_row(&Q_TX_GET);
         }
     } else {
-        st = rc == SQLITE_DONE ? STORE_NOT_FOUND : conn_fail(conn, &Q_TX_GET, rc);
+        st = rc == DB_DONE ? STORE_NOT_FOUND : conn_fail(conn, &Q_TX_GET, rc);
     }
     stmt_done(stmt);
     return st;
@@ -596,7 +596,7 @@ static store_status_t delete_found(store_conn_t *conn, const delete_args_t *a,
 {
     account_keys_t account;
     store_status_t st = account_of(conn, a->tenant_id, ex->account_id, &account);
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     if (st == STORE_OK) /* the foreign key cascades too; said here for the reader */
         st = store_provided_lots_drop_in_tx(conn, ex->seq);
     if (st == STORE_OK)
@@ -647,7 +647,7 @@ store_status_t store_tx_each_of_account(store_conn_t *conn, const char *account_
 store_status_t store_tx_each_of_account_from(store_conn_t *conn, const char *account_uuid,
                                              int64_t from_ms, store_tx_each_fn each, void *ctx)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_enter(conn);
     if (st == STORE_OK)
         st = conn_prepare_key(conn, &Q_TX_OF_ACCOUNT, account_uuid, &stmt);
@@ -659,15 +659,15 @@ store_status_t store_tx_each_of_account_from(store_conn_t *conn, const char *acc
     size_t count = 0, cap = 0;
     char id[STORE_ID_MAX], type[DOMAIN_TX_TYPE_SIZE];
     int rc, stop = 0;
-    while (!stop && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+    while (!stop && (rc = db_step(stmt)) == DB_ROW) {
         if (!column_copy(stmt, 0, id, sizeof id) || !column_copy(stmt, 2, type, sizeof type) ||
-            !store_tx_lines_decode((const char *)sqlite3_column_text(stmt, 3), &lines, &count, &cap)) {
+            !store_tx_lines_decode(db_column_text(stmt, 3), &lines, &count, &cap)) {
             st = store_bad_row(&Q_TX_OF_ACCOUNT);
             break;
         }
-        stop = each(id, sqlite3_column_int64(stmt, 1), type, lines, count, ctx);
+        stop = each(id, db_column_int(stmt, 1), type, lines, count, ctx);
     }
-    if (st == STORE_OK && !stop && rc != SQLITE_DONE)
+    if (st == STORE_OK && !stop && rc != DB_DONE)
         st = conn_fail(conn, &Q_TX_OF_ACCOUNT, rc);
     stmt_done(stmt);
     free(lines);

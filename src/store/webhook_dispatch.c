@@ -4,7 +4,6 @@
  * does to many rows is one statement over a JSON array of rowids. */
 #include "store/webhook_dispatch.h"
 
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,25 +17,25 @@
 static const store_sql_t Q_LEASE_RELEASE_IDLE = {
     "wh_lease_release_idle",
     "UPDATE subscriptions SET lease_owner = NULL, lease_until = NULL"
-    " WHERE id = ?2 AND lease_owner = ?1 AND NOT " DUE_EXISTS("?2")};
+    " WHERE id = ?2 AND lease_owner = ?1 AND NOT " DUE_EXISTS("?2"), NULL};
 static const store_sql_t Q_LEASE_CLAIM = {
     "wh_lease_claim",
     "UPDATE subscriptions SET lease_owner = ?1, lease_until = ?2 WHERE state = 'active'"
     " AND (lease_owner = ?1 OR ((lease_owner IS NULL OR lease_until < ?4)"
     " AND " DUE_EXISTS("subscriptions.id") "))"
-    " RETURNING id, updated_at"};
+    " RETURNING id, updated_at", NULL};
 static const store_sql_t Q_NEXT_DUE_ALL = {
     "wh_next_due_all",
     "SELECT min((SELECT min(d.next_attempt_at) FROM deliveries d"
     " WHERE d.subscription_id = s.id AND d.state = 'pending')) FROM subscriptions s"
     " WHERE s.state = 'active' AND (s.lease_owner IS NULL OR s.lease_owner = ?1"
-    " OR s.lease_until < ?2)"};
+    " OR s.lease_until < ?2)", NULL};
 static const store_sql_t Q_LEASE_RELEASE_ALL = {
     "wh_lease_release_all",
-    "UPDATE subscriptions SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = ?1"};
+    "UPDATE subscriptions SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = ?1", NULL};
 static const store_sql_t Q_SUB_CHECK = {
     "wh_sub_check", "SELECT updated_at, state = 'active' AND lease_owner IS ?2"
-                    " FROM subscriptions WHERE id = ?1"};
+                    " FROM subscriptions WHERE id = ?1", NULL};
 static const store_sql_t Q_DUE = {
     "wh_due", "SELECT d.id, d.event_id, d.trace_id, d.window_ends_at, e.type, e.payload,"
               " e.account_uuid, e.account_id, e.from_ms, e.from_tx, e.latest_ms, e.latest_tx,"
@@ -44,20 +43,20 @@ static const store_sql_t Q_DUE = {
               " FROM deliveries d JOIN events e ON e.id = d.event_id"
               " WHERE d.subscription_id = ?1 AND d.state = 'pending' AND d.next_attempt_at <= ?2"
               " AND d.rowid NOT IN (SELECT value FROM json_each(?4))"
-              " ORDER BY d.next_attempt_at LIMIT ?3"};
+              " ORDER BY d.next_attempt_at LIMIT ?3", NULL};
 /* The set-based statements of a batch: ?1 is a JSON array of rowids. */
 static const store_sql_t Q_WINDOWS_CLOSED = {
     "wh_windows_closed",
     "UPDATE deliveries SET state = 'failed',"
     " last_error = coalesce(last_error, 'retry window closed before the next attempt')"
-    " WHERE rowid IN (SELECT value FROM json_each(?1))"};
+    " WHERE rowid IN (SELECT value FROM json_each(?1))", NULL};
 static const store_sql_t Q_NEXT_DUE = {
     "wh_next_due", "SELECT min(next_attempt_at) FROM deliveries"
                    " WHERE subscription_id = ?1 AND state = 'pending'"
-                   " AND rowid NOT IN (SELECT value FROM json_each(?2))"};
+                   " AND rowid NOT IN (SELECT value FROM json_each(?2))", NULL};
 static const store_sql_t Q_EVENTS_CLAIM = {
     "wh_events_claim", "UPDATE events SET claimed_at = ?2"
-                       " WHERE rowid IN (SELECT value FROM json_each(?1)) AND claimed_at IS NULL"};
+                       " WHERE rowid IN (SELECT value FROM json_each(?1)) AND claimed_at IS NULL", NULL};
 /* An attempt's outcome counts it (attempts = ?3), guarded by the count
  * before it and the trace id. */
 #define OUTCOME_SET                                                          \
@@ -65,29 +64,29 @@ static const store_sql_t Q_EVENTS_CLAIM = {
     " next_attempt_at = ?7, delivered_at = ?8, attempts = ?3,"               \
     " first_attempt_at = ?10, window_ends_at = ?11, last_attempt_at = ?12"
 static const store_sql_t Q_OUTCOME = {
-    "wh_outcome", OUTCOME_SET " WHERE id = ?1 AND trace_id = ?2 AND attempts = ?3 - 1"};
+    "wh_outcome", OUTCOME_SET " WHERE id = ?1 AND trace_id = ?2 AND attempts = ?3 - 1", NULL};
 /* The same by the rowid the attempt began with: no lookup in the id index,
  * whose random keys make each lookup touch another page. */
 static const store_sql_t Q_OUTCOME_ROWID = {
     "wh_outcome_rowid",
-    OUTCOME_SET " WHERE rowid = ?9 AND id = ?1 AND trace_id = ?2 AND attempts = ?3 - 1"};
+    OUTCOME_SET " WHERE rowid = ?9 AND id = ?1 AND trace_id = ?2 AND attempts = ?3 - 1", NULL};
 static const store_sql_t Q_DEAUTHORIZE = {
     "wh_deauthorize",
     "UPDATE subscriptions SET state = 'deauthorized', deauthorized_at = ?2, updated_at = ?2,"
-    " lease_owner = NULL, lease_until = NULL WHERE id = ?1 AND state = 'active'"};
+    " lease_owner = NULL, lease_until = NULL WHERE id = ?1 AND state = 'active'", NULL};
 static const store_sql_t Q_HOLD_PENDING = {
     "wh_hold_pending",
-    "UPDATE deliveries SET state = 'held' WHERE subscription_id = ?1 AND state = 'pending'"};
+    "UPDATE deliveries SET state = 'held' WHERE subscription_id = ?1 AND state = 'pending'", NULL};
 static const store_sql_t Q_BACKLOG_ALL = {
     "wh_backlog_all", "SELECT s.id, (SELECT count(*) FROM deliveries d"
                       " WHERE d.subscription_id = s.id AND d.state = 'pending'),"
-                      " s.state = 'deauthorized' FROM subscriptions s ORDER BY s.id"};
+                      " s.state = 'deauthorized' FROM subscriptions s ORDER BY s.id", NULL};
 
 /* ---- small helpers */
 
-static char *column_strdup(sqlite3_stmt *stmt, int col)
+static char *column_strdup(db_stmt_t *stmt, int col)
 {
-    const unsigned char *text = sqlite3_column_text(stmt, col);
+    const char *text = db_column_text(stmt, col);
     return text != NULL ? strdup((const char *)text) : NULL;
 }
 
@@ -108,7 +107,7 @@ typedef struct claim_args {
 static store_status_t release_idle(store_conn_t *conn, const store_wh_claim_t *c)
 {
     for (size_t i = 0; i < c->idle_count; i++) {
-        sqlite3_stmt *stmt;
+        db_stmt_t *stmt;
         store_status_t st = conn_prepare_key(conn, &Q_LEASE_RELEASE_IDLE, c->owner, &stmt);
         if (st != STORE_OK)
             return st;
@@ -119,7 +118,7 @@ static store_status_t release_idle(store_conn_t *conn, const store_wh_claim_t *c
     return STORE_OK;
 }
 
-static bool leased_push(claim_args_t *a, sqlite3_stmt *stmt)
+static bool leased_push(claim_args_t *a, db_stmt_t *stmt)
 {
     leased_t *grown = grow_array(a->rows, &a->cap, a->count + 1, sizeof *grown, 16);
     if (grown == NULL)
@@ -128,7 +127,7 @@ static bool leased_push(claim_args_t *a, sqlite3_stmt *stmt)
     leased_t *row = &a->rows[a->count];
     if (!column_copy(stmt, 0, row->id, sizeof row->id))
         return false;
-    row->updated_at = sqlite3_column_int64(stmt, 1);
+    row->updated_at = db_column_int(stmt, 1);
     a->count++;
     return true;
 }
@@ -136,7 +135,7 @@ static bool leased_push(claim_args_t *a, sqlite3_stmt *stmt)
 static store_status_t next_due_all(store_conn_t *conn, const store_wh_claim_t *c,
                                    int64_t *next_due)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_prepare_key(conn, &Q_NEXT_DUE_ALL, c->owner, &stmt);
     if (st != STORE_OK)
         return st;
@@ -152,7 +151,7 @@ static store_status_t claim_tx(store_conn_t *conn, const void *arg)
     const store_wh_claim_t *c = a->claim;
     a->count = 0;
     store_status_t st = release_idle(conn, c);
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     if (st == STORE_OK)
         st = conn_prepare_key(conn, &Q_LEASE_CLAIM, c->owner, &stmt);
     if (st != STORE_OK)
@@ -161,15 +160,15 @@ static store_status_t claim_tx(store_conn_t *conn, const void *arg)
         !bind_int(stmt, 4, c->lease_now))
         return conn_bind_failed(conn, &Q_LEASE_CLAIM, stmt);
     int rc;
-    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
+    while ((rc = db_step(stmt)) == DB_ROW)
         if (!leased_push(a, stmt)) {
             st = store_bad_row(&Q_LEASE_CLAIM);
             break;
         }
-    if (st == STORE_OK && rc != SQLITE_ROW && rc != SQLITE_DONE)
+    if (st == STORE_OK && rc != DB_ROW && rc != DB_DONE)
         st = conn_fail(conn, &Q_LEASE_CLAIM, rc);
-    if (st == STORE_OK && rc == SQLITE_ROW) /* stopped early: finish the UPDATE anyway */
-        while (sqlite3_step(stmt) == SQLITE_ROW) {
+    if (st == STORE_OK && rc == DB_ROW) /* stopped early: finish the UPDATE anyway */
+        while (db_step(stmt) == DB_ROW) {
         }
     stmt_done(stmt);
     if (st != STORE_OK)
@@ -192,7 +191,7 @@ store_status_t store_wh_claim(store_conn_t *conn, const store_wh_claim_t *claim,
 
 static store_status_t release_all_tx(store_conn_t *conn, const void *arg)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_prepare_key(conn, &Q_LEASE_RELEASE_ALL, arg, &stmt);
     if (st != STORE_OK)
         return st;
@@ -219,7 +218,7 @@ static const char *result_state(store_wh_result_t r)
 
 static store_status_t deauthorize(store_conn_t *conn, const char *sub_id, int64_t at)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_prepare_key(conn, &Q_DEAUTHORIZE, sub_id, &stmt);
     if (st != STORE_OK)
         return st;
@@ -235,7 +234,7 @@ static store_status_t record_one(store_conn_t *conn, const store_wh_outcome_t *o
     store_status_t st;
     if (o->deauthorize && (st = deauthorize(conn, o->subscription_id, o->at)) != STORE_OK)
         return st;
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     const store_sql_t *q = o->delivery_rowid > 0 ? &Q_OUTCOME_ROWID : &Q_OUTCOME;
     if ((st = conn_prepare_key(conn, q, o->delivery_id, &stmt)) != STORE_OK)
         return st;
@@ -245,9 +244,9 @@ static store_status_t record_one(store_conn_t *conn, const store_wh_outcome_t *o
         bind_text(stmt, 2, o->trace_id) && bind_int(stmt, 3, o->attempts) &&
         bind_text(stmt, 4, result_state(o->result)) &&
         (o->status > 0 ? bind_int(stmt, 5, o->status)
-                       : sqlite3_bind_null(stmt, 5) == SQLITE_OK) &&
+                       : bind_null(stmt, 5)) &&
         bind_text_or_null(stmt, 6, o->error) && bind_int(stmt, 7, next) &&
-        (delivered ? bind_int(stmt, 8, o->at) : sqlite3_bind_null(stmt, 8) == SQLITE_OK) &&
+        (delivered ? bind_int(stmt, 8, o->at) : bind_null(stmt, 8)) &&
         (o->delivery_rowid <= 0 || bind_int(stmt, 9, o->delivery_rowid)) &&
         bind_int(stmt, 10, o->first_attempt_at) && bind_int(stmt, 11, o->window_ends_at) &&
         bind_int(stmt, 12, o->sent_at);
@@ -311,17 +310,17 @@ static store_wh_attempt_t *attempt_push(attempts_out_t *out)
 /* Is the subscription still ours and unchanged? */
 static store_status_t check_sub(store_conn_t *conn, const char *owner, store_wh_begin_t *r)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_prepare_key(conn, &Q_SUB_CHECK, r->subscription_id, &stmt);
     if (st != STORE_OK)
         return st;
     if (!bind_text(stmt, 2, owner))
         return conn_bind_failed(conn, &Q_SUB_CHECK, stmt);
-    int rc = sqlite3_step(stmt);
-    if (rc == SQLITE_ROW) {
-        r->stale = sqlite3_column_int64(stmt, 0) != r->updated_at;
-        r->lost = sqlite3_column_int64(stmt, 1) == 0;
-    } else if (rc == SQLITE_DONE) {
+    int rc = db_step(stmt);
+    if (rc == DB_ROW) {
+        r->stale = db_column_int(stmt, 0) != r->updated_at;
+        r->lost = db_column_int(stmt, 1) == 0;
+    } else if (rc == DB_DONE) {
         r->lost = true;
     } else {
         st = conn_fail(conn, &Q_SUB_CHECK, rc);
@@ -370,7 +369,7 @@ static store_status_t run_set(store_conn_t *conn, const store_sql_t *q, idlist_t
 {
     if (l->count == 0)
         return STORE_OK;
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_prepare_key(conn, q, idlist_text(l), &stmt);
     if (st != STORE_OK)
         return st;
@@ -387,23 +386,23 @@ typedef struct due_row {
 } due_row_t;
 
 /* A due row with its event (columns of Q_DUE); the attempt it begins. */
-static bool due_from_row(sqlite3_stmt *stmt, store_wh_attempt_t *a, due_row_t *due)
+static bool due_from_row(db_stmt_t *stmt, store_wh_attempt_t *a, due_row_t *due)
 {
     store_wh_event_t *e = &a->event;
-    due->window_ends_at = sqlite3_column_int64(stmt, 3);
+    due->window_ends_at = db_column_int(stmt, 3);
     e->payload = column_strdup(stmt, 5);
     e->account_uuid = column_strdup(stmt, 6);
     e->account_id = column_strdup(stmt, 7);
-    e->from_ms = sqlite3_column_int64(stmt, 8);
+    e->from_ms = db_column_int(stmt, 8);
     e->from_tx = column_strdup(stmt, 9);
-    e->latest_ms = sqlite3_column_int64(stmt, 10);
+    e->latest_ms = db_column_int(stmt, 10);
     e->latest_tx = column_strdup(stmt, 11);
-    e->has_ids = sqlite3_column_int64(stmt, 12) != 0;
-    due->unclaimed = sqlite3_column_int64(stmt, 13) != 0;
-    due->rowid = a->rowid = sqlite3_column_int64(stmt, 14);
-    due->event_rowid = sqlite3_column_int64(stmt, 15);
-    a->attempts = sqlite3_column_int64(stmt, 16) + 1;
-    a->first_attempt_at = sqlite3_column_int64(stmt, 17); /* NULL reads as 0 */
+    e->has_ids = db_column_int(stmt, 12) != 0;
+    due->unclaimed = db_column_int(stmt, 13) != 0;
+    due->rowid = a->rowid = db_column_int(stmt, 14);
+    due->event_rowid = db_column_int(stmt, 15);
+    a->attempts = db_column_int(stmt, 16) + 1;
+    a->first_attempt_at = db_column_int(stmt, 17); /* NULL reads as 0 */
     a->window_ends_at = due->window_ends_at;
     return column_copy(stmt, 0, a->delivery_id, sizeof a->delivery_id) &&
            column_copy(stmt, 1, a->event_id, sizeof a->event_id) &&
@@ -417,7 +416,7 @@ static bool due_from_row(sqlite3_stmt *stmt, store_wh_attempt_t *a, due_row_t *d
 static store_status_t select_due(store_conn_t *conn, const store_wh_begin_t *r, int64_t now,
                                  const char *skip, attempts_out_t *out, due_row_t *dues)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_prepare_key(conn, &Q_DUE, r->subscription_id, &stmt);
     if (st != STORE_OK)
         return st;
@@ -426,7 +425,7 @@ static store_status_t select_due(store_conn_t *conn, const store_wh_begin_t *r, 
         return conn_bind_failed(conn, &Q_DUE, stmt);
     size_t n = 0;
     int rc;
-    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW && n < r->max) {
+    while ((rc = db_step(stmt)) == DB_ROW && n < r->max) {
         store_wh_attempt_t *a = attempt_push(out);
         if (a == NULL) {
             st = store_bad_argument("store_wh_step: out of memory");
@@ -438,7 +437,7 @@ static store_status_t select_due(store_conn_t *conn, const store_wh_begin_t *r, 
         }
         n++;
     }
-    if (st == STORE_OK && rc != SQLITE_ROW && rc != SQLITE_DONE)
+    if (st == STORE_OK && rc != DB_ROW && rc != DB_DONE)
         st = conn_fail(conn, &Q_DUE, rc);
     stmt_done(stmt);
     return st;
@@ -449,7 +448,7 @@ static store_status_t select_due(store_conn_t *conn, const store_wh_begin_t *r, 
 static store_status_t next_due_of(store_conn_t *conn, const char *sub_id, const char *skip,
                                   int64_t *next_due)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_prepare_key(conn, &Q_NEXT_DUE, sub_id, &stmt);
     *next_due = 0;
     if (st != STORE_OK)
@@ -605,7 +604,7 @@ store_status_t store_wh_backlog_each(store_conn_t *conn,
                                      int (*each)(const char *id, int64_t pending, void *ctx),
                                      void *ctx, int64_t *deauthorized)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     *deauthorized = 0;
     store_status_t st = conn_enter(conn);
     if (st == STORE_OK)
@@ -613,13 +612,13 @@ store_status_t store_wh_backlog_each(store_conn_t *conn,
     if (st != STORE_OK)
         return st;
     int rc;
-    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-        const char *id = (const char *)sqlite3_column_text(stmt, 0);
-        *deauthorized += sqlite3_column_int64(stmt, 2) != 0;
-        if (id != NULL && each(id, sqlite3_column_int64(stmt, 1), ctx) != 0)
+    while ((rc = db_step(stmt)) == DB_ROW) {
+        const char *id = db_column_text(stmt, 0);
+        *deauthorized += db_column_int(stmt, 2) != 0;
+        if (id != NULL && each(id, db_column_int(stmt, 1), ctx) != 0)
             break;
     }
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+    if (rc != DB_ROW && rc != DB_DONE)
         st = conn_fail(conn, &Q_BACKLOG_ALL, rc);
     stmt_done(stmt);
     return st;

@@ -18,7 +18,6 @@
  *    stays the operator's comma-separated list. */
 #include "store/webhooks.h"
 
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,98 +35,98 @@ static const store_sql_t Q_SUB_INSERT = {
     "INSERT INTO subscriptions (id, tenant_id, url, events, rate_limit, retry_attempts,"
     " retry_window_s, timeout_s, egress_address, auth_mode, basic_user, basic_password_sealed,"
     " state, created_at, updated_at)"
-    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 'active', ?13, ?13)"};
+    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 'active', ?13, ?13)", NULL};
 static const store_sql_t Q_SECRET_INSERT = {
     "wh_secret_insert",
     "INSERT INTO subscription_secrets (subscription_id, seq, secret_sealed, created_at)"
     " VALUES (?1, (SELECT coalesce(max(seq), 0) + 1 FROM subscription_secrets"
-    " WHERE subscription_id = ?1), ?2, ?3)"};
+    " WHERE subscription_id = ?1), ?2, ?3)", NULL};
 static const store_sql_t Q_EVENTS_CLOSE = {
     "wh_events_close", "UPDATE events SET claimed_at = ?2 WHERE claimed_at IS NULL"
-                       " AND type = 'INVENTORY_UPDATE' AND tenant_id = ?1"};
+                       " AND type = 'INVENTORY_UPDATE' AND tenant_id = ?1", NULL};
 static const store_sql_t Q_SUB_GET = {"wh_sub_get",
-                                      "SELECT " SUB_COLUMNS " FROM subscriptions WHERE id = ?1"};
+                                      "SELECT " SUB_COLUMNS " FROM subscriptions WHERE id = ?1", NULL};
 static const store_sql_t Q_SUB_ALL = {
-    "wh_sub_all", "SELECT " SUB_COLUMNS " FROM subscriptions ORDER BY created_at, id"};
+    "wh_sub_all", "SELECT " SUB_COLUMNS " FROM subscriptions ORDER BY created_at, id", NULL};
 static const store_sql_t Q_SUB_OF_TENANT = {
     "wh_sub_of_tenant",
-    "SELECT " SUB_COLUMNS " FROM subscriptions WHERE tenant_id = ?1 ORDER BY created_at, id"};
+    "SELECT " SUB_COLUMNS " FROM subscriptions WHERE tenant_id = ?1 ORDER BY created_at, id", NULL};
 static const store_sql_t Q_SUB_UPDATE = {
     "wh_sub_update",
     "UPDATE subscriptions SET url = ?2, events = ?3, rate_limit = ?4, retry_attempts = ?5,"
     " retry_window_s = ?6, timeout_s = ?7, egress_address = ?8, updated_at = ?9 WHERE id = ?1"
-    " RETURNING tenant_id"};
+    " RETURNING tenant_id", NULL};
 static const store_sql_t Q_SUB_DELETE = {"wh_sub_delete",
-                                         "DELETE FROM subscriptions WHERE id = ?1"};
+                                         "DELETE FROM subscriptions WHERE id = ?1", NULL};
 static const store_sql_t Q_SUB_EXISTS = {"wh_sub_exists",
-                                         "SELECT 1 FROM subscriptions WHERE id = ?1"};
+                                         "SELECT 1 FROM subscriptions WHERE id = ?1", NULL};
 static const store_sql_t Q_SUB_TOUCH = {"wh_sub_touch",
-                                        "UPDATE subscriptions SET updated_at = ?2 WHERE id = ?1"};
+                                        "UPDATE subscriptions SET updated_at = ?2 WHERE id = ?1", NULL};
 static const store_sql_t Q_SECRETS_OF = {
     "wh_secrets_of", "SELECT seq, secret_sealed, created_at FROM subscription_secrets"
-                     " WHERE subscription_id = ?1 ORDER BY seq DESC"};
+                     " WHERE subscription_id = ?1 ORDER BY seq DESC", NULL};
 static const store_sql_t Q_SECRET_COUNT = {
-    "wh_secret_count", "SELECT count(*) FROM subscription_secrets WHERE subscription_id = ?1"};
+    "wh_secret_count", "SELECT count(*) FROM subscription_secrets WHERE subscription_id = ?1", NULL};
 static const store_sql_t Q_SECRET_DROP = {
     "wh_secret_drop",
     "DELETE FROM subscription_secrets WHERE subscription_id = ?1 AND seq ="
-    " (SELECT min(seq) FROM subscription_secrets WHERE subscription_id = ?1)"};
+    " (SELECT min(seq) FROM subscription_secrets WHERE subscription_id = ?1)", NULL};
 static const store_sql_t Q_SUB_SET_AUTH = {
     "wh_sub_set_auth", "UPDATE subscriptions SET auth_mode = ?2, basic_user = ?3,"
-                       " basic_password_sealed = ?4, updated_at = ?5 WHERE id = ?1"};
+                       " basic_password_sealed = ?4, updated_at = ?5 WHERE id = ?1", NULL};
 static const store_sql_t Q_SUB_REACTIVATE = {
     "wh_sub_reactivate", "UPDATE subscriptions SET state = 'active', deauthorized_at = NULL,"
-                         " updated_at = ?2 WHERE id = ?1"};
+                         " updated_at = ?2 WHERE id = ?1", NULL};
 static const store_sql_t Q_UNHOLD = {
     "wh_unhold", "UPDATE deliveries SET state = 'pending', attempts = 0, first_attempt_at = NULL,"
                  " window_ends_at = NULL, next_attempt_at = ?2"
-                 " WHERE subscription_id = ?1 AND state = 'held'"};
+                 " WHERE subscription_id = ?1 AND state = 'held'", NULL};
 static const store_sql_t Q_BACKLOG = {
     "wh_backlog", /* each count from an index alone; delivered is the rest */
     "SELECT (SELECT count(*) FROM deliveries WHERE subscription_id = ?1 AND state = 'pending'),"
     " (SELECT count(*) FROM deliveries WHERE subscription_id = ?1 AND state = 'held'),"
     " (SELECT count(*) FROM deliveries WHERE subscription_id = ?1 AND state = 'failed'),"
-    " (SELECT count(*) FROM deliveries WHERE subscription_id = ?1)"};
+    " (SELECT count(*) FROM deliveries WHERE subscription_id = ?1)", NULL};
 static const store_sql_t Q_DELIVERY_LIST = {
     "wh_delivery_list",
     "SELECT d.id, d.event_id, e.type, d.trace_id, d.state, d.attempts, d.first_attempt_at,"
     " d.window_ends_at, d.next_attempt_at, d.last_attempt_at, d.last_status, d.last_error,"
     " d.created_at, d.delivered_at FROM deliveries d JOIN events e ON e.id = d.event_id"
     " WHERE d.subscription_id = ?1 AND (?2 IS NULL OR d.state = ?2) AND d.created_at >= ?3"
-    " ORDER BY d.created_at, d.id"};
+    " ORDER BY d.created_at, d.id", NULL};
 #define REPLAY_SET                                                                        \
     "UPDATE deliveries SET state = (SELECT CASE state WHEN 'active' THEN 'pending'"       \
     " ELSE 'held' END FROM subscriptions WHERE id = ?1), trace_id = " NEW_TRACE_ID ","    \
     " attempts = 0, first_attempt_at = NULL, window_ends_at = NULL, next_attempt_at = ?3," \
     " delivered_at = NULL"
 static const store_sql_t Q_REPLAY_EVENT = {
-    "wh_replay_event", REPLAY_SET " WHERE subscription_id = ?1 AND event_id = ?2"};
+    "wh_replay_event", REPLAY_SET " WHERE subscription_id = ?1 AND event_id = ?2", NULL};
 static const store_sql_t Q_REPLAY_FAILED = {
     "wh_replay_failed",
-    REPLAY_SET " WHERE subscription_id = ?1 AND state = 'failed' AND created_at >= ?2"};
+    REPLAY_SET " WHERE subscription_id = ?1 AND state = 'failed' AND created_at >= ?2", NULL};
 static const store_sql_t Q_FAN_OUT = {
     "wh_fan_out",
     "INSERT INTO deliveries (id, subscription_id, event_id, trace_id, state, next_attempt_at,"
     " created_at) SELECT 'dlv_' || lower(hex(randomblob(16))), s.id, ?2, " NEW_TRACE_ID ","
     " CASE s.state WHEN 'active' THEN 'pending' ELSE 'held' END, ?4, ?4"
     " FROM subscriptions s WHERE s.tenant_id = ?1"
-    " AND instr(',' || s.events || ',', ',' || ?3 || ',') > 0"};
+    " AND instr(',' || s.events || ',', ',' || ?3 || ',') > 0", NULL};
 
 /* ---- small helpers */
 
 /* Like run_bound, and reports how many rows the statement changed. */
-static store_status_t run_counted(store_conn_t *conn, const store_sql_t *q, sqlite3_stmt *stmt,
+static store_status_t run_counted(store_conn_t *conn, const store_sql_t *q, db_stmt_t *stmt,
                                   bool bound, int64_t *changes)
 {
     store_status_t st = run_bound(conn, q, stmt, bound);
     if (st == STORE_OK && changes != NULL)
-        *changes = sqlite3_changes(conn->db);
+        *changes = conn_changes(conn);
     return st;
 }
 
 /* ---- subscriptions: rows */
 
-static store_status_t sub_from_row(const store_sql_t *q, sqlite3_stmt *stmt,
+static store_status_t sub_from_row(const store_sql_t *q, db_stmt_t *stmt,
                                    store_subscription_t *out)
 {
     memset(out, 0, sizeof *out);
@@ -145,15 +144,15 @@ static store_status_t sub_from_row(const store_sql_t *q, sqlite3_stmt *stmt,
               column_copy(stmt, 12, state, sizeof state);
     if (!ok)
         return store_bad_row(q);
-    out->rate_limit = (uint32_t)sqlite3_column_int64(stmt, 4);
-    out->retry_attempts = (uint32_t)sqlite3_column_int64(stmt, 5);
-    out->retry_window_s = (uint32_t)sqlite3_column_int64(stmt, 6);
-    out->timeout_s = (uint32_t)sqlite3_column_int64(stmt, 7);
+    out->rate_limit = (uint32_t)db_column_int(stmt, 4);
+    out->retry_attempts = (uint32_t)db_column_int(stmt, 5);
+    out->retry_window_s = (uint32_t)db_column_int(stmt, 6);
+    out->timeout_s = (uint32_t)db_column_int(stmt, 7);
     out->basic = strcmp(mode, "basic") == 0;
     out->deauthorized = strcmp(state, "deauthorized") == 0;
-    out->deauthorized_at = sqlite3_column_int64(stmt, 13);
-    out->created_at = sqlite3_column_int64(stmt, 14);
-    out->updated_at = sqlite3_column_int64(stmt, 15);
+    out->deauthorized_at = db_column_int(stmt, 13);
+    out->created_at = db_column_int(stmt, 14);
+    out->updated_at = db_column_int(stmt, 15);
     return STORE_OK;
 }
 
@@ -169,7 +168,7 @@ static bool sub_valid(const store_subscription_t *s)
 /* Stops the tenant's open INVENTORY_UPDATE events from being widened. */
 static store_status_t close_open_events(store_conn_t *conn, const char *tenant_id, int64_t now)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_prepare_key(conn, &Q_EVENTS_CLOSE, tenant_id, &stmt);
     if (st != STORE_OK)
         return st;
@@ -179,7 +178,7 @@ static store_status_t close_open_events(store_conn_t *conn, const char *tenant_i
 static store_status_t secret_insert(store_conn_t *conn, const char *id,
                                     const store_wh_secret_t *secret)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_prepare_key(conn, &Q_SECRET_INSERT, id, &stmt);
     if (st != STORE_OK)
         return st;
@@ -197,7 +196,7 @@ static store_status_t create_tx(store_conn_t *conn, const void *arg)
 {
     const create_args_t *a = arg;
     const store_subscription_t *s = a->sub;
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_prepare_key(conn, &Q_SUB_INSERT, s->id, &stmt);
     if (st != STORE_OK)
         return st;
@@ -229,17 +228,17 @@ store_status_t store_subscription_create(store_conn_t *conn, const store_subscri
 store_status_t store_subscription_get(store_conn_t *conn, const char *id,
                                       store_subscription_t *out)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_enter(conn);
     if (st == STORE_OK)
         st = conn_prepare_key(conn, &Q_SUB_GET, id, &stmt);
     if (st != STORE_OK)
         return st;
-    int rc = sqlite3_step(stmt);
-    if (rc == SQLITE_ROW)
+    int rc = db_step(stmt);
+    if (rc == DB_ROW)
         st = sub_from_row(&Q_SUB_GET, stmt, out);
     else
-        st = rc == SQLITE_DONE ? STORE_NOT_FOUND : conn_fail(conn, &Q_SUB_GET, rc);
+        st = rc == DB_DONE ? STORE_NOT_FOUND : conn_fail(conn, &Q_SUB_GET, rc);
     stmt_done(stmt);
     return st;
 }
@@ -249,7 +248,7 @@ store_status_t store_subscription_each(store_conn_t *conn, const char *tenant_id
                                        void *ctx)
 {
     const store_sql_t *q = tenant_id != NULL ? &Q_SUB_OF_TENANT : &Q_SUB_ALL;
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_enter(conn);
     if (st == STORE_OK)
         st = tenant_id != NULL ? conn_prepare_key(conn, q, tenant_id, &stmt)
@@ -258,11 +257,11 @@ store_status_t store_subscription_each(store_conn_t *conn, const char *tenant_id
         return st;
     int rc;
     store_subscription_t sub;
-    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+    while ((rc = db_step(stmt)) == DB_ROW) {
         if ((st = sub_from_row(q, stmt, &sub)) != STORE_OK || each(&sub, ctx) != 0)
             break;
     }
-    if (st == STORE_OK && rc != SQLITE_ROW && rc != SQLITE_DONE)
+    if (st == STORE_OK && rc != DB_ROW && rc != DB_DONE)
         st = conn_fail(conn, q, rc);
     stmt_done(stmt);
     return st;
@@ -271,7 +270,7 @@ store_status_t store_subscription_each(store_conn_t *conn, const char *tenant_id
 static store_status_t update_tx(store_conn_t *conn, const void *arg)
 {
     const store_subscription_t *s = arg;
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_prepare_key(conn, &Q_SUB_UPDATE, s->id, &stmt);
     if (st != STORE_OK)
         return st;
@@ -283,11 +282,11 @@ static store_status_t update_tx(store_conn_t *conn, const void *arg)
     if (!bound)
         return conn_bind_failed(conn, &Q_SUB_UPDATE, stmt);
     char tenant_id[STORE_UUID_LEN];
-    int rc = sqlite3_step(stmt);
-    bool found = rc == SQLITE_ROW && column_copy(stmt, 0, tenant_id, sizeof tenant_id);
-    if (rc == SQLITE_ROW)
-        rc = sqlite3_step(stmt);
-    st = rc == SQLITE_DONE ? STORE_OK : conn_fail(conn, &Q_SUB_UPDATE, rc);
+    int rc = db_step(stmt);
+    bool found = rc == DB_ROW && column_copy(stmt, 0, tenant_id, sizeof tenant_id);
+    if (rc == DB_ROW)
+        rc = db_step(stmt);
+    st = rc == DB_DONE ? STORE_OK : conn_fail(conn, &Q_SUB_UPDATE, rc);
     stmt_done(stmt);
     if (st != STORE_OK)
         return st;
@@ -306,7 +305,7 @@ store_status_t store_subscription_update(store_conn_t *conn, const store_subscri
 static store_status_t delete_tx(store_conn_t *conn, const void *arg)
 {
     const char *id = arg;
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_prepare_key(conn, &Q_SUB_DELETE, id, &stmt);
     int64_t changes = 0;
     if (st == STORE_OK)
@@ -326,16 +325,16 @@ store_status_t store_subscription_delete(store_conn_t *conn, const char *id)
 static store_status_t secrets_read(store_conn_t *conn, const char *id, store_wh_secret_t *out,
                                    size_t *count)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_prepare_key(conn, &Q_SECRETS_OF, id, &stmt);
     if (st != STORE_OK)
         return st;
     *count = 0;
     int rc;
-    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW && *count < STORE_WH_SECRETS_MAX) {
+    while ((rc = db_step(stmt)) == DB_ROW && *count < STORE_WH_SECRETS_MAX) {
         store_wh_secret_t *s = &out[*count];
-        s->seq = sqlite3_column_int64(stmt, 0);
-        s->created_at = sqlite3_column_int64(stmt, 2);
+        s->seq = db_column_int(stmt, 0);
+        s->created_at = db_column_int(stmt, 2);
         if (!column_blob_copy(stmt, 1, s->sealed, sizeof s->sealed, &s->sealed_len) ||
             s->sealed_len == 0) {
             st = store_bad_row(&Q_SECRETS_OF);
@@ -343,7 +342,7 @@ static store_status_t secrets_read(store_conn_t *conn, const char *id, store_wh_
         }
         (*count)++;
     }
-    if (st == STORE_OK && rc != SQLITE_ROW && rc != SQLITE_DONE)
+    if (st == STORE_OK && rc != DB_ROW && rc != DB_DONE)
         st = conn_fail(conn, &Q_SECRETS_OF, rc);
     stmt_done(stmt);
     return st;
@@ -362,7 +361,7 @@ store_status_t store_subscription_secrets(store_conn_t *conn, const char *id,
 
 static store_status_t secret_count(store_conn_t *conn, const char *id, int64_t *count)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     *count = 0;
     store_status_t st = conn_prepare_key(conn, &Q_SECRET_COUNT, id, &stmt);
     if (st == STORE_OK)
@@ -372,7 +371,7 @@ static store_status_t secret_count(store_conn_t *conn, const char *id, int64_t *
 
 static store_status_t touch(store_conn_t *conn, const char *id, int64_t now)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_prepare_key(conn, &Q_SUB_TOUCH, id, &stmt);
     if (st != STORE_OK)
         return st;
@@ -401,7 +400,7 @@ static store_status_t secret_tx(store_conn_t *conn, const void *arg)
     if (a->secret != NULL) {
         st = secret_insert(conn, a->id, a->secret);
     } else {
-        sqlite3_stmt *stmt;
+        db_stmt_t *stmt;
         st = conn_prepare_key(conn, &Q_SECRET_DROP, a->id, &stmt);
         if (st == STORE_OK)
             st = conn_run(conn, &Q_SECRET_DROP, stmt);
@@ -437,7 +436,7 @@ typedef struct auth_args {
 static store_status_t auth_tx(store_conn_t *conn, const void *arg)
 {
     const auth_args_t *a = arg;
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_prepare_key(conn, &Q_SUB_SET_AUTH, a->id, &stmt);
     if (st != STORE_OK)
         return st;
@@ -472,7 +471,7 @@ typedef struct reactivate_args {
 static store_status_t reactivate_tx(store_conn_t *conn, const void *arg)
 {
     const reactivate_args_t *a = arg;
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     int64_t changes = 0;
     store_status_t st = conn_prepare_key(conn, &Q_SUB_REACTIVATE, a->id, &stmt);
     if (st == STORE_OK)
@@ -498,28 +497,28 @@ store_status_t store_subscription_backlog(store_conn_t *conn, const char *id,
                                           store_wh_backlog_t *out)
 {
     memset(out, 0, sizeof *out);
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_enter(conn);
     if (st == STORE_OK)
         st = conn_prepare_key(conn, &Q_BACKLOG, id, &stmt);
     if (st != STORE_OK)
         return st;
-    int rc = sqlite3_step(stmt);
-    if (rc == SQLITE_ROW) {
-        out->pending = sqlite3_column_int64(stmt, 0);
-        out->held = sqlite3_column_int64(stmt, 1);
-        out->failed = sqlite3_column_int64(stmt, 2);
-        out->delivered = sqlite3_column_int64(stmt, 3) - out->pending - out->held - out->failed;
-        rc = SQLITE_DONE;
+    int rc = db_step(stmt);
+    if (rc == DB_ROW) {
+        out->pending = db_column_int(stmt, 0);
+        out->held = db_column_int(stmt, 1);
+        out->failed = db_column_int(stmt, 2);
+        out->delivered = db_column_int(stmt, 3) - out->pending - out->held - out->failed;
+        rc = DB_DONE;
     }
-    st = rc == SQLITE_DONE ? STORE_OK : conn_fail(conn, &Q_BACKLOG, rc);
+    st = rc == DB_DONE ? STORE_OK : conn_fail(conn, &Q_BACKLOG, rc);
     stmt_done(stmt);
     return st;
 }
 
 /* ---- deliveries as the operator sees them */
 
-static store_status_t delivery_from_row(sqlite3_stmt *stmt, store_delivery_t *d)
+static store_status_t delivery_from_row(db_stmt_t *stmt, store_delivery_t *d)
 {
     memset(d, 0, sizeof *d);
     bool ok = column_copy(stmt, 0, d->id, sizeof d->id) &&
@@ -529,17 +528,17 @@ static store_status_t delivery_from_row(sqlite3_stmt *stmt, store_delivery_t *d)
               column_copy(stmt, 4, d->state, sizeof d->state);
     if (!ok)
         return store_bad_row(&Q_DELIVERY_LIST);
-    d->attempts = sqlite3_column_int64(stmt, 5);
-    d->first_attempt_at = sqlite3_column_int64(stmt, 6);
-    d->window_ends_at = sqlite3_column_int64(stmt, 7);
-    d->next_attempt_at = sqlite3_column_int64(stmt, 8);
-    d->last_attempt_at = sqlite3_column_int64(stmt, 9);
-    d->last_status = (int)sqlite3_column_int64(stmt, 10);
-    const unsigned char *err = sqlite3_column_text(stmt, 11);
+    d->attempts = db_column_int(stmt, 5);
+    d->first_attempt_at = db_column_int(stmt, 6);
+    d->window_ends_at = db_column_int(stmt, 7);
+    d->next_attempt_at = db_column_int(stmt, 8);
+    d->last_attempt_at = db_column_int(stmt, 9);
+    d->last_status = (int)db_column_int(stmt, 10);
+    const char *err = db_column_text(stmt, 11);
     if (err != NULL)
         snprintf(d->last_error, sizeof d->last_error, "%s", (const char *)err);
-    d->created_at = sqlite3_column_int64(stmt, 12);
-    d->delivered_at = sqlite3_column_int64(stmt, 13);
+    d->created_at = db_column_int(stmt, 12);
+    d->delivered_at = db_column_int(stmt, 13);
     return STORE_OK;
 }
 
@@ -547,7 +546,7 @@ store_status_t store_delivery_each(store_conn_t *conn, const char *subscription_
                                    const char *state, int64_t since_ms,
                                    int (*each)(const store_delivery_t *d, void *ctx), void *ctx)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_enter(conn);
     if (st == STORE_OK)
         st = conn_exists(conn, &Q_SUB_EXISTS, subscription_id);
@@ -559,11 +558,11 @@ store_status_t store_delivery_each(store_conn_t *conn, const char *subscription_
         return conn_bind_failed(conn, &Q_DELIVERY_LIST, stmt);
     int rc;
     store_delivery_t d;
-    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+    while ((rc = db_step(stmt)) == DB_ROW) {
         if ((st = delivery_from_row(stmt, &d)) != STORE_OK || each(&d, ctx) != 0)
             break;
     }
-    if (st == STORE_OK && rc != SQLITE_ROW && rc != SQLITE_DONE)
+    if (st == STORE_OK && rc != DB_ROW && rc != DB_DONE)
         st = conn_fail(conn, &Q_DELIVERY_LIST, rc);
     stmt_done(stmt);
     return st;
@@ -582,7 +581,7 @@ static store_status_t replay_tx(store_conn_t *conn, const void *arg)
     if (st != STORE_OK)
         return st;
     const store_sql_t *q = a->event_id != NULL ? &Q_REPLAY_EVENT : &Q_REPLAY_FAILED;
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     if ((st = conn_prepare_key(conn, q, a->subscription_id, &stmt)) != STORE_OK)
         return st;
     bool bound = (a->event_id != NULL ? bind_text(stmt, 2, a->event_id)
@@ -606,7 +605,7 @@ store_status_t store_deliveries_fan_out_in_tx(store_conn_t *conn, const char *te
                                               const char *event_id, const char *event_type,
                                               int64_t now)
 {
-    sqlite3_stmt *stmt;
+    db_stmt_t *stmt;
     store_status_t st = conn_prepare_key(conn, &Q_FAN_OUT, tenant_id, &stmt);
     if (st != STORE_OK)
         return st;

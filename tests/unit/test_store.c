@@ -404,9 +404,9 @@ static void test_connections_are_configured(void **state)
     assert_non_null(second);
     store_conn_t *writer = conn_open_writer(fx->store);
     assert_non_null(writer);
-    assert_connection_configured(fx->conn->db);
-    assert_connection_configured(second->db);
-    assert_connection_configured(writer->db);
+    assert_connection_configured((sqlite3 *)fx->conn->native);
+    assert_connection_configured((sqlite3 *)second->native);
+    assert_connection_configured((sqlite3 *)writer->native);
     conn_close_writer(writer);
     store_release(fx->store, second);
 }

@@ -27,7 +27,7 @@
 
 #include "scratch_store.h"
 
-static const store_sql_t Q_PUT = {"test_put", "INSERT INTO scratch (k) VALUES (?1)"};
+static const store_sql_t Q_PUT = {"test_put", "INSERT INTO scratch (k) VALUES (?1)", NULL};
 
 typedef struct fixture {
     char dir[64];
@@ -58,8 +58,8 @@ static store_status_t put_body(store_conn_t *conn, const void *arg)
 {
     writer_t *w = (writer_t *)arg;
     w->ran_on = conn;
-    sqlite3_commit_hook(conn->db, count_commit, &w->fx->commits);
-    sqlite3_stmt *stmt;
+    sqlite3_commit_hook((sqlite3 *)conn->native, count_commit, &w->fx->commits);
+    db_stmt_t *stmt;
     store_status_t st = conn_prepare_key(conn, &Q_PUT, w->key, &stmt);
     if (st == STORE_OK)
         st = conn_run(conn, &Q_PUT, stmt);
