@@ -27,7 +27,7 @@ UNIT_ASAN = $(UNIT_SRC:tests/unit/%.c=build/asan/tests/%)
 PYTEST   = /usr/bin/python3 -m pytest
 DEPS_STAMP = build/.deps-installed
 
-.PHONY: all deps run test unit unit-asan api api-asan hostile asan bench bench-ingest bench-report bench-gains bench-webhooks bench-recalc fuzz fuzz-smoke clean
+.PHONY: all deps pg-tools run test unit unit-asan api api-asan hostile asan bench bench-ingest bench-report bench-gains bench-webhooks bench-recalc fuzz fuzz-smoke clean
 all: build/taxd
 
 build/obj/%.o: %.c
@@ -60,6 +60,17 @@ build/asan/tests/%: tests/unit/%.c $(UNIT_SUPPORT) $(ASAN_LIB)
 	@$(CC) $(CFLAGS_COMMON) -O1 $(ASAN) -Itests/unit/support -o $@ $^ $(LIBS) -lcmocka
 
 asan: build/asan/taxd
+
+# PostgreSQL helpers of tests/api/test_pg_schema.py: print the schema script,
+# run the advisory-locked migration against a URL.
+PG_TOOLS = build/pg/print_schema build/pg/migrate_main
+build/pg/%: tests/pg/%.c $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	@echo "  LINK    $@"
+	@$(CC) $(CFLAGS_COMMON) $(CFLAGS) -o $@ $^ $(LIBS)
+
+pg-tools: $(PG_TOOLS)
+
 
 $(DEPS_STAMP): scripts/install-deps tests/openapi/package-lock.json
 	scripts/install-deps
