@@ -27,7 +27,7 @@ UNIT_ASAN = $(UNIT_SRC:tests/unit/%.c=build/asan/tests/%)
 PYTEST   = /usr/bin/python3 -m pytest
 DEPS_STAMP = build/.deps-installed
 
-.PHONY: all deps pg-tools run test unit unit-asan api api-asan hostile asan bench bench-ingest bench-report bench-gains bench-webhooks bench-recalc fuzz fuzz-smoke clean
+.PHONY: all deps pg-tools run test unit unit-asan api api-pg api-asan hostile asan bench bench-ingest bench-report bench-gains bench-webhooks bench-recalc fuzz fuzz-smoke clean
 all: build/taxd
 
 build/obj/%.o: %.c
@@ -100,6 +100,17 @@ api: build/taxd $(OPENAPI_LINTER)
 api-asan: build/asan/taxd $(OPENAPI_LINTER)
 	TAXD_BIN=$(CURDIR)/build/asan/taxd $(PYTEST) -q -m "not hostile" tests/api
 
+# The same suite on PostgreSQL (plain build only): a private cluster from
+# tests/pg/cluster.sh (installed from Debian if missing, a temporary directory,
+# user postgres, a free port), each test server on a database of its own
+# (TAXD_TEST_PG, tests/api/conftest.py); tests marked sqlite_only are skipped.
+# The trap stops and removes the cluster whether the suite passes, fails or is
+# interrupted. TAXD_PG_STATE is per checkout, so two checkouts never share one.
+api-pg: build/taxd $(OPENAPI_LINTER)
+	@set -e; trap 'tests/pg/cluster.sh stop' EXIT INT TERM; \
+	tests/pg/cluster.sh start; \
+	TAXD_TEST_PG=$$(tests/pg/cluster.sh url) TAXD_BIN=$(CURDIR)/build/taxd $(PYTEST) -q -m "not hostile" tests/api
+
 # Attacks measured for latency (tests/api/test_hostile.py): plain build only, since
 # the sanitizer build's own slowness would be what they measure.
 hostile: build/taxd
@@ -110,10 +121,11 @@ test: deps
 	$(MAKE) unit
 	$(MAKE) unit-asan
 	$(MAKE) api
+	$(MAKE) api-pg
 	$(MAKE) api-asan
 	$(MAKE) hostile
 	$(MAKE) fuzz-smoke
-	@echo "make test: unit (plain and ASan/UBSan), API (plain and ASan/UBSan), hostile-load and fuzz suites passed"
+	@echo "make test: unit (plain and ASan/UBSan), API (plain, PostgreSQL and ASan/UBSan), hostile-load and fuzz suites passed"
 
 bench: deps build/taxd
 	bench/http.sh

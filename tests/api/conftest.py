@@ -2,7 +2,10 @@
 
 Starts the real binary ($TAXD_BIN, default build/taxd) on a free port with a
 temporary database, drives it over real HTTP with `requests`, and runs the
-operator CLI (`taxd admin`) against the same database. Every server is stopped
+operator CLI (`taxd admin`) against the same database. With TAXD_TEST_PG set (the
+URL of a role that may CREATE DATABASE, e.g. from `tests/pg/cluster.sh env`), each
+server's workdir gets a fresh PostgreSQL database instead of workdir/taxd.db, and
+key files live in workdir/keys (--key-dir); see `Database`. Every server is stopped
 with SIGTERM at teardown and must exit with status 0: under the sanitizer build
 a non-zero status is a leak or sanitizer report, shown from the stderr tail.
 
@@ -19,9 +22,13 @@ import http.client
 import json
 import os
 import re
+import secrets
+import shutil
 import signal
+import sqlite3
 import subprocess
 import time
+import urllib.parse
 from pathlib import Path
 
 import pytest
@@ -31,6 +38,9 @@ from jsonschema import Draft202012Validator, RefResolver
 
 REPO = Path(__file__).resolve().parents[2]
 TAXD_BIN = os.environ.get("TAXD_BIN") or str(REPO / "build" / "taxd")
+# The admin URL of a PostgreSQL cluster (tests/pg/cluster.sh env): when set, every
+# server runs on a database of its own there instead of a SQLite file.
+TAXD_TEST_PG = os.environ.get("TAXD_TEST_PG") or None
 OPENAPI_PATH = REPO / "docs" / "openapi.yaml"
 
 # Generous bounds: 2 shared cores, ASan 2-3x slower.
@@ -86,8 +96,16 @@ def run_taxd(args, env=None, timeout=ADMIN_TIMEOUT_S):
     return subprocess.run([TAXD_BIN, *args], capture_output=True, text=True, timeout=timeout, env=e)
 
 
+def db_args(db):
+    """The options that name database `db` to taxd: a Database's own (--db, and
+    --key-dir on PostgreSQL), or --db PATH for a bare path."""
+    if isinstance(db, Database):
+        return db.args()
+    return ["--db", str(db)]
+
+
 def admin_raw(db, *args):
-    return run_taxd(["admin", "--db", str(db), *args])
+    return run_taxd(["admin", *db_args(db), *args])
 
 
 def admin(db, *args):
@@ -102,6 +120,329 @@ def admin(db, *args):
         raise AdminError(f"taxd admin {' '.join(args)} printed non-JSON stdout {p.stdout!r}: {exc}")
     assert isinstance(out, dict), out
     return out
+
+
+# ---------------------------------------------------------------------- databases
+
+class Database:
+    """The database a server (or an admin command) runs on, backend-neutral:
+    `args()` are the options naming it to taxd (`env()` the same as TAXD_*
+    variables), `key_path(name)` the key file `name` ("token", "secret",
+    "tin", "links"), `sql(query, params)` runs one statement and returns its
+    rows as tuples, `tables()` names the tables. Tests that inspect or tweak
+    rows use these, so they run on both backends; tests about SQLite itself
+    are marked `sqlite_only` and may use the file (`os.fspath(db)`)."""
+    backend = None
+
+    def row_counts(self):
+        """{table: rows} of every table, in one statement."""
+        names = self.tables()
+        if not names:
+            return {}
+        q = " UNION ALL ".join(f"SELECT '{n}', count(*) FROM \"{n}\"" for n in names)
+        return {n: c for n, c in self.sql(q)}
+
+
+def _split_placeholders(query):
+    """[(text, index-or-None)]: the query cut at its ?/?N placeholders (outside
+    quotes), each with the 0-based parameter it stands for."""
+    out, buf, i, nxt, quote = [], [], 0, 0, None
+    while i < len(query):
+        c = query[i]
+        if quote:
+            buf.append(c)
+            if c == quote:
+                quote = None
+        elif c in ("'", '"'):
+            quote = c
+            buf.append(c)
+        elif c == "?":
+            j = i + 1
+            while j < len(query) and query[j].isdigit():
+                j += 1
+            if j > i + 1:
+                idx = int(query[i + 1:j]) - 1
+            else:
+                idx = nxt
+            nxt = idx + 1
+            out.append(("".join(buf), idx))
+            buf = []
+            i = j
+            continue
+        else:
+            buf.append(c)
+        i += 1
+    out.append(("".join(buf), None))
+    return out
+
+
+def pg_literal(v):
+    """A Python value as a PostgreSQL literal (standard_conforming_strings is on:
+    only the quote doubles). Booleans are BIGINT 0/1 in taxd's schema."""
+    if v is None:
+        return "NULL"
+    if isinstance(v, bool):
+        return "1" if v else "0"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        return repr(v)
+    if isinstance(v, (bytes, bytearray, memoryview)):
+        return "'\\x" + bytes(v).hex() + "'::bytea"
+    if isinstance(v, str):
+        if "\0" in v:
+            raise ValueError("PostgreSQL text cannot hold NUL")
+        return "'" + v.replace("'", "''") + "'"
+    raise TypeError(f"no PostgreSQL literal for {type(v).__name__}")
+
+
+def pg_inline(query, params=()):
+    """`query` (SQLite's ?/?N placeholders) with `params` written in as literals."""
+    parts = _split_placeholders(query)
+    return "".join(text + (pg_literal(params[idx]) if idx is not None else "") for text, idx in parts)
+
+
+_BYTEA_RE = re.compile(r"^\\x(?:[0-9a-f]{2})*$")
+
+
+def _pg_value(v):
+    # json renders bytea as "\x<hex>"; no text taxd stores starts that way.
+    if isinstance(v, str) and _BYTEA_RE.match(v):
+        return bytes.fromhex(v[2:])
+    return v
+
+
+def _psql_bin():
+    found = shutil.which("psql")
+    if found:
+        return found
+    cands = sorted(Path("/usr/lib/postgresql").glob("*/bin/psql"))
+    if not cands:
+        raise AssertionError("TAXD_TEST_PG is set but psql is not installed (make deps)")
+    return str(cands[-1])
+
+
+def psql(url, sql_text, timeout=ADMIN_TIMEOUT_S):
+    """Runs `sql_text` through psql on `url` (unaligned, tuples only); returns stdout.
+    The error names the statement, never the URL (it holds a password)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PG")}
+    # on stdin: a script may be larger than one argument may be (128 KiB)
+    p = subprocess.run([_psql_bin(), "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", url, "-f", "-"],
+                       input=sql_text, capture_output=True, text=True, timeout=timeout, env=env)
+    if p.returncode != 0:
+        raise AssertionError(f"psql failed ({p.returncode}) on {sql_text[:300]!r}: {p.stderr.strip()}")
+    return p.stdout
+
+
+def _with_dbname(url, dbname):
+    u = urllib.parse.urlsplit(url)
+    return urllib.parse.urlunsplit((u.scheme, u.netloc, "/" + dbname, u.query, u.fragment))
+
+
+class SqliteDatabase(Database):
+    """A SQLite file: exactly what the suite always used (workdir/taxd.db, key
+    files beside it as <db>.<name>.key). os.fspath()/str() give the path."""
+    backend = "sqlite"
+
+    def __init__(self, path):
+        self.path = Path(path)
+
+    def __fspath__(self):
+        return str(self.path)
+
+    def __str__(self):
+        return str(self.path)
+
+    def __repr__(self):
+        return f"SqliteDatabase({str(self.path)!r})"
+
+    def args(self):
+        return ["--db", str(self.path)]
+
+    def env(self):
+        """The environment equivalent of args() (TAXD_DB, TAXD_KEY_DIR)."""
+        return {"TAXD_DB": str(self.path)}
+
+    def size_bytes(self):
+        """Bytes the database takes: the file and its WAL."""
+        total = 0
+        for suffix in ("", "-wal"):
+            try:
+                total += os.path.getsize(f"{self.path}{suffix}")
+            except FileNotFoundError:
+                pass
+        return total
+
+    def tables(self):
+        return [r[0] for r in self.sql(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")]
+
+    def key_path(self, name):
+        return Path(f"{self.path}.{name}.key")
+
+    def rows(self, query, params=()):
+        con = sqlite3.connect(str(self.path), timeout=30, isolation_level=None)
+        try:
+            # PostgreSQL always checks foreign keys; so does this, as taxd's own connections do.
+            con.execute("PRAGMA foreign_keys = ON")
+            cur = con.execute(query, params)
+            found = cur.fetchall()
+            names = [d[0] for d in cur.description] if cur.description else []
+            return [dict(zip(names, r)) for r in found]
+        finally:
+            con.close()
+
+    def sql(self, query, params=()):
+        con = sqlite3.connect(str(self.path), timeout=30, isolation_level=None)
+        try:
+            # PostgreSQL always checks foreign keys; so does this, as taxd's own connections do.
+            con.execute("PRAGMA foreign_keys = ON")
+            return [tuple(r) for r in con.execute(query, params).fetchall()]
+        finally:
+            con.close()
+
+    def script(self, statements):
+        """[(query, params)] in one write transaction."""
+        con = sqlite3.connect(str(self.path), timeout=30, isolation_level=None)
+        try:
+            con.execute("PRAGMA foreign_keys = ON")
+            con.execute("BEGIN IMMEDIATE")
+            for query, params in statements:
+                con.execute(query, params)
+            con.execute("COMMIT")
+        finally:
+            con.close()
+
+    def write_held(self):
+        """True while some connection holds the write lock: a BEGIN IMMEDIATE
+        that does not wait fails with 'database is locked'."""
+        con = sqlite3.connect(str(self.path), timeout=0, isolation_level=None)
+        try:
+            con.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            assert "locked" in str(exc) or "busy" in str(exc), exc
+            return True
+        else:
+            con.execute("ROLLBACK")
+            return False
+        finally:
+            con.close()
+
+    def drop(self):
+        pass
+
+
+class PgDatabase(Database):
+    """A database of its own in the TAXD_TEST_PG cluster (taxd_t<random>, owned
+    by the URL's role), key files in workdir/keys (--key-dir). Not a path:
+    os.fspath()/str() fail, so a test that opens the SQLite file and is not
+    marked sqlite_only fails loudly instead of passing on a file nobody uses."""
+    backend = "postgresql"
+
+    def __init__(self, workdir, admin_url):
+        self.name = "taxd_t" + secrets.token_hex(8)
+        self.admin_url = admin_url
+        self.url = _with_dbname(admin_url, self.name)
+        self.key_dir = Path(workdir) / "keys"
+        self.key_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        psql(admin_url, f'CREATE DATABASE "{self.name}"')
+        self.dropped = False
+
+    def _not_a_file(self):
+        raise TypeError(f"{self.name} is a PostgreSQL database, not a SQLite file: "
+                        "use db.sql()/key_path(), or mark the test sqlite_only")
+
+    def __fspath__(self):
+        self._not_a_file()
+
+    def __str__(self):
+        self._not_a_file()
+
+    def __repr__(self):
+        return f"PgDatabase({self.name!r})"
+
+    def args(self):
+        return ["--db", self.url, "--key-dir", str(self.key_dir)]
+
+    def env(self):
+        return {"TAXD_DB": self.url, "TAXD_KEY_DIR": str(self.key_dir)}
+
+    def size_bytes(self):
+        return self.sql("SELECT pg_database_size(current_database())")[0][0]
+
+    def tables(self):
+        return [r[0] for r in self.sql(
+            "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() ORDER BY tablename")]
+
+    def key_path(self, name):
+        return self.key_dir / f"{name}.key"
+
+    def sql(self, query, params=()):
+        return [tuple(v for _, v in row) for row in self._pairs(query, params)]
+
+    def rows(self, query, params=()):
+        return [dict(row) for row in self._pairs(query, params)]
+
+    def script(self, statements):
+        body = ";\n".join(pg_inline(q, p).strip().rstrip(";") for q, p in statements)
+        psql(self.url, f"BEGIN;\n{body};\nCOMMIT;\n", timeout=120)
+
+    def write_held(self):
+        """True while another session holds a transaction open that has written
+        (or sits idle inside one, as a paused write does): PostgreSQL's nearest
+        to SQLite's write lock."""
+        return self.sql("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                        " AND pid <> pg_backend_pid()"
+                        " AND (backend_xid IS NOT NULL OR state = 'idle in transaction')")[0][0] > 0
+
+    def _pairs(self, query, params):
+        """Rows as [(column, value)] lists, in column order."""
+        q = pg_inline(query, params).strip().rstrip(";")
+        head = q.split(None, 1)[0].upper() if q else ""
+        if head in ("SELECT", "WITH", "VALUES"):
+            wrapped = f"SELECT coalesce(json_agg(q), '[]') FROM ({q}) q"
+        elif re.search(r"\bRETURNING\b", q, re.I):
+            wrapped = f"WITH q AS ({q}) SELECT coalesce(json_agg(q), '[]') FROM q"
+        else:
+            psql(self.url, q)
+            return []
+        rows = json.loads(psql(self.url, wrapped), object_pairs_hook=lambda pairs: pairs)
+        return [[(k, _pg_value(v)) for k, v in row] for row in rows]
+
+    def drop(self):
+        """Best-effort: a failed drop leaves a database in a throw-away cluster."""
+        if self.dropped:
+            return
+        self.dropped = True
+        try:
+            psql(self.admin_url, f'DROP DATABASE IF EXISTS "{self.name}" WITH (FORCE)')
+        except (AssertionError, subprocess.TimeoutExpired):
+            pass
+
+
+# Every PostgreSQL database made so far, by (workdir, name): a second Server on
+# the same workdir (a restart) finds the first one's database, as it finds the
+# file on SQLite. Dropped when the test (or module, or session) that made them ends.
+_PG_DATABASES = {}
+
+
+def database_for(workdir, name="taxd.db"):
+    """The database of `workdir`: workdir/<name> on SQLite, the workdir's own
+    PostgreSQL database when TAXD_TEST_PG is set."""
+    workdir = Path(workdir)
+    if not TAXD_TEST_PG:
+        return SqliteDatabase(workdir / name)
+    key = (str(workdir.resolve()), name)
+    db = _PG_DATABASES.get(key)
+    if db is None or db.dropped:
+        db = PgDatabase(workdir, TAXD_TEST_PG)
+        _PG_DATABASES[key] = db
+    return db
+
+
+def _drop_databases_made_since(mark):
+    for key in list(_PG_DATABASES)[mark:]:
+        _PG_DATABASES.pop(key).drop()
 
 
 # ------------------------------------------------------------------------ server
@@ -119,14 +460,14 @@ class Server:
     def __init__(self, workdir, args=(), env=None, use_flags=True):
         self.workdir = Path(workdir)
         self.workdir.mkdir(parents=True, exist_ok=True)
-        self.db = self.workdir / "taxd.db"
+        self.db = database_for(self.workdir)
         self.stderr_path = self.workdir / "taxd.stderr"
         self.port = None
         self.proc = None
         self.seen_request_ids = set()
         cmd = [TAXD_BIN, "serve"]
         if use_flags:
-            cmd += ["--listen", "127.0.0.1:0", "--db", str(self.db), "--threads", "8"]
+            cmd += ["--listen", "127.0.0.1:0", *self.db.args()[:2], "--threads", "8", *self.db.args()[2:]]
         cmd += list(args)
         self.cmd = cmd
         self.env = dict(os.environ)
@@ -211,12 +552,23 @@ class Server:
     def url(self):
         return f"http://127.0.0.1:{self.port}"
 
+    def key_path(self, name):
+        """The key file `name` ("token", "secret", "tin", "links") of this
+        server's database: <db>.<name>.key on SQLite, <key-dir>/<name>.key on
+        PostgreSQL."""
+        return self.db.key_path(name)
+
     @property
     def key_file(self):
-        return Path(str(self.db) + ".token.key")
+        return self.key_path("token")
+
+    def sql(self, query, params=()):
+        """One statement on this server's database (SQLite's ?/?N placeholders),
+        its rows as tuples: see Database.sql."""
+        return self.db.sql(query, params)
 
     def signing_keys(self):
-        """[(kid, key bytes)] from '<db>.token.key'; the first line signs."""
+        """[(kid, key bytes)] from the token key file; the first line signs."""
         keys = []
         for line in self.key_file.read_text().splitlines():
             if line.strip():
@@ -228,11 +580,11 @@ class Server:
     def open_tin(self, tenant_id, record_uuid, sealed):
         """The clear TIN of a sealed column value, opened as the spec of the
         tenant records says it is sealed: AES-256-GCM under the key in
-        '<db>.tin.key' (base64, one line), sealed = 12-byte nonce, ciphertext,
+        the tin key file (base64, one line), sealed = 12-byte nonce, ciphertext,
         16-byte tag, associated data "<tenant_id>\\n<record_uuid>". Raises
         cryptography's InvalidTag when it does not open."""
         from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-        key = base64.b64decode(Path(str(self.db) + ".tin.key").read_text().strip())
+        key = base64.b64decode(self.key_path("tin").read_text().strip())
         assert len(key) == 32, "the TIN key is not an AES-256 key"
         aad = f"{tenant_id}\n{record_uuid}".encode()
         return AESGCM(key).decrypt(sealed[:12], sealed[12:], aad).decode()
@@ -526,6 +878,41 @@ def check_against_openapi(r):
 
 
 # --------------------------------------------------------------------- fixtures
+
+def pytest_collection_modifyitems(config, items):
+    """Tests about SQLite itself (its file, its lock, its WAL, its releases) are
+    marked sqlite_only and skipped on PostgreSQL."""
+    if not TAXD_TEST_PG:
+        return
+    skip = pytest.mark.skip(reason="sqlite_only: about SQLite itself; TAXD_TEST_PG runs PostgreSQL")
+    for item in items:
+        if item.get_closest_marker("sqlite_only"):
+            item.add_marker(skip)
+
+
+# The PostgreSQL databases a test, a module or the session made are dropped when
+# it ends (autouse fixtures of a scope are set up before its other fixtures, so
+# they are torn down after the servers are stopped). Nothing to do on SQLite.
+@pytest.fixture(scope="session", autouse=True)
+def _pg_databases_of_session():
+    mark = len(_PG_DATABASES)
+    yield
+    _drop_databases_made_since(mark)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _pg_databases_of_module():
+    mark = len(_PG_DATABASES)
+    yield
+    _drop_databases_made_since(mark)
+
+
+@pytest.fixture(autouse=True)
+def _pg_databases_of_test():
+    mark = len(_PG_DATABASES)
+    yield
+    _drop_databases_made_since(mark)
+
 
 def _require_binary():
     if not (os.path.isfile(TAXD_BIN) and os.access(TAXD_BIN, os.X_OK)):

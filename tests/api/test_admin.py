@@ -6,20 +6,20 @@ import hashlib
 import hmac
 import json
 import os
-import sqlite3
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from conftest import RFC3339_MS_Z_RE, SETTINGS_PROPAGATION_S, TAXD_BIN, UUID4_RE, admin, admin_raw, poll, run_taxd
+from conftest import (RFC3339_MS_Z_RE, SETTINGS_PROPAGATION_S, TAXD_BIN, UUID4_RE, admin, admin_raw, database_for,
+                      poll, run_taxd)
 
 KNOWN_SCOPES = ["reports", "accounts", "assets", "transactions", "inventory", "tax-documents"]
 
 
 @pytest.fixture
 def db(tmp_path, taxd_bin):
-    return tmp_path / "admin.db"
+    return database_for(tmp_path, "admin.db")
 
 
 def assert_cli_error(p):
@@ -62,12 +62,12 @@ def test_only_a_keyed_hash_of_the_secret_is_stored(db, command):
         out = admin(db, "credentials", "create", "--tenant", out["tenant_id"], "--scopes", "reports")
     secret = out["client_secret"]
     assert len(_b64decode(secret)) * 8 >= 256, secret
-    key = base64.b64decode(Path(f"{db}.secret.key").read_text().strip())
+    key = base64.b64decode(db.key_path("secret").read_text().strip())
     assert len(key) == 32
-    with sqlite3.connect(db) as con:
-        stored = con.execute("SELECT secret_hash FROM credentials WHERE client_id = ?",
-                             (out["client_id"],)).fetchone()[0]
+    stored = db.sql("SELECT secret_hash FROM credentials WHERE client_id = ?", (out["client_id"],))[0][0]
     assert stored == hmac.new(key, secret.encode(), hashlib.sha256).digest()
+    if db.backend != "sqlite":
+        return  # the bytes of the database files: SQLite's files only
     files = [p for p in Path(db).parent.iterdir() if p.name.startswith(Path(db).name) and not p.name.endswith(".key")]
     assert files
     for p in files:
@@ -209,8 +209,8 @@ def test_admin_errors_do_not_write(db):
 
 def test_admin_uses_taxd_db_env(tmp_path, taxd_bin):
     """TAXD_DB is the env equivalent of --db."""
-    db = tmp_path / "env.db"
-    p = run_taxd(["admin", "tenant", "create", "--name", "env"], env={"TAXD_DB": str(db)})
+    db = database_for(tmp_path, "env.db")
+    p = run_taxd(["admin", "tenant", "create", "--name", "env"], env=db.env())
     assert p.returncode == 0, p.stderr
     out = admin(db, "tenant", "list")
     assert [t["name"] for t in out["tenants"]] == ["env"]
@@ -289,14 +289,8 @@ def _line(code, amount):
 
 
 def _row_counts(db):
-    """Rows of every table of the database (read-only), by table."""
-    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10)
-    try:
-        tables = [r[0] for r in con.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")]
-        return {name: con.execute(f'SELECT count(*) FROM "{name}"').fetchone()[0] for name in tables}
-    finally:
-        con.close()
+    """Rows of every table of the database, by table."""
+    return db.row_counts()
 
 
 def _fill_every_kind_of_data(server, t):

@@ -15,7 +15,6 @@ tests/unit/test_recalc_all.c, and with the code before this command in
 bench/recalc_compare.sh.
 """
 import json
-import sqlite3
 
 import pytest
 
@@ -23,9 +22,8 @@ from test_inventory import REFERENCE, all_pairs, assert_matches_reference, load,
 
 
 def dirty_accounts(server, tenant_id):
-    with sqlite3.connect(server.db) as c:
-        return c.execute("SELECT count(*) FROM accounts WHERE tenant_id = ?"
-                         " AND dirty_from IS NOT NULL", (tenant_id,)).fetchone()[0]
+    return server.sql("SELECT count(*) FROM accounts WHERE tenant_id = ?"
+                      " AND dirty_from IS NOT NULL", (tenant_id,))[0][0]
 
 
 def test_recalc_tenant_then_reads_match_reference(server):

@@ -21,7 +21,6 @@ Every response is also validated against docs/openapi.yaml by conftest.
 """
 import csv
 import io
-import sqlite3
 
 from conftest import body
 from test_reports import completed, download_rows
@@ -117,15 +116,14 @@ def test_issue_reproduction_is_computed_exactly(server):
 def break_into_database(server, account_id, tx_ids):
     """Writes amounts past the input limits into stored transactions and
     marks the account dirty, as a damaged or hand-edited database would."""
-    with sqlite3.connect(str(server.db), timeout=30) as con:
-        for tx_id in tx_ids:
-            n = con.execute("UPDATE transactions SET lines = ? WHERE id = ?",
-                            (f"rBTC {NINES_96}", tx_id)).rowcount
-            assert n == 1, tx_id
-        n = con.execute("UPDATE accounts SET dirty_from = 0,"
-                        " inventory_version = inventory_version + 1 WHERE id = ?",
-                        (account_id,)).rowcount
-        assert n == 1
+    for tx_id in tx_ids:
+        n = len(server.sql("UPDATE transactions SET lines = ? WHERE id = ? RETURNING id",
+                           (f"rBTC {NINES_96}", tx_id)))
+        assert n == 1, tx_id
+    n = len(server.sql("UPDATE accounts SET dirty_from = 0,"
+                       " inventory_version = inventory_version + 1 WHERE id = ? RETURNING id",
+                       (account_id,)))
+    assert n == 1
 
 
 def not_computable(r, tx_id):

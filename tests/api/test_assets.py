@@ -14,7 +14,6 @@ that are not errors, § Errors) and the decisions of docs/decisions.md
 Every response is also checked against docs/openapi.yaml by the harness
 (bodiless 204s by `delete` below).
 """
-import sqlite3
 import uuid
 
 import pytest
@@ -109,26 +108,20 @@ def seed_reference(server, tenant_id, asset_uuid):
     server's database (WAL: the server sees them on its next read). Foreign
     keys are on, as for real rows."""
     owner, account, tx = (str(uuid.uuid4()) for _ in range(3))
-    con = sqlite3.connect(str(server.db), timeout=10)
-    try:
-        con.execute("PRAGMA foreign_keys = ON")
-        filer = con.execute("SELECT uuid FROM filers WHERE tenant_id = ? AND is_default = 1",
-                            (tenant_id,)).fetchone()[0]
-        with con:
-            con.execute("INSERT INTO account_owners (uuid, tenant_id, id, name, account_owner_type,"
-                        " created_at, updated_at) VALUES (?, ?, 'seed-owner', 'Seed', 'individual', 1, 1)",
-                        (owner, tenant_id))
-            con.execute("INSERT INTO accounts (uuid, tenant_id, id, owner_uuid, filer_uuid, cost_basis_method,"
-                        " created_at, updated_at) VALUES (?, ?, 'seed-account', ?, ?, 'FIFO', 1, 1)",
-                        (account, tenant_id, owner, filer))
-            code = con.execute("SELECT code FROM assets WHERE uuid = ?", (asset_uuid,)).fetchone()[0]
-            con.execute("INSERT INTO transactions (tenant, account, datetime, type, id, lines, created_at,"
-                        " updated_at, uuid, body) VALUES ((SELECT rowid FROM tenants WHERE id = ?),"
-                        " (SELECT seq FROM accounts WHERE uuid = ?), 1, 'trade', 'seed-tx', ?, 1, 1, ?, '{}')",
-                        (tenant_id, account, "r" + code + " 1", uuid.UUID(tx).bytes))
-            con.execute("UPDATE assets SET tx_refs = tx_refs + 1 WHERE uuid = ?", (asset_uuid,))
-    finally:
-        con.close()
+    sql = server.sql
+    filer = sql("SELECT uuid FROM filers WHERE tenant_id = ? AND is_default = 1", (tenant_id,))[0][0]
+    sql("INSERT INTO account_owners (uuid, tenant_id, id, name, account_owner_type,"
+        " created_at, updated_at) VALUES (?, ?, 'seed-owner', 'Seed', 'individual', 1, 1)",
+        (owner, tenant_id))
+    sql("INSERT INTO accounts (uuid, tenant_id, id, owner_uuid, filer_uuid, cost_basis_method,"
+        " created_at, updated_at) VALUES (?, ?, 'seed-account', ?, ?, 'FIFO', 1, 1)",
+        (account, tenant_id, owner, filer))
+    code = sql("SELECT code FROM assets WHERE uuid = ?", (asset_uuid,))[0][0]
+    sql("INSERT INTO transactions (tenant, account, datetime, type, id, lines, created_at,"
+        " updated_at, uuid, body) VALUES ((SELECT rowid FROM tenants WHERE id = ?),"
+        " (SELECT seq FROM accounts WHERE uuid = ?), 1, 'trade', 'seed-tx', ?, 1, 1, ?, '{}')",
+        (tenant_id, account, "r" + code + " 1", uuid.UUID(tx).bytes))
+    sql("UPDATE assets SET tx_refs = tx_refs + 1 WHERE uuid = ?", (asset_uuid,))
 
 
 # --------------------------------------------------------------------- USD

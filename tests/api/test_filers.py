@@ -7,7 +7,6 @@ docs/openapi.yaml). conftest's OpenAPI check expects a content type on every
 response, which a 204 has none of, so `send` checks a 204 here instead:
 documented for the operation, with an empty body and the request id.
 """
-import sqlite3
 import time
 import urllib.parse
 
@@ -182,9 +181,8 @@ def test_tin_sealed_at_rest_and_never_logged(server, tenant):
     assert r.status_code == 400 and "7654321" not in r.text, r.text
     r = patch(tenant, "sealed", {"tin": "98-7654321.5"})
     assert body(r) == invalid(BAD_TIN)
-    with sqlite3.connect(server.db) as db:
-        (sealed,) = db.execute("SELECT tin_sealed FROM filers WHERE tenant_id = ? AND id = 'sealed'",
-                               (tenant.tenant_id,)).fetchone()
+    (sealed,) = server.sql("SELECT tin_sealed FROM filers WHERE tenant_id = ? AND id = 'sealed'",
+                           (tenant.tenant_id,))[0]
     assert isinstance(sealed, bytes) and len(sealed) == len(tin) + 28  # nonce + tag
     assert tin.encode() not in sealed and b"7654321" not in sealed
     filer_uuid = body(get(tenant, "sealed"))["data"]["uuid"]
@@ -491,18 +489,15 @@ def test_delete_filer_with_seeded_account_is_409(server, tenant):
     """The same rule at the row level, independent of the accounts API: any
     accounts.filer_uuid referencing the filer blocks the delete."""
     filer = create(tenant, "seeded")
-    with sqlite3.connect(server.db, timeout=30) as db:
-        db.execute("PRAGMA foreign_keys = ON")
-        db.execute("INSERT INTO account_owners (uuid, tenant_id, id, name, account_owner_type, created_at,"
-                   " updated_at) VALUES ('00000000-0000-4000-8000-00000000aa01', ?, 'seeded-owner', 'O',"
-                   " 'individual', 1, 1)", (tenant.tenant_id,))
-        db.execute("INSERT INTO accounts (uuid, tenant_id, id, owner_uuid, filer_uuid, cost_basis_method,"
-                   " created_at, updated_at) VALUES ('00000000-0000-4000-8000-00000000aa02', ?, 'seeded-acc',"
-                   " '00000000-0000-4000-8000-00000000aa01', ?, 'FIFO', 1, 1)", (tenant.tenant_id, filer["uuid"]))
+    server.sql("INSERT INTO account_owners (uuid, tenant_id, id, name, account_owner_type, created_at,"
+               " updated_at) VALUES ('00000000-0000-4000-8000-00000000aa01', ?, 'seeded-owner', 'O',"
+               " 'individual', 1, 1)", (tenant.tenant_id,))
+    server.sql("INSERT INTO accounts (uuid, tenant_id, id, owner_uuid, filer_uuid, cost_basis_method,"
+               " created_at, updated_at) VALUES ('00000000-0000-4000-8000-00000000aa02', ?, 'seeded-acc',"
+               " '00000000-0000-4000-8000-00000000aa01', ?, 'FIFO', 1, 1)", (tenant.tenant_id, filer["uuid"]))
     r = delete(tenant, "seeded")
     assert body(r) == {"error": "Conflict", "message": "Filer 'seeded' has accounts and cannot be deleted"}
-    with sqlite3.connect(server.db, timeout=30) as db:
-        db.execute("DELETE FROM accounts WHERE uuid = '00000000-0000-4000-8000-00000000aa02'")
+    server.sql("DELETE FROM accounts WHERE uuid = '00000000-0000-4000-8000-00000000aa02'")
     assert delete(tenant, "seeded").status_code == 204
 
 

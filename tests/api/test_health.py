@@ -15,6 +15,7 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
 import requests
 
 from conftest import Server, assert_no_rl_headers, body, poll
@@ -65,6 +66,7 @@ def _storage_failure_cycle(s, flag, t, content, message, n):
     return api
 
 
+@pytest.mark.sqlite_only  # ENOSPC/EROFS injected into writes of SQLite's files
 def test_full_disk_and_read_only_database_make_healthz_and_readyz_503(tmp_path):
     """A full disk, then a read-only file system: /healthz and /readyz turn
     from 200 to 503 naming the reason once a commit failed; a write that
@@ -104,6 +106,7 @@ def _timed_get(url):
     return r, time.monotonic() - t0
 
 
+@pytest.mark.sqlite_only  # SQLite's write lock held from another connection
 def test_write_lock_held_elsewhere_does_not_slow_healthz_and_stalls_it_after_10s(tmp_path, make_server):
     """Another process holds SQLite's write lock while writers queue: /healthz
     answers at once all along (it takes no connection), 200 for the first

@@ -98,6 +98,7 @@ def attack(*args):
     return subprocess.Popen(["nice", "-n", "10", sys.executable, CLIENTS, *map(str, args)])
 
 
+@pytest.mark.sqlite_only  # SQLite's write lock held from another connection
 def test_write_lock_held_elsewhere_stalls_only_writes(make_server, tmp_path):
     """Why 2: another process holds SQLite's write lock while 40 transaction
     POSTs arrive. Writes wait (or are shed with 429 and Retry-After: 1 beyond

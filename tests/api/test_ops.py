@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 import requests
 
-from conftest import (RFC3339_MS_Z_RE, TIMEOUT_BODY, Server, assert_no_rl_headers, body, get_metrics, metric,
+from conftest import (RFC3339_MS_Z_RE, TIMEOUT_BODY, Server, assert_no_rl_headers, body, database_for,
+                      get_metrics, metric,
                       parse_metrics, poll, probe_get)
 
 FILER = "/v1/filers/default"
@@ -262,6 +263,7 @@ class WriteLock:
             self.con = None
 
 
+@pytest.mark.sqlite_only  # SQLite's write lock held from another connection
 def test_504_when_deadline_passes(make_server, openapi):
     """504 with message "Endpoint request timed out" when a request passes its
     deadline (--request-timeout-ms 1000 while the database stays locked); it
@@ -432,14 +434,15 @@ KEY_FILES = ("token", "secret", "tin", "links", "webhook")
 
 
 def test_key_files_created_beside_the_database_0600_and_kept(tmp_path_factory, taxd_bin):
-    """Key files are created on first start beside the database with mode
-    0600, and a restart loads them: never replaced or rewritten."""
+    """Key files are created on first start beside the database (in the key
+    directory on PostgreSQL) with mode 0600, and a restart loads them: never
+    replaced or rewritten."""
     d = tmp_path_factory.mktemp("keys")
     s1 = Server(d).start()
     seen = {}
     try:
         for name in KEY_FILES:
-            path = f"{s1.db}.{name}.key"
+            path = s1.key_path(name)
             st = os.stat(path)
             assert stat.S_ISREG(st.st_mode), path
             assert stat.S_IMODE(st.st_mode) == 0o600, f"{path}: mode {oct(stat.S_IMODE(st.st_mode))}"
@@ -449,13 +452,14 @@ def test_key_files_created_beside_the_database_0600_and_kept(tmp_path_factory, t
     s2 = Server(d).start()
     try:
         for name in KEY_FILES:
-            path = f"{s2.db}.{name}.key"
+            path = s2.key_path(name)
             st = os.stat(path)
             assert (st.st_ino, st.st_mtime_ns, open(path, "rb").read()) == seen[name], f"{path} was rewritten"
     finally:
         s2.stop_and_check()
 
 
+@pytest.mark.sqlite_only  # the modes of SQLite's database, -wal and -shm files
 def test_database_created_readable_by_its_owner_only(tmp_path_factory):
     """The database holds personal data: taxd creates it (and SQLite its
     -wal and -shm files) with mode 0600, as it does the key files beside it,
@@ -548,6 +552,8 @@ def test_sigterm_lets_request_in_flight_finish(make_server):
     assert held["r"].status_code == 200
     assert refused_while_draining, "new connections were still accepted while the request was in flight"
     assert s.terminate() == 0, s.stderr_tail()
+    if s.db.backend != "sqlite":
+        return  # the WAL and shared-memory files are SQLite's
     leftovers = [p for p in (f"{s.db}-wal", f"{s.db}-shm") if os.path.exists(p)]
     assert not leftovers, f"the database was not closed: {leftovers} remain"
 
@@ -565,8 +571,8 @@ def test_environment_configuration(make_server, tmp_path_factory):
     """Env equivalents: TAXD_LISTEN, TAXD_DB, TAXD_BASE_URL, TAXD_THREADS,
     TAXD_MAX_BODY, TAXD_TEST_HOOKS=1 configure `taxd serve` without flags."""
     d = tmp_path_factory.mktemp("envsrv")
-    db = d / "env.db"
-    s = make_server(use_flags=False, env={"TAXD_LISTEN": "127.0.0.1:0", "TAXD_DB": str(db),
+    db = database_for(d, "env.db")
+    s = make_server(use_flags=False, env={"TAXD_LISTEN": "127.0.0.1:0", **db.env(),
                                           "TAXD_BASE_URL": "https://env.example.com",
                                           "TAXD_THREADS": "3",
                                           "TAXD_MAX_BODY": "1024", "TAXD_TEST_HOOKS": "1"})

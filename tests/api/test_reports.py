@@ -45,7 +45,6 @@ import hmac
 import io
 import json
 import signal
-import sqlite3
 import subprocess
 import time
 from datetime import datetime, timezone
@@ -201,7 +200,7 @@ def expected_rows(tenant, account_ids):
 
 
 def links_key(server):
-    return base64.b64decode(open(str(server.db) + ".links.key").read().strip())
+    return base64.b64decode(server.key_path("links").read_text().strip())
 
 
 def b64url(data):
@@ -642,10 +641,8 @@ def test_retention_30_days_then_the_janitor_deletes(tmp_path, taxd_bin):
         rid, _ = completed(t)
     finally:
         a.stop_and_check()
-    count = lambda db: db.execute("SELECT (SELECT count(*) FROM reports WHERE id = ?),"
-                                  " (SELECT count(*) FROM report_chunks WHERE report_id = ?)",
-                                  (rid, rid)).fetchone()
-    db = sqlite3.connect(f"file:{a.db}?mode=ro", uri=True)
+    count = lambda: a.sql("SELECT (SELECT count(*) FROM reports WHERE id = ?),"
+                          " (SELECT count(*) FROM report_chunks WHERE report_id = ?)", (rid, rid))[0]
     no_janitor = Server(srv, args=("--test-hooks", "--no-workers")).start()
     try:
         t.server = no_janitor
@@ -660,20 +657,19 @@ def test_retention_30_days_then_the_janitor_deletes(tmp_path, taxd_bin):
         assert body(r)["message"] == f"Report with id '{rid}' not found"
         r = fetch(no_janitor, url)
         assert r.status_code == 404, r.text
-        assert count(db) == (1, 1)            # still stored: nothing deleted it
+        assert count() == (1, 1)            # still stored: nothing deleted it
     finally:
         no_janitor.stop_and_check()
     with_janitor = Server(srv, args=("--test-hooks",)).start()
     try:
         t.server = with_janitor
         set_clock(with_janitor, THIRTY_DAYS_MS + 1000, t)
-        poll(lambda: count(db) == (0, 0), 30, interval=0.1, what="the janitor to delete the report")
+        poll(lambda: count() == (0, 0), 30, interval=0.1, what="the janitor to delete the report")
         assert t.get(f"{TRIGGER}/{rid}").status_code == 404
         # a report created on the moved clock is not expired
         rid2 = start(t)
         assert wait_for(t, rid2)["status"] == "completed"
     finally:
-        db.close()
         with_janitor.stop_and_check()
 
 
@@ -740,9 +736,7 @@ def test_kill9_while_processing_another_process_completes(tmp_path, taxd_bin):
         assert b["status"] == "completed", b
         _, rows = download_rows(b_srv, b)
         assert rows[1][:4] == ["a1", "BTC", "crypto", "1"]
-        db = sqlite3.connect(f"file:{b_srv.db}?mode=ro", uri=True)
-        assert db.execute("SELECT expired_leases FROM reports WHERE id = ?", (rid,)).fetchone() == (1,)
-        db.close()
+        assert b_srv.sql("SELECT expired_leases FROM reports WHERE id = ?", (rid,)) == [(1,)]
     finally:
         b_srv.stop_and_check()
 
@@ -778,10 +772,7 @@ def test_sigterm_while_processing_exits_0_and_gives_the_report_back(tmp_path, ta
     began = time.monotonic()
     a.stop_and_check()
     assert time.monotonic() - began < 20
-    db = sqlite3.connect(f"file:{a.db}?mode=ro", uri=True)
-    assert db.execute("SELECT status, expired_leases FROM reports WHERE id = ?",
-                      (rid,)).fetchone() == ("pending", 0)
-    db.close()
+    assert a.sql("SELECT status, expired_leases FROM reports WHERE id = ?", (rid,)) == [("pending", 0)]
     b_srv = Server(tmp_path / "srv").start()   # without hooks: the pause is not applied
     try:
         t.server = b_srv
@@ -803,7 +794,7 @@ def test_taxd_worker_alone_runs_reports(tmp_path, taxd_bin):
         time.sleep(1.0)   # an observation window, not a barrier: nothing may run it
         assert status(t, rid)["status"] == "pending"
         err = open(tmp_path / "worker.stderr", "wb")
-        worker = subprocess.Popen([TAXD_BIN, "worker", "--db", str(api.db)], stdin=subprocess.DEVNULL,
+        worker = subprocess.Popen([TAXD_BIN, "worker", *api.db.args()], stdin=subprocess.DEVNULL,
                                   stdout=subprocess.DEVNULL, stderr=err, env=api.env)
         b = wait_for(t, rid)
         assert b["status"] == "completed"

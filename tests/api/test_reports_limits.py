@@ -77,13 +77,7 @@ def assert_limited(r):
 
 
 def db_bytes(server):
-    total = 0
-    for suffix in ("", "-wal"):
-        try:
-            total += os.path.getsize(str(server.db) + suffix)
-        except FileNotFoundError:
-            pass
-    return total
+    return server.db.size_bytes()
 
 
 def peak_rss_kb(server):

@@ -9,7 +9,6 @@ GET before any worker ran, kill -9 while a check is claimed) start servers
 on a shared database directory.
 """
 import signal
-import sqlite3
 import uuid
 
 import pytest
@@ -105,12 +104,7 @@ def owner_event(inbox):
 
 
 def owner_checks(server, owner_uuid):
-    db = sqlite3.connect(f"file:{server.db}?mode=ro", uri=True)
-    try:
-        return db.execute("SELECT status FROM tin_checks WHERE subject_id = ? ORDER BY created_at",
-                          (owner_uuid,)).fetchall()
-    finally:
-        db.close()
+    return server.sql("SELECT status FROM tin_checks WHERE subject_id = ? ORDER BY created_at", (owner_uuid,))
 
 
 # ------------------------------------------------------------------ RTTM

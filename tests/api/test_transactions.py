@@ -33,14 +33,13 @@ Rules checked, in the words of spec.md and of the issue where they have them
     the outbox in the same database transaction; an event not yet claimed
     for delivery is widened instead of adding a new one. There is no webhook
     delivery yet, so the outbox (table `events`) is read from the server's
-    database with sqlite3 (WAL: a fresh connection sees committed rows).
+    database through conftest's Database (sqlite3, or psql on PostgreSQL).
 Every response is also validated against docs/openapi.yaml by conftest.
 """
 import http.client
 import json
 import re
 import socket
-import sqlite3
 import threading
 import time
 from datetime import datetime, timezone
@@ -186,20 +185,11 @@ def book(server):
 # -- the outbox, read straight from the server's database
 
 def db_rows(server, sql, params=()):
-    con = sqlite3.connect(str(server.db), timeout=10)
-    con.row_factory = sqlite3.Row
-    try:
-        return [dict(r) for r in con.execute(sql, params)]
-    finally:
-        con.close()
+    return server.db.rows(sql, params)
 
 
 def db_exec(server, sql, params=()):
-    con = sqlite3.connect(str(server.db), timeout=10, isolation_level=None)
-    try:
-        con.execute(sql, params)
-    finally:
-        con.close()
+    server.sql(sql, params)
 
 
 def events(tenant):
@@ -244,19 +234,9 @@ def tx_rows(tenant, tx_id):
 # -- holding a write open (pause header, --test-hooks only)
 
 def write_lock_held(server):
-    """True while some connection holds the database's write lock: a
-    BEGIN IMMEDIATE that does not wait fails with 'database is locked'."""
-    con = sqlite3.connect(str(server.db), timeout=0, isolation_level=None)
-    try:
-        con.execute("BEGIN IMMEDIATE")
-    except sqlite3.OperationalError as exc:
-        assert "locked" in str(exc) or "busy" in str(exc), exc
-        return True
-    else:
-        con.execute("ROLLBACK")
-        return False
-    finally:
-        con.close()
+    """True while some connection holds the database's write lock (on
+    PostgreSQL: a session holds a transaction that wrote, or is paused in one)."""
+    return server.db.write_held()
 
 
 class Background(threading.Thread):

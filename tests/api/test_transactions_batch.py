@@ -215,10 +215,7 @@ def test_events_equal_one_by_one(server):
     for t in (one, many):
         assert [x["status"] for x in results(post(t, pre))] == ["created", "created"]
         # a3's event is claimed: the batch must open a new one, a1's is widened
-        con = sqlite3.connect(str(server.db), timeout=10, isolation_level=None)
-        con.execute("UPDATE events SET claimed_at = 1 WHERE tenant_id = ? AND account_id = 'a3'",
-                    (t.tenant_id,))
-        con.close()
+        server.sql("UPDATE events SET claimed_at = 1 WHERE tenant_id = ? AND account_id = 'a3'", (t.tenant_id,))
     elements = [
         tx("e1", account="a1", when="2024-05-01T00:00:00Z"),
         tx("e2", account="a2", when="2024-02-01T00:00:00Z"),
@@ -299,6 +296,7 @@ def shim_env(so, flag):
             "ASAN_OPTIONS": asan + ":verify_asan_link_order=0"}
 
 
+@pytest.mark.sqlite_only  # ENOSPC injected into writes of SQLite's files; PRAGMA integrity_check
 def test_disk_full_mid_batch_is_500_writes_nothing_and_the_database_stays_readable(tmp_path):
     """A shim (LD_PRELOAD) lets the database files take 64 KiB more once the
     flag file exists, then fails their writes with ENOSPC, as a disk that
@@ -373,12 +371,8 @@ def test_kill_9_mid_load_keeps_every_acknowledged_batch_whole(tmp_path):
     assert len(acked) >= 6, "no load reached the server"
     s2 = Server(d).start()
     try:
-        con = sqlite3.connect(str(s2.db), timeout=10)
-        try:
-            rows = con.execute("SELECT id FROM transactions"
-                               " WHERE tenant = (SELECT rowid FROM tenants WHERE id = ?)", (t.tenant_id,)).fetchall()
-        finally:
-            con.close()
+        rows = s2.sql("SELECT id FROM transactions"
+                      " WHERE tenant = (SELECT rowid FROM tenants WHERE id = ?)", (t.tenant_id,))
         per_batch = {}
         for (tx_id,) in rows:
             k = int(tx_id[1:].split("-")[0])

@@ -16,9 +16,9 @@ import collections
 import hashlib
 import hmac
 import json
+import os
 import signal
 import socket
-import sqlite3
 import statistics
 import subprocess
 import threading
@@ -723,22 +723,19 @@ def test_one_log_line_per_attempt_and_no_secret_logged(server, book, receiver, p
 def queue_events(db, tenant_id, count):
     """`count` INVENTORY_UPDATE events with their deliveries, written as the
     outbox writes them (one transaction), while taxd runs."""
-    con = sqlite3.connect(str(db), timeout=30, isolation_level=None)
-    try:
-        con.execute("BEGIN IMMEDIATE")
-        for i in range(count):
-            event_id = str(uuid.uuid4())
-            con.execute("INSERT INTO events (id, tenant_id, type, created_at, account_uuid, account_id,"
-                        " from_ms, latest_ms, has_ids) VALUES (?, ?, 'INVENTORY_UPDATE', ?, ?, ?, ?, ?, 0)",
-                        (event_id, tenant_id, int(time.time() * 1000), str(uuid.uuid4()), f"acct-{i}",
-                         1709290800000, 1709290800000))
-            con.execute("INSERT INTO deliveries (id, subscription_id, event_id, trace_id, state,"
-                        " next_attempt_at, created_at) SELECT 'dlv_' || lower(hex(randomblob(16))), s.id, ?,"
-                        " 'trc_' || lower(hex(randomblob(16))), 'pending', ?, ? FROM subscriptions s"
-                        " WHERE s.tenant_id = ?", (event_id, 0, 0, tenant_id))
-        con.execute("COMMIT")
-    finally:
-        con.close()
+    subs = [r[0] for r in db.sql("SELECT id FROM subscriptions WHERE tenant_id = ? ORDER BY id", (tenant_id,))]
+    statements = []
+    for i in range(count):
+        event_id = str(uuid.uuid4())
+        statements.append(("INSERT INTO events (id, tenant_id, type, created_at, account_uuid, account_id,"
+                           " from_ms, latest_ms, has_ids) VALUES (?, ?, 'INVENTORY_UPDATE', ?, ?, ?, ?, ?, 0)",
+                           (event_id, tenant_id, int(time.time() * 1000), str(uuid.uuid4()), f"acct-{i}",
+                            1709290800000, 1709290800000)))
+        for sub in subs:
+            statements.append(("INSERT INTO deliveries (id, subscription_id, event_id, trace_id, state,"
+                               " next_attempt_at, created_at) VALUES (?, ?, ?, ?, 'pending', 0, 0)",
+                               ("dlv_" + os.urandom(16).hex(), sub, event_id, "trc_" + os.urandom(16).hex())))
+    db.script(statements)
 
 
 def test_a_backlog_reaches_the_receiver_once_per_event(server, receiver, path):
@@ -809,7 +806,7 @@ def test_taxd_worker_alone_delivers_and_processes_share_a_subscription(tmp_path_
         env = dict(api.env, TAXD_WEBHOOK_CA_FILE=str(receiver.ca_pem))
         for i in range(2):
             err = open(workdir / f"worker{i}.stderr", "wb")
-            workers.append((subprocess.Popen([taxd_bin, "worker", "--db", str(api.db)], stdin=subprocess.DEVNULL,
+            workers.append((subprocess.Popen([taxd_bin, "worker", *api.db.args()], stdin=subprocess.DEVNULL,
                                              stdout=subprocess.DEVNULL, stderr=err, env=env, cwd=workdir), err))
         times = sorted(r["t"] for r in receiver.wait_for(count, path, 60))
         for i in range(len(times)):
