@@ -295,7 +295,7 @@ static int keys_rotate_token(const admin_context_t *ctx, store_conn_t *db, const
     static const char *const allowed[] = {NULL};
     if (admin_check_flags(a, allowed, NULL) != 0)
         return EXIT_USAGE;
-    char *path = keys_path(ctx->db_path, "token");
+    char *path = keys_path(ctx->key_base, "token");
     char *err = NULL;
     keys_ring_t ring;
     int rc = path ? keys_ring_rotate(path, &ring, &err) : -1;
@@ -366,10 +366,10 @@ static const admin_command_t COMMANDS[] = {
 
 static void print_usage(FILE *out)
 {
-    fprintf(out, "usage: taxd admin [--db PATH] COMMAND\n\ncommands:\n");
+    fprintf(out, "usage: taxd admin [--db PATH|URL] [--key-dir DIR] COMMAND\n\ncommands:\n");
     for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
         fprintf(out, "  %s\n", COMMANDS[i].usage);
-    fprintf(out, "\n--db defaults to $TAXD_DB, then %s\n", CONFIG_DEFAULT_DB);
+    fprintf(out, "\n--db defaults to $TAXD_DB, then %s; --key-dir to $TAXD_KEY_DIR, then beside the\nSQLite file (required with a postgres:// URL)\n", CONFIG_DEFAULT_DB);
 }
 
 static const admin_command_t *find_command(const char *group, const char *name)
@@ -401,9 +401,15 @@ int admin_parse(int argc, char **argv, admin_invocation_t *inv)
         print_usage(stdout);
         return 0;
     }
-    if (argc >= 2 && strcmp(argv[0], "--db") == 0) {
-        snprintf(cfg->db_path, sizeof cfg->db_path, "%s", argv[1]);
-        i = 2;
+    /* --db and --key-dir, in either order, before the command */
+    for (;;) {
+        if (argc - i >= 2 && strcmp(argv[i], "--db") == 0)
+            snprintf(cfg->db_path, sizeof cfg->db_path, "%s", argv[i + 1]);
+        else if (argc - i >= 2 && strcmp(argv[i], "--key-dir") == 0)
+            snprintf(cfg->key_dir, sizeof cfg->key_dir, "%s", argv[i + 1]);
+        else
+            break;
+        i += 2;
     }
     if (argc - i < 2) {
         print_usage(stderr);

@@ -23,7 +23,7 @@
 typedef struct admin_context {
     store_t *store;                         /* open and migrated */
     const taxd_clock_t *clock;              /* "now" of everything a command writes */
-    const char *db_path;                    /* the key files live beside it */
+    const char *key_base;                   /* key files are named from it (keys_path) */
     uint32_t default_rate, default_burst;   /* the rate limit without a rule of its own */
     const crypto_hmac_key_t *secret_hasher; /* keyed hash of client secrets */
     const char *const *route_labels;        /* "METHOD /template" of every route */

@@ -159,7 +159,7 @@ static int check_user(const char *user)
 static int load_key(const admin_context_t *ctx, uint8_t key[CRYPTO_AEAD_KEY_LEN])
 {
     char *err = NULL;
-    if (webhook_vault_key_load(ctx->db_path, key, &err) == 0)
+    if (webhook_vault_key_load(ctx->key_base, key, &err) == 0)
         return 0;
     int code = admin_fail(EXIT_REFUSED, "%s", err ? err : "cannot load the webhook key");
     free(err);

@@ -23,7 +23,7 @@ int app_admin(int argc, char **argv)
         return code;
     }
     const admin_context_t ctx = {
-        .store = svc.store, .clock = &svc.clock, .db_path = svc.cfg.db_path,
+        .store = svc.store, .clock = &svc.clock, .key_base = svc.key_base,
         .default_rate = svc.cfg.default_rate, .default_burst = svc.cfg.default_burst,
         .secret_hasher = svc.secret_hasher, .route_labels = svc.route_labels,
         .route_count = svc.route_count};

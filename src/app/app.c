@@ -125,7 +125,9 @@ int app_worker(int argc, char **argv)
     char *err = NULL;
     if (engines_start(&svc, &err) == NULL)
         return start_failed(&svc, err);
-    log_event(LOG_INFO, "worker running", json_pack("{s:s}", "db", svc.cfg.db_path));
+    char db[sizeof svc.cfg.db_path];
+    config_db_display(svc.cfg.db_path, db, sizeof db);
+    log_event(LOG_INFO, "worker running", json_pack("{s:s}", "db", db));
     wait_for_stop(&stop);
     workers_stop(svc.workers);
     service_close(&svc);
@@ -182,10 +184,12 @@ int app_serve(int argc, char **argv)
         workers_stop(svc.workers);
         return start_failed(&svc, err);
     }
+    char db[sizeof svc.cfg.db_path];
+    config_db_display(svc.cfg.db_path, db, sizeof db);
     log_event(LOG_INFO, "listening",
               json_pack("{s:s, s:i, s:s, s:s, s:i, s:b}", "address", svc.cfg.listen_host, "port",
                         (json_int_t)http_server_port(server), "base_url", svc.cfg.base_url,
-                        "db", svc.cfg.db_path, "threads", (json_int_t)svc.cfg.threads,
+                        "db", db, "threads", (json_int_t)svc.cfg.threads,
                         "test_hooks", svc.cfg.test_hooks));
 
     wait_for_stop(&stop);

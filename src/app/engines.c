@@ -68,7 +68,7 @@ static tincheck_runner_t *new_tinchecks(service_t *svc, char **err)
 static webhook_engine_t *new_webhooks(service_t *svc, char **err)
 {
     webhook_engine_config_t cfg = {
-        .store = svc->store, .clock = &svc->clock, .db_path = svc->cfg.db_path,
+        .store = svc->store, .clock = &svc->clock, .key_base = svc->key_base,
         .ca_file = svc->cfg.webhook_ca_file, .egress_address = svc->cfg.webhook_egress_address,
         .proxy = svc->cfg.test_hooks ? svc->cfg.webhook_test_proxy : NULL,
         .instance_id = svc->instance_id, .threads = 1};

@@ -2,13 +2,17 @@
  * refresher thread, and the API's view of the service. See service.h. */
 #include "app/service.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "api/api.h"
 #include "app/workers.h"
+#include "store/keyprints.h"
+#include "webhooks/vault.h"
 #include "webhooks/engine.h"
 #include "core/clock.h"
 #include "core/keys.h"
@@ -27,12 +31,69 @@ static char *dup_message(const char *prefix, const char *detail)
     return m;
 }
 
+/* The key called name must be the one every node of this database holds:
+ * the first node records a one-way fingerprint of it (HMAC of a fixed text
+ * under the key: it reveals nothing of the key), and a node started with
+ * another key file is refused before it seals or signs anything the others
+ * could not read. */
+static int check_keyprint(service_t *svc, const char *name, const uint8_t key[KEYS_KEY_LEN],
+                          char **err)
+{
+    static const char LABEL[] = "taxd key fingerprint v1";
+    uint8_t mac[CRYPTO_SHA256_LEN];
+    char hex[STORE_KEYPRINT_MAX];
+    if (crypto_hmac_sha256(key, KEYS_KEY_LEN, LABEL, sizeof LABEL - 1, mac) != 0) {
+        *err = dup_message("keys", "cannot fingerprint a key");
+        return -1;
+    }
+    crypto_hex_encode(mac, sizeof mac, hex);
+    store_conn_t *conn = store_acquire(svc->store);
+    bool same = false;
+    store_status_t st = conn == NULL ? STORE_UNAVAILABLE
+                                     : store_keyprint_check(conn, name, hex,
+                                                            clock_now_ms(&svc->clock), &same);
+    store_release(svc->store, conn);
+    if (st != STORE_OK) {
+        *err = dup_message("cannot check the key files against the database",
+                           store_status_name(st));
+        return -1;
+    }
+    if (!same) {
+        char *path = keys_path(svc->key_base, name);
+        char why[512];
+        snprintf(why, sizeof why,
+                 "%s is not the key the other nodes of this database use (its fingerprint"
+                 " differs): give every node the same key files",
+                 path != NULL ? path : name);
+        free(path);
+        *err = dup_message("refusing to start", why);
+        return -1;
+    }
+    return 0;
+}
+
+static int check_keyprints(service_t *svc, const uint8_t secret[KEYS_KEY_LEN],
+                           const uint8_t links[KEYS_KEY_LEN], char **err)
+{
+    uint8_t webhook[KEYS_KEY_LEN];
+    if (webhook_vault_key_load(svc->key_base, webhook, err) != 0)
+        return -1;
+    int rc = check_keyprint(svc, "secret", secret, err) == 0 &&
+                     check_keyprint(svc, "tin", svc->tin_key, err) == 0 &&
+                     check_keyprint(svc, "links", links, err) == 0 &&
+                     check_keyprint(svc, "webhook", webhook, err) == 0
+                 ? 0
+                 : -1;
+    memset(webhook, 0, sizeof webhook);
+    return rc;
+}
+
 static int open_keys(service_t *svc, char **err)
 {
-    char *ring_path = keys_path(svc->cfg.db_path, "token");
-    char *secret_path = keys_path(svc->cfg.db_path, "secret");
-    char *tin_path = keys_path(svc->cfg.db_path, "tin");
-    char *links_path = keys_path(svc->cfg.db_path, "links");
+    char *ring_path = keys_path(svc->key_base, "token");
+    char *secret_path = keys_path(svc->key_base, "secret");
+    char *tin_path = keys_path(svc->key_base, "tin");
+    char *links_path = keys_path(svc->key_base, "links");
     int rc = -1;
     keys_ring_t ring;
     uint8_t secret_key[KEYS_KEY_LEN], links_key[KEYS_KEY_LEN];
@@ -47,6 +108,8 @@ static int open_keys(service_t *svc, char **err)
     if (keys_load_or_create(tin_path, svc->tin_key, err) != 0)
         goto out;
     if (keys_load_or_create(links_path, links_key, err) != 0)
+        goto out;
+    if (check_keyprints(svc, secret_key, links_key, err) != 0)
         goto out;
     svc->signer = token_signer_new(&ring);
     svc->secret_hasher = crypto_hmac_key_new(secret_key, sizeof secret_key);
@@ -133,6 +196,15 @@ int service_open(service_t *svc, const taxd_config_t *cfg, char **err)
         return -1;
     }
     crypto_hex_encode(instance, sizeof instance, svc->instance_id);
+    char why[256];
+    if (config_key_base(cfg, svc->key_base, sizeof svc->key_base, why, sizeof why) != 0) {
+        *err = dup_message("keys", why);
+        return -1;
+    }
+    if (cfg->key_dir[0] != '\0' && mkdir(cfg->key_dir, 0700) != 0 && errno != EEXIST) {
+        *err = dup_message("cannot create the key directory", strerror(errno));
+        return -1;
+    }
     svc->store = store_open(cfg->db_path, err);
     if (svc->store == NULL)
         return -1;

@@ -42,6 +42,7 @@ typedef struct service {
     const char **route_labels;   /* "METHOD /template" per route index, owned */
     size_t route_count;
 
+    char key_base[4200];         /* key files are named from it (core/keys.h keys_path) */
     char instance_id[16];        /* random per process: prefix of request ids, lease owners */
     _Atomic bool stopping;       /* background threads exit */
     pthread_t refresher;

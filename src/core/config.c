@@ -27,7 +27,9 @@ typedef struct option_def {
 static const option_def_t OPTIONS[] = {
     {"--listen", "TAXD_LISTEN", OPT_LISTEN, 0, 0, "HOST:PORT to listen on (port 0: any free port)"},
     {"--db", "TAXD_DB", OPT_PATH, OFF(db_path), sizeof(((taxd_config_t *)0)->db_path),
-     "database file"},
+     "database: a SQLite file path, or a postgres:// URL (PostgreSQL)"},
+    {"--key-dir", "TAXD_KEY_DIR", OPT_PATH, OFF(key_dir), sizeof(((taxd_config_t *)0)->key_dir),
+     "directory of the key files (default: beside a SQLite file; required with PostgreSQL)"},
     {"--base-url", "TAXD_BASE_URL", OPT_URL, OFF(base_url),
      sizeof(((taxd_config_t *)0)->base_url), "absolute URL clients reach this service at"},
     {"--threads", "TAXD_THREADS", OPT_UINT, OFF(threads), 1024, "HTTP worker threads"},
@@ -229,6 +231,44 @@ static int apply_option(taxd_config_t *cfg, const option_def_t *opt, const char 
     }
     snprintf(err, err_cap, "invalid value for %s (%s): '%s'", opt->flag, opt->env, value);
     return -1;
+}
+
+bool config_db_is_url(const char *db)
+{
+    return strncmp(db, "postgres://", 11) == 0 || strncmp(db, "postgresql://", 13) == 0;
+}
+
+void config_db_display(const char *db, char *out, size_t cap)
+{
+    const char *scheme_end = strstr(db, "://");
+    const char *at = scheme_end != NULL ? strchr(scheme_end + 3, '@') : NULL;
+    const char *colon = at != NULL ? memchr(scheme_end + 3, ':', (size_t)(at - scheme_end - 3)) : NULL;
+    if (!config_db_is_url(db) || colon == NULL) {
+        snprintf(out, cap, "%s", db);
+        return;
+    }
+    snprintf(out, cap, "%.*s:***%s", (int)(colon - db), db, at);
+}
+
+int config_key_base(const taxd_config_t *cfg, char *out, size_t cap, char *err, size_t err_cap)
+{
+    int n;
+    if (cfg->key_dir[0] != '\0') {
+        size_t len = strlen(cfg->key_dir);
+        bool slash = cfg->key_dir[len - 1] == '/';
+        n = snprintf(out, cap, "%s%s", cfg->key_dir, slash ? "" : "/");
+    } else if (config_db_is_url(cfg->db_path)) {
+        snprintf(err, err_cap, "a PostgreSQL database needs --key-dir (TAXD_KEY_DIR): every"
+                               " node must read the same key files");
+        return -1;
+    } else {
+        n = snprintf(out, cap, "%s", cfg->db_path);
+    }
+    if (n < 0 || (size_t)n >= cap) {
+        snprintf(err, err_cap, "the key directory's path is too long");
+        return -1;
+    }
+    return 0;
 }
 
 int config_load_env(taxd_config_t *cfg, char *err, size_t err_cap)

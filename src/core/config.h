@@ -14,7 +14,8 @@
 typedef struct taxd_config {
     char listen_host[256];
     unsigned listen_port;       /* 0: the kernel picks one */
-    char db_path[4096];
+    char db_path[4096];         /* a SQLite file path, or a postgres:// URL */
+    char key_dir[4096];         /* "" : key files beside the SQLite file */
     char base_url[512];         /* "" until resolved: http:// + the bound address */
     unsigned threads;           /* request handler threads (http/workpool.h) */
     size_t max_body;            /* default request body limit in bytes */
@@ -54,6 +55,18 @@ int config_parse_serve_args(taxd_config_t *cfg, int argc, char **argv, char *err
 
 /* Parses "HOST:PORT" ("[::1]:8080" for IPv6). Returns 0 or -1. */
 int config_parse_listen(const char *text, char *host, size_t host_cap, unsigned *port);
+
+/* True when db names a PostgreSQL database (postgres:// or postgresql://). */
+bool config_db_is_url(const char *db);
+
+/* db as a log line may show it: a URL's password replaced by "***". */
+void config_db_display(const char *db, char *out, size_t cap);
+
+/* The prefix key files are named from (keys_path): "<key_dir>/" when a key
+ * directory is set, else the SQLite file's path. 0, or -1 with err set for
+ * a PostgreSQL URL without a key directory: every node must read the same
+ * key files, so their place is the operator's explicit choice. */
+int config_key_base(const taxd_config_t *cfg, char *out, size_t cap, char *err, size_t err_cap);
 
 /* Prints the serve flags and their environment variables. */
 void config_print_serve_usage(void);

@@ -43,12 +43,13 @@
 
 enum { KEYS_READ_OK = 0, KEYS_READ_MISSING = 1, KEYS_READ_ERROR = -1 };
 
-char *keys_path(const char *db_path, const char *name)
+char *keys_path(const char *base, const char *name)
 {
-    if (db_path == NULL || name == NULL)
+    if (base == NULL || name == NULL || base[0] == '\0')
         return NULL;
+    bool dir = base[strlen(base) - 1] == '/';
     char *path = NULL;
-    if (asprintf(&path, "%s.%s.key", db_path, name) < 0)
+    if (asprintf(&path, dir ? "%s%s.key" : "%s.%s.key", base, name) < 0)
         return NULL;
     return path;
 }

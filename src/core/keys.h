@@ -15,9 +15,11 @@
 #define KEYS_KID_MAX 32     /* including the NUL */
 #define KEYS_RING_MAX 2     /* the signing key and the one before it */
 
-/* Path of the key file `name` beside the database: "<db_path>.<name>.key".
- * Returns a malloc'd string the caller frees, or NULL on allocation failure. */
-char *keys_path(const char *db_path, const char *name);
+/* Path of the key file `name` from base (config_key_base): "<dir>/<name>.key"
+ * when base ends with '/' (a key directory), else "<base>.<name>.key"
+ * (beside a SQLite file). Returns a malloc'd string the caller frees, or
+ * NULL on allocation failure. */
+char *keys_path(const char *base, const char *name);
 
 /* A single 32-byte key (secret hashing, TIN encryption). The file holds the
  * key in base64 on one line. Loads it, creating it first when it does not

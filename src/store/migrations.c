@@ -747,6 +747,23 @@ static const char *const MIGRATIONS[] = {
     "ALTER TABLE reports ADD COLUMN kind TEXT NOT NULL DEFAULT 'inventory-summary'"
     "  CHECK (kind IN ('inventory-summary', 'gains'));"
     "ALTER TABLE reports ADD COLUMN tax_year INTEGER;",
+
+    /* v14: many nodes on one database (issue 17).
+     * key_fingerprints: a one-way fingerprint of each fixed key file the
+     * first node started with, so a node started with other key files is
+     * refused before it could seal or sign what the others cannot read.
+     * rate_buckets: the shared token buckets of the rate limits that hold
+     * across nodes (level in thousandths of a token, refilled from at). */
+    "CREATE TABLE key_fingerprints ("
+    "  name TEXT PRIMARY KEY,"
+    "  fingerprint TEXT NOT NULL,"
+    "  created_at INTEGER NOT NULL"
+    ") STRICT;"
+    "CREATE TABLE rate_buckets ("
+    "  key TEXT PRIMARY KEY,"
+    "  level INTEGER NOT NULL,"
+    "  at INTEGER NOT NULL"
+    ") STRICT;",
 };
 
 #define MIGRATION_COUNT ((int)(sizeof MIGRATIONS / sizeof MIGRATIONS[0]))

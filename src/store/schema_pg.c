@@ -1,7 +1,7 @@
 /* store/schema_pg: the PostgreSQL schema and its one migration.
  *
  * How the script was derived. PostgreSQL does not replay SQLite's history
- * (store/migrations.c, versions 1 to 13, with its table rebuilds and data
+ * (store/migrations.c, versions 1 to 14, with its table rebuilds and data
  * fixes): it gets the end state in one script. The script was written from
  * `sqlite3 <db> .schema` of a fresh version-13 database made by
  * `taxd admin --db <db> tenant list`, table by table in that order (a table
@@ -73,7 +73,7 @@
 
 /* The version the script creates; the test holds it equal to
  * store_migrations_latest(). */
-#define PG_SCHEMA_VERSION 13
+#define PG_SCHEMA_VERSION 14
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
@@ -458,6 +458,16 @@ static const char SCRIPT[] =
     "CREATE INDEX provided_lots_account ON provided_lots (account);"
 
     /* Last: its row is the proof that everything above was created. */
+    /* v14 (issue 17): the key files' fingerprints and the shared rate buckets */
+    "CREATE TABLE key_fingerprints ("
+    "  name " T " PRIMARY KEY,"
+    "  fingerprint " T " NOT NULL,"
+    "  created_at BIGINT NOT NULL);"
+    "CREATE TABLE rate_buckets ("
+    "  key " T " PRIMARY KEY,"
+    "  level BIGINT NOT NULL,"
+    "  at BIGINT NOT NULL);"
+
     "CREATE TABLE schema_version ("
     "  singleton BIGINT PRIMARY KEY CHECK (singleton = 1),"
     "  version BIGINT NOT NULL);"

@@ -1215,7 +1215,7 @@ webhook_engine_t *webhook_engine_new(const webhook_engine_config_t *cfg, char **
     buf_copy(e->ca_file, sizeof e->ca_file, cfg->ca_file);
     buf_copy(e->egress, sizeof e->egress, cfg->egress_address);
     buf_copy(e->proxy, sizeof e->proxy, cfg->proxy);
-    if (webhook_vault_key_load(cfg->db_path, e->key, err) != 0) {
+    if (webhook_vault_key_load(cfg->key_base, e->key, err) != 0) {
         webhook_engine_free(e);
         return NULL;
     }

@@ -21,7 +21,7 @@ typedef struct webhook_engine webhook_engine_t;
 typedef struct webhook_engine_config {
     store_t *store;              /* borrowed; outlives the engine */
     const taxd_clock_t *clock;   /* borrowed; NULL: the real clock */
-    const char *db_path;         /* the key file "<db_path>.webhook.key" lives beside it */
+    const char *key_base;        /* the key file "webhook" is named from it (keys_path) */
     const char *ca_file;         /* NULL or "": the system's trust store */
     const char *egress_address;  /* NULL or "": any source address */
     const char *proxy;           /* NULL or "": none, whatever the environment says;

@@ -10,9 +10,9 @@
 
 #define AAD_MAX 160
 
-int webhook_vault_key_load(const char *db_path, uint8_t key[CRYPTO_AEAD_KEY_LEN], char **err)
+int webhook_vault_key_load(const char *key_base, uint8_t key[CRYPTO_AEAD_KEY_LEN], char **err)
 {
-    char *path = keys_path(db_path, "webhook");
+    char *path = keys_path(key_base, "webhook");
     if (path == NULL) {
         *err = strdup("webhook key: out of memory");
         return -1;

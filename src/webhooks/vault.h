@@ -19,9 +19,9 @@ typedef enum webhook_vault_purpose {
     WEBHOOK_VAULT_BASIC_PASSWORD,
 } webhook_vault_purpose_t;
 
-/* Loads "<db_path>.webhook.key", creating it on first use. 0, or -1 with
+/* Loads the key file "webhook" (keys_path(key_base)), creating it on first use. 0, or -1 with
  * *err malloc'd. */
-int webhook_vault_key_load(const char *db_path, uint8_t key[CRYPTO_AEAD_KEY_LEN], char **err);
+int webhook_vault_key_load(const char *key_base, uint8_t key[CRYPTO_AEAD_KEY_LEN], char **err);
 
 /* Seals the NUL-terminated plain (at most WEBHOOK_VAULT_MAX_PLAIN bytes)
  * into out (cap >= strlen(plain) + CRYPTO_AEAD_OVERHEAD). 0 or -1. */

@@ -245,7 +245,7 @@ static int setup(void **state)
     if (sqlite3_open(f->db, &f->raw) != SQLITE_OK)
         return -1;
     sqlite3_busy_timeout(f->raw, 5000);
-    webhook_engine_config_t cfg = {.store = f->store, .db_path = f->db, .ca_file = f->ca,
+    webhook_engine_config_t cfg = {.store = f->store, .key_base = f->db, .ca_file = f->ca,
                                    .instance_id = "test", .threads = 1};
     f->engine = webhook_engine_new(&cfg, &err);
     if (f->engine == NULL) {
