@@ -205,7 +205,8 @@ int service_open(service_t *svc, const taxd_config_t *cfg, char **err)
         *err = dup_message("cannot create the key directory", strerror(errno));
         return -1;
     }
-    svc->store = store_open(cfg->db_path, err);
+    store_open_options_t options = {.fail_migration = cfg->test_hooks && cfg->test_fail_migration};
+    svc->store = store_open_with(cfg->db_path, &options, err);
     if (svc->store == NULL)
         return -1;
     if (open_keys(svc, err) != 0 || build_http_parts(svc, err) != 0) {

@@ -83,6 +83,8 @@ static const option_def_t OPTIONS[] = {
     {"--webhook-test-proxy", "TAXD_WEBHOOK_TEST_PROXY", OPT_PATH, OFF(webhook_test_proxy),
      sizeof(((taxd_config_t *)0)->webhook_test_proxy),
      "with --test-hooks only: send webhook deliveries through this HTTP proxy (407 tests)"},
+    {"--test-fail-migration", "TAXD_TEST_FAIL_MIGRATION", OPT_BOOL, OFF(test_fail_migration), 0,
+     "with --test-hooks only: run every pending migration, then roll back and fail"},
     {"--test-hooks", "TAXD_TEST_HOOKS", OPT_BOOL, OFF(test_hooks), 0,
      "enable test-only routes and clock offset (never in production)"},
 };

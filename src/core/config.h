@@ -30,6 +30,7 @@ typedef struct taxd_config {
     uint32_t default_rate;      /* spec § Limits: 100/s, burst 1,000 */
     uint32_t default_burst;
     bool test_hooks;            /* test-only routes and the clock offset */
+    bool test_fail_migration;   /* test hooks only: a migration that fails at its end */
     bool no_workers;            /* serve the API only; engines run in `taxd worker` */
     unsigned report_workers;    /* report runner threads */
     int64_t report_lease_ms;    /* a claimed report's lease */

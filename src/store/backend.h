@@ -28,8 +28,9 @@ typedef struct store_backend {
     bool (*connect)(store_conn_t *conn, const char *target, char **err);
     void (*disconnect)(store_conn_t *conn);
     /* Applies pending schema changes on a fresh connection, safe when
-     * several processes start together. */
-    bool (*migrate)(store_conn_t *conn, char **err);
+     * several processes start together; fail_on_purpose: the test hook of
+     * store_open_options_t. */
+    bool (*migrate)(store_conn_t *conn, bool fail_on_purpose, char **err);
     /* Tunes a connection to be the group commit's writer; NULL: the backend
      * has no group commit (each writer commits on its own connection). */
     bool (*tune_writer)(store_conn_t *conn, char **err);

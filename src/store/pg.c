@@ -1005,8 +1005,9 @@ static void pg_disconnect(store_conn_t *conn)
     conn->native = NULL;
 }
 
-static bool pg_migrate(store_conn_t *conn, char **err)
+static bool pg_migrate(store_conn_t *conn, bool fail_on_purpose, char **err)
 {
+    (void)fail_on_purpose; /* PostgreSQL's schema is one script: nothing to fail midway */
     return store_pg_migrate(native_of(conn)->pg, err);
 }
 

@@ -123,9 +123,16 @@ static const store_sql_t Q_DIRTY_ALL = {
 /* A scoped report's requested ids, for json_each: the subquery is constant,
  * evaluated once per statement. */
 #define REQUESTED(param) "(SELECT requested FROM report_ids WHERE report_id = " param ")"
+/* PostgreSQL's twin of json_each(REQUESTED(param)): the ids as rows of
+ * `value` (text), with `key` their position from 0. */
+#define REQUESTED_PG(param)                                                                    \
+    "(SELECT o - 1 AS key, v AS value FROM json_array_elements_text(" REQUESTED(param)          \
+    "::json) WITH ORDINALITY AS t(v, o))"
 static const store_sql_t Q_DIRTY_IDS = {
     "report_dirty_ids", DIRTY_COLUMNS " AND id IN (SELECT value FROM json_each("
-                        REQUESTED("?4") ")) ORDER BY uuid LIMIT ?3", NULL};
+                        REQUESTED("?4") ")) ORDER BY uuid LIMIT ?3",
+    DIRTY_COLUMNS " AND id IN (SELECT value FROM " REQUESTED_PG("?4") " r)"
+                  " ORDER BY uuid LIMIT ?3"};
 
 static const store_sql_t Q_READ_BEGIN = {"report_read_begin", "BEGIN", NULL};
 static const store_sql_t Q_READ_END = {"report_read_commit", "COMMIT", NULL};
@@ -134,15 +141,21 @@ static const store_sql_t Q_COUNT_ALL = {
     "report_count_all", "SELECT count(*) FROM accounts WHERE tenant_id = ?1", NULL};
 static const store_sql_t Q_COUNT_IDS = {
     "report_count_ids", "SELECT count(*) FROM accounts WHERE tenant_id = ?1"
-                        " AND id IN (SELECT value FROM json_each(" REQUESTED("?2") "))", NULL};
+                        " AND id IN (SELECT value FROM json_each(" REQUESTED("?2") "))",
+    "SELECT count(*) FROM accounts WHERE tenant_id = ?1"
+    " AND id IN (SELECT value FROM " REQUESTED_PG("?2") " r)"};
 static const store_sql_t Q_REQUESTED = {
     "report_requested", "SELECT json_array_length(requested) FROM report_ids"
-                        " WHERE report_id = ?1", NULL};
+                        " WHERE report_id = ?1",
+    "SELECT json_array_length(requested::json) FROM report_ids WHERE report_id = ?1"};
 /* The first position of each requested id that is no account. */
 static const store_sql_t Q_SKIPPED = {
     "report_skipped", "SELECT min(j.key) FROM json_each(" REQUESTED("?2") ") j WHERE NOT EXISTS"
                       " (SELECT 1 FROM accounts a WHERE a.tenant_id = ?1 AND a.id = j.value)"
-                      " GROUP BY j.value ORDER BY 1", NULL};
+                      " GROUP BY j.value ORDER BY 1",
+    "SELECT min(j.key) FROM " REQUESTED_PG("?2") " j WHERE NOT EXISTS"
+    " (SELECT 1 FROM accounts a WHERE a.tenant_id = ?1 AND a.id = j.value)"
+    " GROUP BY j.value ORDER BY 1"};
 #define ROW_COLUMNS                                                                            \
     "SELECT a.id, s.asset_code, coalesce(x.type, ''), s.total_quantity, s.total_cost,"         \
     " s.average_unit_cost, s.quantity_with_basis FROM accounts a"                              \
@@ -154,7 +167,9 @@ static const store_sql_t Q_ROWS_ALL = {
 static const store_sql_t Q_ROWS_IDS = {
     "report_rows_ids", ROW_COLUMNS " AND a.id IN (SELECT value FROM json_each("
                        REQUESTED("?2") "))"
-                                   " ORDER BY a.id, s.asset_code", NULL};
+                                   " ORDER BY a.id, s.asset_code",
+    ROW_COLUMNS " AND a.id IN (SELECT value FROM " REQUESTED_PG("?2") " r)"
+                " ORDER BY a.id, s.asset_code"};
 
 /* The gains report's accounts, in caller-id order (the accounts' (tenant_id,
  * id) index); each account's rows are then read by store_gains_each. */
@@ -163,7 +178,9 @@ static const store_sql_t Q_GAIN_ACCOUNTS_ALL = {
 static const store_sql_t Q_GAIN_ACCOUNTS_IDS = {
     "report_gain_accounts_ids", "SELECT uuid, id FROM accounts WHERE tenant_id = ?1"
                                 " AND id IN (SELECT value FROM json_each(" REQUESTED("?2") "))"
-                                " ORDER BY id", NULL};
+                                " ORDER BY id",
+    "SELECT uuid, id FROM accounts WHERE tenant_id = ?1"
+    " AND id IN (SELECT value FROM " REQUESTED_PG("?2") " r) ORDER BY id"};
 
 /* ---- small helpers ---------------------------------------------------- */
 

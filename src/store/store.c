@@ -225,6 +225,12 @@ static store_t *store_new(const char *target, char **err)
 
 store_t *store_open(const char *target, char **err)
 {
+    store_open_options_t none = {0};
+    return store_open_with(target, &none, err);
+}
+
+store_t *store_open_with(const char *target, const store_open_options_t *opts, char **err)
+{
     if (err != NULL)
         *err = NULL;
     if (target == NULL || *target == '\0') {
@@ -235,7 +241,7 @@ store_t *store_open(const char *target, char **err)
     if (store == NULL)
         return NULL;
     store_conn_t *conn = conn_open(store->be, target, err);
-    if (conn == NULL || !store->be->migrate(conn, err)) {
+    if (conn == NULL || !store->be->migrate(conn, opts->fail_migration, err)) {
         conn_close(conn);
         store_close(store);
         return NULL;
