@@ -55,7 +55,7 @@ static const store_sql_t Q_CREATE_IDS = {
 static const store_sql_t Q_GET = {
     "report_get", REPORT_COLUMNS_BASE ", EXISTS (SELECT 1 FROM report_ids i"
                   " WHERE i.report_id = reports.id),"
-                  " CASE WHEN ?2 & 2 THEN metadata END, CASE WHEN ?2 & 2 THEN skipped END"
+                  " CASE WHEN (?2 & 2) <> 0 THEN metadata END, CASE WHEN (?2 & 2) <> 0 THEN skipped END"
                   " FROM reports WHERE id = ?1", NULL};
 static const store_sql_t Q_REQUESTED_ROW = {
     "report_requested_row", "SELECT requested FROM report_ids WHERE report_id = ?1", NULL};
