@@ -35,7 +35,8 @@
  * bucket issued to it: the node never admits a token the source did not
  * grant, which is what bounds all nodes together (docs/decisions.md, "Rate
  * limits across nodes"). The ask runs with no lock held; its bucket is
- * marked `asking` meanwhile and found again by key afterwards, since it may
+ * marked `asking` meanwhile (other takes of the key wait on the shard's
+ * condition variable for the answer) and found again by key afterwards, since it may
  * have been evicted (its lease then serves only the request that asked). A
  * bucket in degraded mode (the last ask failed) refills from time like a
  * local one, from the level it had (at least one chunk), so an outage gives
@@ -52,12 +53,14 @@
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 
 #define RATELIMIT_SHARDS 64
 #define RATELIMIT_SHARD_BITS 6
 #define RATELIMIT_NIL UINT32_MAX
 #define RATELIMIT_MILLI 1000
+#define RATELIMIT_ASK_WAITS 5 /* x 100 ms: the longest a take waits for another's ask */
 
 typedef struct ratelimit_bucket {
     char *key; /* owned; NULL when the slot is free */
@@ -77,6 +80,7 @@ typedef struct ratelimit_bucket {
 
 typedef struct ratelimit_shard {
     _Alignas(64) pthread_mutex_t lock;
+    pthread_cond_t asked; /* leasing: an ask of this shard ended */
     ratelimit_bucket_t *slots; /* cap */
     uint32_t *heads;           /* head_mask + 1 chain heads */
     uint32_t head_mask;
@@ -313,8 +317,10 @@ ratelimit_t *ratelimit_new(size_t capacity)
     memset(rl, 0, sizeof *rl);
     /* Every mutex exists before anything can fail, so ratelimit_free may
      * destroy them all; it copes with shards whose arrays are still NULL. */
-    for (size_t i = 0; i < RATELIMIT_SHARDS; i++)
+    for (size_t i = 0; i < RATELIMIT_SHARDS; i++) {
         pthread_mutex_init(&rl->shards[i].lock, NULL);
+        pthread_cond_init(&rl->shards[i].asked, NULL);
+    }
     uint32_t per_shard = (uint32_t)(capacity / RATELIMIT_SHARDS);
     for (size_t i = 0; i < RATELIMIT_SHARDS; i++) {
         if (ratelimit_shard_init(&rl->shards[i], per_shard) != 0) {
@@ -336,6 +342,7 @@ void ratelimit_free(ratelimit_t *rl)
         free(s->slots);
         free(s->heads);
         pthread_mutex_destroy(&s->lock);
+        pthread_cond_destroy(&s->asked);
     }
     free(rl);
 }
@@ -406,6 +413,7 @@ static ratelimit_result_t ratelimit_ask(ratelimit_t *rl, ratelimit_shard_t *s, u
     if (rc == 0 && lease.granted > want)
         lease.granted = want; /* a source never gives more than asked */
     pthread_mutex_lock(&s->lock);
+    pthread_cond_broadcast(&s->asked);
     i = ratelimit_shard_find(s, key, key_len, hash);
     if (i != RATELIMIT_NIL) {
         ratelimit_bucket_t *b = &s->slots[i];
@@ -429,6 +437,20 @@ static ratelimit_result_t ratelimit_take_leased(ratelimit_t *rl, ratelimit_shard
                                                 ratelimit_rule_t rule, int64_t now_ms)
 {
     uint32_t i = ratelimit_shard_find(s, key, key_len, hash);
+    /* Another take of this key is asking: wait for its answer (bounded)
+     * rather than refuse a request the lease may well cover, or ask twice. */
+    for (int waits = 0; i != RATELIMIT_NIL && s->slots[i].asking && waits < RATELIMIT_ASK_WAITS;
+         waits++) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += 100 * 1000000L;
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&s->asked, &s->lock, &until);
+        i = ratelimit_shard_find(s, key, key_len, hash);
+    }
     if (i == RATELIMIT_NIL) {
         i = ratelimit_shard_insert(s, key, key_len, hash, rule, now_ms, 0);
         if (i == RATELIMIT_NIL) /* no memory: allowed, as for a local bucket */
@@ -451,7 +473,7 @@ static ratelimit_result_t ratelimit_take_leased(ratelimit_t *rl, ratelimit_shard
         b->last_ms = now_ms;
     if (b->tokens >= RATELIMIT_MILLI)
         return ratelimit_bucket_take(b);
-    if (b->asking)
+    if (b->asking) /* still asking after RATELIMIT_ASK_WAITS: the source hangs */
         return ratelimit_refused(rule, 1);
     if (now_ms < b->next_ask_ms)
         return ratelimit_refused(rule, b->next_ask_ms - now_ms);

@@ -45,8 +45,8 @@ ratelimit_result_t ratelimit_take(ratelimit_t *rl, const char *key, size_t key_l
  * database, that app/ wires in; http/ knows nothing of it). When a bucket is
  * empty, the take that finds it so asks the source for a chunk of
  * ratelimit_lease_size(rule) tokens, outside the shard lock; takes of the same
- * key meanwhile are refused rather than queued behind the call (only one ask
- * per key is in flight per process). A refused ask is not repeated before the
+ * key meanwhile wait for that answer (up to 500 ms) instead of asking too, so
+ * one ask per key is in flight per process. A refused ask is not repeated before the
  * shared bucket can have refilled a chunk (chunk / rate). A failed ask (the
  * source unreachable) fails OPEN to a local bucket at the rule's rate (no
  * burst) for RATELIMIT_DEGRADED_MS, then asks again.
