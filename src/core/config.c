@@ -54,6 +54,10 @@ static const option_def_t OPTIONS[] = {
      "addresses or CIDR blocks of proxies whose X-Forwarded-For is believed"},
     {"--no-workers", "TAXD_NO_WORKERS", OPT_BOOL, OFF(no_workers), 0,
      "run no background engines here (run `taxd worker` elsewhere)"},
+    {"--rate-limits", "TAXD_RATE_LIMITS", OPT_PATH, OFF(rate_limits),
+     sizeof(((taxd_config_t *)0)->rate_limits),
+     "shared (leased from the database: one limit for all nodes) or local (per process);"
+     " default shared on PostgreSQL, local on SQLite"},
     {"--report-workers", "TAXD_REPORT_WORKERS", OPT_UINT, OFF(report_workers), 64,
      "report runner threads"},
     {"--report-lease-ms", "TAXD_REPORT_LEASE_MS", OPT_MS, OFF(report_lease_ms), 86400000,
@@ -190,6 +194,9 @@ static int apply_option(taxd_config_t *cfg, const option_def_t *opt, const char 
             return 0;
         break;
     case OPT_PATH:
+        if (opt->offset == OFF(rate_limits) && strcmp(value, "shared") != 0 &&
+            strcmp(value, "local") != 0)
+            break;
         if (value[0] != '\0' && strlen(value) < opt->max) {
             snprintf(base + opt->offset, opt->max, "%s", value);
             return 0;
