@@ -54,6 +54,8 @@ static const option_def_t OPTIONS[] = {
      "addresses or CIDR blocks of proxies whose X-Forwarded-For is believed"},
     {"--no-workers", "TAXD_NO_WORKERS", OPT_BOOL, OFF(no_workers), 0,
      "run no background engines here (run `taxd worker` elsewhere)"},
+    {"--no-listen", "TAXD_NO_LISTEN", OPT_BOOL, OFF(no_listen), 0,
+     "PostgreSQL: engines poll only, without LISTEN (a pooler in transaction mode)"},
     {"--report-workers", "TAXD_REPORT_WORKERS", OPT_UINT, OFF(report_workers), 64,
      "report runner threads"},
     {"--report-lease-ms", "TAXD_REPORT_LEASE_MS", OPT_MS, OFF(report_lease_ms), 86400000,

@@ -31,6 +31,7 @@ typedef struct taxd_config {
     uint32_t default_burst;
     bool test_hooks;            /* test-only routes and the clock offset */
     bool no_workers;            /* serve the API only; engines run in `taxd worker` */
+    bool no_listen;             /* PostgreSQL: no LISTEN; the engines' polling alone finds work */
     unsigned report_workers;    /* report runner threads */
     int64_t report_lease_ms;    /* a claimed report's lease */
     unsigned report_max_leases; /* expired leases before a report is failed */

@@ -37,6 +37,7 @@
 
 #include "store/gains.h"
 #include "store/internal.h"
+#include "store/listen.h"
 
 #define REPORT_COLUMNS_BASE                                                                     \
     "SELECT id, tenant_id, status, format, created_at, expires_at, expired_leases,"            \
@@ -79,7 +80,15 @@ static const store_sql_t Q_ANY_WORK = {
 static const store_sql_t Q_PICK = {
     "report_pick", "SELECT id FROM reports WHERE status = 'pending'"
                    " OR (status = 'processing' AND lease_until <= ?1)"
-                   " ORDER BY created_at, id LIMIT 1", NULL};
+                   " ORDER BY created_at, id LIMIT 1",
+    /* PostgreSQL: the claim runs at READ COMMITTED (conn_write_claim); the
+     * row is locked until the claim commits, and another claimer skips it
+     * and takes the next report instead of waiting and taking this one
+     * again. A locked row is re-read as it now is: a report claimed and
+     * committed meanwhile no longer matches. */
+    "SELECT id FROM reports WHERE status = 'pending'"
+    " OR (status = 'processing' AND lease_until <= $1)"
+    " ORDER BY created_at, id LIMIT 1 FOR UPDATE SKIP LOCKED"};
 /* SET expressions read the row as it was: an expired lease is counted. */
 static const store_sql_t Q_TAKE = {
     "report_take", "UPDATE reports SET expired_leases = expired_leases + (status = 'processing'),"
@@ -374,6 +383,8 @@ static store_status_t create_body(store_conn_t *conn, const void *arg)
     st = conn_run(conn, &Q_CREATE, stmt);
     if (st == STORE_OK && a->account_ids != NULL)
         st = insert_ids(conn, r->id, a->account_ids, a->ids_len);
+    if (st == STORE_OK) /* every node's report runners look at once */
+        st = store_notify_in_tx(conn, STORE_CHANNEL_REPORTS);
     return st;
 }
 
@@ -519,7 +530,7 @@ store_status_t store_report_claim(store_conn_t *conn, const store_report_lease_t
     if (st != STORE_OK)
         return st;
     claim_args_t args = {lease, out};
-    st = conn_write(conn, claim_body, &args);
+    st = conn_write_claim(conn, claim_body, &args);
     if (st != STORE_OK) {
         store_report_clear(out);
         return st;
