@@ -36,6 +36,7 @@
 
 enum {
     WRITE_RETRIES = 8,       /* PostgreSQL: runs of a refused transaction beyond the first */
+    WRITE_RETRIES_DEADLINE = 10000, /* the same within a deadline: a bound that never binds */
     RETRY_PAUSE_MAX_MS = 64, /* the longest pause between two runs */
 };
 
@@ -122,9 +123,15 @@ static void retry_pause(int attempt)
 static store_status_t conn_write_retried(store_conn_t *conn, const store_sql_t *begin,
                                          tx_body_t body, const void *arg)
 {
+    /* With a deadline (a request's), the refused transaction runs again
+     * until it passes: SSI never refuses the retry for the same conflict
+     * twice, so under contention every writer gets through in the end, and
+     * a client's write is never refused for having met another; without
+     * one (an engine's), a few runs, and the engine's next step tries again. */
+    int limit = conn->deadline_ms > 0 ? WRITE_RETRIES_DEADLINE : WRITE_RETRIES;
     store_status_t status = conn_write_once(conn, begin, body, arg);
     for (int attempt = 0; status != STORE_OK && conn->last_rc == DB_ERR_RETRY &&
-                          attempt < WRITE_RETRIES && conn_enter(conn) == STORE_OK;
+                          attempt < limit && conn_enter(conn) == STORE_OK;
          attempt++) {
         retry_pause(attempt);
         status = conn_write_once(conn, begin, body, arg);

@@ -8,6 +8,8 @@ import statistics
 import time
 from collections import Counter
 
+import pytest
+
 from conftest import poll
 from nodes import Worker, claimed, node, pg_only
 from test_reports import (TEST_HEADER, book, buy, call, download_rows, make_account, post_tx,
@@ -127,3 +129,114 @@ def test_notify_wakes_another_nodes_worker_at_once(tmp_path, taxd_bin):
     med_n, med_p = statistics.median(notified), statistics.median(polled)
     assert med_n < 0.15, f"notified claims took {notified}"
     assert med_p > 2 * med_n, f"notify {notified} vs polling {polled}"
+
+
+# ------------------------------------------------- the single-writer promises
+
+def _three_nodes(tmp_path, *args):
+    db = _db(tmp_path)
+    return [node(tmp_path / f"n{i}", db, *args).start() for i in range(3)]
+
+
+def _on(tenant, srv):
+    """The tenant's credentials against another node (tokens verify on any)."""
+    import copy
+    other = copy.copy(tenant)
+    other.server = srv
+    return other
+
+
+@pytest.mark.xfail(strict=True, reason="not yet: under heavy contention on one account a write waits"
+                   " past PostgreSQL's 5 s lock_timeout or the request's deadline (500/504);"
+                   " needs the account row locked first and a batch's ids in sorted order")
+def test_three_nodes_upsert_one_id_batches_and_one_account(tmp_path, taxd_bin):
+    """Three `serve` nodes on one database: (a) concurrent upserts of one
+    transaction id from every node all answer 2xx (deadlocks and
+    serialization failures are retried inside taxd) and the stored row is
+    one of the written versions; (b) one batch of ids in different orders
+    from different nodes answers no 5xx; (c) the account has at most ONE
+    unclaimed INVENTORY_UPDATE event."""
+    nodes = _three_nodes(tmp_path)
+    try:
+        t = book(nodes[0], "upsert", accounts=("a1",))
+        on = [_on(t, n) for n in nodes]
+        amounts = [str(i + 1) for i in range(24)]
+
+        def upsert(i):
+            r = call(on[i % 3], "POST", "/v1/transactions/external-id",
+                     buy("same", "a1", "BTC", amounts[i], "10"))
+            return r.status_code, r.text[:300]
+
+        def batch(i):
+            ids = [f"b{k}" for k in range(8)]
+            order = ids[i % 8:] + ids[:i % 8]
+            if i % 2:
+                order.reverse()
+            docs = [buy(x, "a1", "ETH", str(i + 1), "5") for x in order]
+            r = call(on[i % 3], "POST", "/v1/transactions/external-id", docs)
+            return r.status_code, r.text[:300]
+
+        with cf.ThreadPoolExecutor(12) as ex:
+            got = list(ex.map(upsert, range(24))) + list(ex.map(batch, range(12)))
+        bad = [g for g in got if not 200 <= g[0] < 300]
+        assert not bad, f"refused or failed: {bad[:5]}"
+        r = call(t, "GET", "/v1/transactions/external-id/same")
+        assert r.status_code == 200, r.text
+        stored = r.json()["data"]["received"][0]["asset_amount"]["amount"]
+        assert stored in amounts, stored
+        acct = nodes[0].sql("SELECT uuid FROM accounts WHERE tenant_id = ? AND id = 'a1'",
+                            (t.tenant_id,))[0][0]
+        open_events = nodes[0].sql("SELECT count(*) FROM events WHERE account_uuid = ?"
+                                   " AND type = 'INVENTORY_UPDATE' AND claimed_at IS NULL", (acct,))
+        assert open_events[0][0] <= 1, open_events
+        assert nodes[0].sql("SELECT count(*) FROM events WHERE account_uuid = ?"
+                            " AND type = 'INVENTORY_UPDATE'", (acct,))[0][0] >= 1
+    finally:
+        for n in nodes:
+            n.stop_and_check()
+
+
+def test_a_report_reads_one_snapshot_while_nodes_write(tmp_path, taxd_bin):
+    """A report generated while other nodes write reads one snapshot
+    (REPEATABLE READ): its row count is the rows of its file, and each
+    account's quantity is one that was committed whole (every write moves
+    both of an account's assets together)."""
+    nodes = _three_nodes(tmp_path, "--report-max-active", "100")
+    try:
+        accounts = tuple(f"a{i}" for i in range(6))
+        t = book(nodes[0], "snap", accounts=accounts)
+        on = [_on(t, n) for n in nodes]
+        for a in accounts:
+            post_tx(t, [buy(f"{a}-x", a, "BTC", "1", "10"), buy(f"{a}-y", a, "ETH", "1", "10")])
+        stop = []
+
+        def writer(k):
+            n = 0
+            while not stop:
+                n += 1
+                a = accounts[(n + k) % len(accounts)]
+                r = call(on[k % 3], "POST", "/v1/transactions/external-id",
+                         [buy(f"{a}-x", a, "BTC", str(n), "10"), buy(f"{a}-y", a, "ETH", str(n), "10")])
+                assert r.status_code == 200, r.text
+        with cf.ThreadPoolExecutor(4) as ex:
+            futs = [ex.submit(writer, k) for k in range(3)]
+            time.sleep(0.5)
+            reports = [start(on[i % 3], {}) for i in range(3)]
+            done = [wait_for(t, rid) for rid in reports]
+            stop.append(True)
+            for f in futs:
+                f.result()
+        for d in done:
+            assert d["status"] == "completed", d
+            _, rows = download_rows(nodes[0], d)
+            data = rows[1:]
+            assert len(data) == d["row_count"] if "row_count" in d else True
+            by_account = {}
+            for row in data:
+                by_account.setdefault(row[0], {})[row[1]] = row[3]
+            for a, assets in by_account.items():
+                if len(assets) == 2:
+                    assert assets["BTC"] == assets["ETH"], (a, assets)
+    finally:
+        for n in nodes:
+            n.stop_and_check()
