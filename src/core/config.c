@@ -58,6 +58,8 @@ static const option_def_t OPTIONS[] = {
      sizeof(((taxd_config_t *)0)->rate_limits),
      "shared (leased from the database: one limit for all nodes) or local (per process);"
      " default shared on PostgreSQL, local on SQLite"},
+    {"--no-listen", "TAXD_NO_LISTEN", OPT_BOOL, OFF(no_listen), 0,
+     "PostgreSQL: engines poll only, without LISTEN (a pooler in transaction mode)"},
     {"--report-workers", "TAXD_REPORT_WORKERS", OPT_UINT, OFF(report_workers), 64,
      "report runner threads"},
     {"--report-lease-ms", "TAXD_REPORT_LEASE_MS", OPT_MS, OFF(report_lease_ms), 86400000,

@@ -33,6 +33,7 @@ typedef struct taxd_config {
     bool test_fail_migration;   /* test hooks only: a migration that fails at its end */
     bool no_workers;            /* serve the API only; engines run in `taxd worker` */
     char rate_limits[16];       /* "" (auto: shared on PostgreSQL), "shared" or "local" */
+    bool no_listen;             /* PostgreSQL: no LISTEN; the engines' polling alone finds work */
     unsigned report_workers;    /* report runner threads */
     int64_t report_lease_ms;    /* a claimed report's lease */
     unsigned report_max_leases; /* expired leases before a report is failed */

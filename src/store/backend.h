@@ -74,6 +74,10 @@ extern const store_backend_t store_pg_backend;
  * postgresql://), false for a file path. */
 bool store_target_is_pg(const char *target);
 
+/* The target the store was opened on (a path or a URL with its password):
+ * for a backend's own extra sessions (listen.c); never for a log line. */
+const char *store_target(const store_t *store);
+
 /* Finalizes every statement conn prepared and empties its cache (before it
  * closes, or when its session was lost and statements died with it). */
 void conn_forget_statements(store_conn_t *conn);

@@ -27,7 +27,19 @@ static const store_sql_t Q_LEASE_CLAIM = {
     "UPDATE subscriptions SET lease_owner = ?1, lease_until = ?2 WHERE state = 'active'"
     " AND (lease_owner = ?1 OR ((lease_owner IS NULL OR lease_until < ?4)"
     " AND " DUE_EXISTS("subscriptions.id") "))"
-    " RETURNING id, updated_at", NULL};
+    " RETURNING id, updated_at",
+    /* PostgreSQL (READ COMMITTED, conn_write_claim): the rows to lease are
+     * locked with SKIP LOCKED, so a dispatcher never waits for another's
+     * claim or renewal, and the outer WHERE re-checks the lease on each row
+     * as it now is (taken and committed meanwhile: left alone). */
+    "UPDATE subscriptions SET lease_owner = $1, lease_until = $2 WHERE id IN ("
+    " SELECT id FROM subscriptions WHERE state = 'active'"
+    " AND (lease_owner = $1 OR ((lease_owner IS NULL OR lease_until < $4)"
+    " AND EXISTS (SELECT 1 FROM deliveries d WHERE d.subscription_id = subscriptions.id"
+    " AND d.state = 'pending' AND d.next_attempt_at <= $3)))"
+    " FOR UPDATE SKIP LOCKED)"
+    " AND state = 'active' AND (lease_owner = $1 OR lease_owner IS NULL OR lease_until < $4)"
+    " RETURNING id, updated_at"};
 static const store_sql_t Q_NEXT_DUE_ALL = {
     "wh_next_due_all",
     "SELECT min((SELECT min(d.next_attempt_at) FROM deliveries d"
@@ -201,7 +213,7 @@ store_status_t store_wh_claim(store_conn_t *conn, const store_wh_claim_t *claim,
                               void *ctx, int64_t *next_due)
 {
     claim_args_t args = {.claim = claim, .next_due = next_due};
-    store_status_t st = conn_write(conn, claim_tx, &args);
+    store_status_t st = conn_write_claim(conn, claim_tx, &args);
     for (size_t i = 0; st == STORE_OK && i < args.count; i++)
         if (each(args.rows[i].id, args.rows[i].updated_at, ctx) != 0)
             break;
