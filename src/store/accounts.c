@@ -65,7 +65,15 @@ static const store_sql_t Q_ACCOUNT_UPDATE = {"account_update",
     "   ELSE coalesce((SELECT min(datetime) FROM transactions WHERE account = accounts.seq),"
     "                 dirty_from) END,"
     " inventory_version = inventory_version + (cost_basis_method IS NOT ?5)"
-    " WHERE uuid = ?1", NULL};
+    " WHERE uuid = ?1",
+    /* PostgreSQL: IS is IS NOT DISTINCT FROM, and a boolean adds as an int */
+    "UPDATE accounts SET owner_uuid = $2, filer_uuid = $3, name = $4, cost_basis_method = $5,"
+    " austria_tax_year = $6, updated_at = $7,"
+    " dirty_from = CASE WHEN cost_basis_method IS NOT DISTINCT FROM $5 THEN dirty_from"
+    "   ELSE coalesce((SELECT min(datetime) FROM transactions WHERE account = accounts.seq),"
+    "                 dirty_from) END,"
+    " inventory_version = inventory_version + (cost_basis_method IS DISTINCT FROM $5)::int"
+    " WHERE uuid = $1"};
 static const store_sql_t Q_ACCOUNT_UUID = {"account_uuid",
     "SELECT uuid, cost_basis_method FROM accounts WHERE tenant_id = ?1 AND id = ?2", NULL};
 

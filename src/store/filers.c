@@ -43,7 +43,12 @@ static const store_sql_t Q_FILER_UPDATE = {"filer_update",
     "UPDATE filers SET name = coalesce(?3, name),"
     " tin_sealed = CASE ?4 WHEN 0 THEN tin_sealed WHEN 1 THEN NULL ELSE ?5 END,"
     " updated_at = ?6"
-    " WHERE tenant_id = ?1 AND uuid = ?2 RETURNING " FILER_COLUMNS, NULL};
+    " WHERE tenant_id = ?1 AND uuid = ?2 RETURNING " FILER_COLUMNS,
+    /* PostgreSQL: a bare CASE operand would be inferred as text */
+    "UPDATE filers SET name = coalesce($3, name),"
+    " tin_sealed = CASE $4::bigint WHEN 0 THEN tin_sealed WHEN 1 THEN NULL ELSE $5 END,"
+    " updated_at = $6"
+    " WHERE tenant_id = $1 AND uuid = $2 RETURNING " FILER_COLUMNS};
 static const store_sql_t Q_FILER_DELETE_CHECK = {"filer_delete_check",
     "SELECT uuid, is_default,"
     " EXISTS (SELECT 1 FROM accounts WHERE accounts.filer_uuid = filers.uuid)"

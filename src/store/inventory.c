@@ -36,7 +36,10 @@ static const store_sql_t Q_DEL_LOTS = {
     "inv_del_lots", "DELETE FROM inventory_lots WHERE account = (SELECT seq FROM accounts WHERE uuid = ?1) AND entered_at >= ?2", NULL};
 static const store_sql_t Q_DEL_LOTS_ALL = {
     "inv_del_lots_all", "DELETE FROM inventory_lots WHERE account = (SELECT seq FROM accounts WHERE uuid = ?1)"
-                        " AND ?2 IS NOT NULL", NULL};
+                        " AND ?2 IS NOT NULL",
+    /* PostgreSQL cannot infer a type for a parameter only tested for NULL */
+    "DELETE FROM inventory_lots WHERE account = (SELECT seq FROM accounts WHERE uuid = $1)"
+    " AND $2::bigint IS NOT NULL"};
 static const store_sql_t Q_DEL_RELIEFS = {
     "inv_del_reliefs", "DELETE FROM inventory_reliefs WHERE account = (SELECT seq FROM accounts WHERE uuid = ?1) AND datetime >= ?2", NULL};
 /* The inserts of a save come in three widths, 16, 4 and 1 rows per
@@ -66,10 +69,19 @@ static const store_sql_t Q_INS_SUMMARY[3] = {
     {"inv_ins_summary", SUMMARY_INSERT SUMMARY_ROW, NULL},
     {"inv_ins_summary_4", SUMMARY_INSERT R4(SUMMARY_ROW), NULL},
     {"inv_ins_summary_16", SUMMARY_INSERT R16(SUMMARY_ROW), NULL}};
+/* PostgreSQL has no INSERT OR REPLACE: the same rows, replacing on the key */
+#define PG_LOT_INSERT                                                                           \
+    "INSERT INTO inventory_lots (account, asset_code, seq, transaction_id,"                    \
+    " acquired_at, quantity, cost, orig_quantity, orig_cost, origin, entered_at) VALUES "
+#define PG_LOT_REPLACE                                                                          \
+    " ON CONFLICT (account, asset_code, seq) DO UPDATE SET"                                     \
+    " transaction_id = excluded.transaction_id, acquired_at = excluded.acquired_at,"            \
+    " quantity = excluded.quantity, cost = excluded.cost, orig_quantity = excluded.orig_quantity," \
+    " orig_cost = excluded.orig_cost, origin = excluded.origin, entered_at = excluded.entered_at"
 static const store_sql_t Q_INS_LOT[3] = {
-    {"inv_ins_lot", LOT_INSERT LOT_ROW, NULL},
-    {"inv_ins_lot_4", LOT_INSERT R4(LOT_ROW), NULL},
-    {"inv_ins_lot_16", LOT_INSERT R16(LOT_ROW), NULL}};
+    {"inv_ins_lot", LOT_INSERT LOT_ROW, PG_LOT_INSERT LOT_ROW PG_LOT_REPLACE},
+    {"inv_ins_lot_4", LOT_INSERT R4(LOT_ROW), PG_LOT_INSERT R4(LOT_ROW) PG_LOT_REPLACE},
+    {"inv_ins_lot_16", LOT_INSERT R16(LOT_ROW), PG_LOT_INSERT R16(LOT_ROW) PG_LOT_REPLACE}};
 static const store_sql_t Q_INS_RELIEF[3] = {
     {"inv_ins_relief", RELIEF_INSERT RELIEF_ROW, NULL},
     {"inv_ins_relief_4", RELIEF_INSERT R4(RELIEF_ROW), NULL},
@@ -86,7 +98,16 @@ static const store_sql_t Q_ASSETS_BEFORE = {
     "          (SELECT max(l.seq) + 1 FROM inventory_lots l WHERE l.account = (SELECT seq FROM accounts WHERE uuid = ?1)"
     "           AND l.asset_code = s.asset_code), 0)"
     " FROM inventory_summaries s WHERE s.account = (SELECT seq FROM accounts WHERE uuid = ?1) AND s.since < ?2"
-    " ORDER BY s.asset_code", NULL};
+    " ORDER BY s.asset_code",
+    /* PostgreSQL: no INDEXED BY (its planner picks the index by itself) */
+    "SELECT s.asset_code, s.since, s.total_cost, s.quantity_with_basis,"
+    " coalesce((SELECT min(l.seq) FROM inventory_lots l"
+    "           WHERE l.account = (SELECT seq FROM accounts WHERE uuid = $1)"
+    "           AND l.asset_code = s.asset_code AND l.entered_at >= $2),"
+    "          (SELECT max(l.seq) + 1 FROM inventory_lots l WHERE l.account = (SELECT seq FROM accounts WHERE uuid = $1)"
+    "           AND l.asset_code = s.asset_code), 0)"
+    " FROM inventory_summaries s WHERE s.account = (SELECT seq FROM accounts WHERE uuid = $1) AND s.since < $2"
+    " ORDER BY s.asset_code"};
 #define LOT_COLUMNS                                                                            \
     "SELECT asset_code, seq, transaction_id, acquired_at, quantity, cost, orig_quantity,"      \
     " orig_cost, origin, coalesce(entered_at, acquired_at) FROM inventory_lots"

@@ -49,7 +49,10 @@ static const store_sql_t Q_TX_UPDATE = {
 static const store_sql_t Q_TX_DELETE = {"tx_delete", "DELETE FROM transactions WHERE seq = ?1", NULL};
 static const store_sql_t Q_MARK_DIRTY = {
     "tx_mark_dirty", "UPDATE accounts SET dirty_from = min(coalesce(dirty_from, ?2), ?2),"
-                     " inventory_version = inventory_version + 1 WHERE uuid = ?1", NULL};
+                     " inventory_version = inventory_version + 1 WHERE uuid = ?1",
+    /* PostgreSQL: min() is only an aggregate; LEAST is the two-value form */
+    "UPDATE accounts SET dirty_from = LEAST(coalesce(dirty_from, $2), $2),"
+    " inventory_version = inventory_version + 1 WHERE uuid = $1"};
 /* An account has at most one open (unclaimed) INVENTORY_UPDATE event, and
  * it is the account's newest: a new one is opened only once the newest is
  * claimed. So the newest is read, not an index of open events that every
@@ -59,7 +62,7 @@ static const store_sql_t Q_EVENT_OPEN = {
     "SELECT id, from_ms, from_tx, latest_ms, latest_tx, has_ids FROM"
     " (SELECT id, from_ms, from_tx, latest_ms, latest_tx, has_ids, claimed_at FROM events"
     "  WHERE account_uuid = ?1 AND type = 'INVENTORY_UPDATE' ORDER BY rowid DESC LIMIT 1)"
-    " WHERE claimed_at IS NULL", NULL};
+    " AS newest WHERE claimed_at IS NULL", NULL}; /* the alias: PostgreSQL requires one */
 static const store_sql_t Q_EVENT_INSERT = {
     "tx_event_insert",
     "INSERT INTO events (id, tenant_id, type, created_at, account_uuid, account_id, from_ms,"

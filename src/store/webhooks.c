@@ -29,6 +29,9 @@
     " egress_address, auth_mode, basic_user, basic_password_sealed, state, deauthorized_at," \
     " created_at, updated_at"
 #define NEW_TRACE_ID "'trc_' || lower(hex(randomblob(16)))"
+/* PostgreSQL has no randomblob(): a v4 uuid's hex (122 random bits) */
+#define PG_RANDOM_HEX "replace(gen_random_uuid()::text, '-', '')"
+#define PG_NEW_TRACE_ID "'trc_' || " PG_RANDOM_HEX
 
 static const store_sql_t Q_SUB_INSERT = {
     "wh_sub_insert",
@@ -99,18 +102,31 @@ static const store_sql_t Q_DELIVERY_LIST = {
     " ELSE 'held' END FROM subscriptions WHERE id = ?1), trace_id = " NEW_TRACE_ID ","    \
     " attempts = 0, first_attempt_at = NULL, window_ends_at = NULL, next_attempt_at = ?3," \
     " delivered_at = NULL"
+#define PG_REPLAY_SET                                                                     \
+    "UPDATE deliveries SET state = (SELECT CASE state WHEN 'active' THEN 'pending'"       \
+    " ELSE 'held' END FROM subscriptions WHERE id = $1), trace_id = " PG_NEW_TRACE_ID "," \
+    " attempts = 0, first_attempt_at = NULL, window_ends_at = NULL, next_attempt_at = $3," \
+    " delivered_at = NULL"
 static const store_sql_t Q_REPLAY_EVENT = {
-    "wh_replay_event", REPLAY_SET " WHERE subscription_id = ?1 AND event_id = ?2", NULL};
+    "wh_replay_event", REPLAY_SET " WHERE subscription_id = ?1 AND event_id = ?2",
+    PG_REPLAY_SET " WHERE subscription_id = $1 AND event_id = $2"};
 static const store_sql_t Q_REPLAY_FAILED = {
     "wh_replay_failed",
-    REPLAY_SET " WHERE subscription_id = ?1 AND state = 'failed' AND created_at >= ?2", NULL};
+    REPLAY_SET " WHERE subscription_id = ?1 AND state = 'failed' AND created_at >= ?2",
+    PG_REPLAY_SET " WHERE subscription_id = $1 AND state = 'failed' AND created_at >= $2"};
 static const store_sql_t Q_FAN_OUT = {
     "wh_fan_out",
     "INSERT INTO deliveries (id, subscription_id, event_id, trace_id, state, next_attempt_at,"
     " created_at) SELECT 'dlv_' || lower(hex(randomblob(16))), s.id, ?2, " NEW_TRACE_ID ","
     " CASE s.state WHEN 'active' THEN 'pending' ELSE 'held' END, ?4, ?4"
     " FROM subscriptions s WHERE s.tenant_id = ?1"
-    " AND instr(',' || s.events || ',', ',' || ?3 || ',') > 0", NULL};
+    " AND instr(',' || s.events || ',', ',' || ?3 || ',') > 0",
+    /* PostgreSQL: no randomblob(), strpos() for instr() */
+    "INSERT INTO deliveries (id, subscription_id, event_id, trace_id, state, next_attempt_at,"
+    " created_at) SELECT 'dlv_' || " PG_RANDOM_HEX ", s.id, $2, " PG_NEW_TRACE_ID ","
+    " CASE s.state WHEN 'active' THEN 'pending' ELSE 'held' END, $4, $4"
+    " FROM subscriptions s WHERE s.tenant_id = $1"
+    " AND strpos(',' || s.events || ',', ',' || $3 || ',') > 0"};
 
 /* ---- small helpers */
 
