@@ -141,6 +141,11 @@ bench: deps build/taxd
 bench-ingest: deps build/taxd
 	bench/ingest.sh
 
+# PostgreSQL beside SQLite in one run (bench/pg.sh): the HTTP path with 1, 2 and
+# 3 nodes, ingest single and batch against the floor, round trips per request.
+bench-pg: deps build/taxd
+	bench/pg.sh
+
 # Webhook deliveries/s vs a bare libcurl loop, its durable floor (the loop plus the least SQL
 # per delivery) and wrk, and event-to-delivered latency.
 bench-webhooks: deps build/taxd
