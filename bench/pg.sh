@@ -204,7 +204,7 @@ part_http() {
         done
     done
     sq_rps=$(for r in $(seq 1 "$ROUNDS"); do wrk_rps "$work/http.sqlite.$r"; done | median)
-    sq_p99=$(for r in $(seq 1 "$ROUNDS"); do wrk_p99 "$work/http.sqlite.$r"; done | head -n 1)
+    sq_p99=$(for r in $(seq 1 "$ROUNDS"); do wrk_p99 "$work/http.sqlite.$r"; done | sed -n 1p)
     http_rows=""
     for n in $NODES; do
         rps=$(for r in $(seq 1 "$ROUNDS"); do
@@ -226,10 +226,10 @@ for _ in range(m):
     r = c.getresponse(); r.read(); assert r.status == 200
 PY
     c=$(calls bench_http_pg); t1=$(date +%s.%N)
-    get_trips=$(trips bench_http_pg "$(calc "$t1 - $t0" .1f)" "$m" "$c")
     get_stmts=$(psql_super bench_http_pg "SELECT calls || ' x ' || left(regexp_replace(query, '\s+', ' ', 'g'), 90)
         FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = 'bench_http_pg'
         AND calls >= $m / 2 ORDER BY calls DESC LIMIT 6" || true)
+    get_trips=$(trips bench_http_pg "$(calc "$t1 - $t0" .1f)" "$m" "$c")
     stop_nodes
     cat >"$work/http.md" <<MD
 ### HTTP path (measured $at on $mach)
