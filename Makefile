@@ -2,7 +2,10 @@
 # commands a new user needs (both install missing dependencies first).
 
 CC       ?= cc
-CFLAGS_COMMON = -std=c17 -D_GNU_SOURCE -Isrc -I/usr/include/postgresql -g \
+# libpq's headers live in their own directory on Debian (libpq-dev); only
+# src/store/ includes them.
+PG_INCLUDE := $(shell pg_config --includedir 2>/dev/null || echo /usr/include/postgresql)
+CFLAGS_COMMON = -std=c17 -D_GNU_SOURCE -Isrc -I$(PG_INCLUDE) -g \
   -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 # Each object records the headers it includes (build/**/*.d, read at the end of this
 # file), so a header change rebuilds only what includes it; -MP keeps a removed header

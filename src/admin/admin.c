@@ -14,6 +14,7 @@
 #include "admin/cli.h"
 #include "admin/forms.h"
 #include "admin/inventory.h"
+#include "admin/migrate_db.h"
 #include "admin/subscriptions.h"
 #include "core/config.h"
 #include "core/ids.h"
@@ -364,11 +365,18 @@ static const admin_command_t COMMANDS[] = {
      "inventory recalc (--all | --tenant ID [--account ID]) [--batch N]"},
 };
 
+/* The one command that opens no service (its flags name both databases):
+ * one word, run by admin_run_alone. */
+static const admin_command_t MIGRATE_DB = {
+    "migrate-db", NULL, NULL,
+    "migrate-db --from PATH --to postgres://... [--key-dir DIR]   (--db is not used)"};
+
 static void print_usage(FILE *out)
 {
     fprintf(out, "usage: taxd admin [--db PATH|URL] [--key-dir DIR] COMMAND\n\ncommands:\n");
     for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
         fprintf(out, "  %s\n", COMMANDS[i].usage);
+    fprintf(out, "  %s\n", MIGRATE_DB.usage);
     fprintf(out, "\n--db defaults to $TAXD_DB, then %s; --key-dir to $TAXD_KEY_DIR, then beside the\nSQLite file (required with a postgres:// URL)\n", CONFIG_DEFAULT_DB);
 }
 
@@ -378,6 +386,16 @@ static const admin_command_t *find_command(const char *group, const char *name)
         if (strcmp(COMMANDS[i].group, group) == 0 && strcmp(COMMANDS[i].name, name) == 0)
             return &COMMANDS[i];
     return NULL;
+}
+
+bool admin_opens_service(const admin_invocation_t *inv)
+{
+    return inv->command != &MIGRATE_DB;
+}
+
+int admin_run_alone(const admin_invocation_t *inv)
+{
+    return admin_migrate_db(&inv->args);
 }
 
 int admin_run(const admin_context_t *ctx, const admin_invocation_t *inv)
@@ -410,6 +428,11 @@ int admin_parse(int argc, char **argv, admin_invocation_t *inv)
         else
             break;
         i += 2;
+    }
+    if (argc - i >= 1 && strcmp(argv[i], MIGRATE_DB.group) == 0) {
+        inv->command = &MIGRATE_DB;
+        inv->args = (args_t){argc - i - 1, argv + i + 1};
+        return ADMIN_RUN;
     }
     if (argc - i < 2) {
         print_usage(stderr);

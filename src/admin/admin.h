@@ -9,6 +9,8 @@
 #ifndef TAXD_ADMIN_ADMIN_H
 #define TAXD_ADMIN_ADMIN_H
 
+#include <stdbool.h>
+
 #include "admin/cli.h"
 #include "core/config.h"
 
@@ -32,5 +34,10 @@ int admin_parse(int argc, char **argv, admin_invocation_t *inv);
  * exit status: 0 success, EXIT_REFUSED refused or failed, EXIT_USAGE usage
  * error. */
 int admin_run(const admin_context_t *ctx, const admin_invocation_t *inv);
+
+/* False for a command that opens no service (migrate-db): the root then
+ * calls admin_run_alone instead of opening the database and admin_run. */
+bool admin_opens_service(const admin_invocation_t *inv);
+int admin_run_alone(const admin_invocation_t *inv);
 
 #endif

@@ -15,6 +15,8 @@ int app_admin(int argc, char **argv)
     int code = admin_parse(argc, argv, &inv);
     if (code != ADMIN_RUN)
         return code;
+    if (!admin_opens_service(&inv))
+        return admin_run_alone(&inv);
     service_t svc;
     char *err = NULL;
     if (service_open(&svc, &inv.cfg, &err) != 0) {

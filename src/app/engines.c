@@ -5,12 +5,14 @@
  * service's (svc->webhooks), which reads its metrics and wakes it. */
 #include "app/engines.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "forms/regen.h"
 #include "reports/janitor.h"
 #include "reports/runner.h"
+#include "store/listen.h"
 #include "tincheck/runner.h"
 #include "webhooks/engine.h"
 
@@ -44,6 +46,55 @@ static int64_t tinchecks_step(void *engine, unsigned thread_index)
 static void tinchecks_release(void *engine)
 {
     tincheck_runner_free(engine);
+}
+
+/* The listener (PostgreSQL): one thread that waits for the notifications
+ * other nodes' writes send (store/listen.h) and wakes this process's
+ * engines, so work made on any node starts at once everywhere; the engines'
+ * own polling stays the fallback while it has no session. */
+enum { LISTEN_WAIT_MS = 200 }; /* bounds how long a stop waits for the thread */
+
+typedef struct listen_engine {
+    store_listener_t *listener;
+    service_t *svc;
+    workers_t *_Atomic workers; /* set once the workers run; NULL before */
+} listen_engine_t;
+
+static int64_t listen_step(void *engine, unsigned thread_index)
+{
+    (void)thread_index;
+    listen_engine_t *le = engine;
+    unsigned heard = 0;
+    store_listener_wait(le->listener, LISTEN_WAIT_MS, &heard);
+    if (heard != 0) { /* service_wake_workers, but svc->workers is set after we start */
+        workers_wake(atomic_load(&le->workers));
+        if (heard & STORE_CHANNEL_WEBHOOKS)
+            webhook_engine_wake(le->svc->webhooks);
+    }
+    return 0; /* the wait above was the pause */
+}
+
+static void listen_release(void *engine)
+{
+    listen_engine_t *le = engine;
+    store_listener_close(le->listener);
+    free(le);
+}
+
+/* NULL when the store has no notifications (SQLite), --no-listen, or no memory. */
+static listen_engine_t *new_listen(service_t *svc)
+{
+    if (svc->cfg.no_listen || !store_is_pg(svc->store))
+        return NULL;
+    listen_engine_t *le = calloc(1, sizeof *le);
+    if (le == NULL)
+        return NULL;
+    le->svc = svc;
+    if ((le->listener = store_listener_open(svc->store)) == NULL) {
+        free(le);
+        return NULL;
+    }
+    return le;
 }
 
 /* The TIN check runner committed a result with its events. */
@@ -124,14 +175,19 @@ workers_t *engines_start(service_t *svc, char **err)
         free(forms);
         return NULL;
     }
+    listen_engine_t *listen = new_listen(svc);
     const worker_engine_t engines[] = {
         {"reports", reports_step, reports, free, svc->cfg.report_workers},
         {"janitor", janitor_step, janitor, free, 1},
         {"webhooks", webhooks_step, svc->webhooks, NULL, 1},
         {"tincheck", tinchecks_step, tinchecks, tinchecks_release, 1},
         {"forms", forms_step, forms, free, 1},
+        {"listen", listen_step, listen, listen_release, 1}, /* last: may be absent */
     };
-    workers_t *w = workers_start(engines, sizeof engines / sizeof engines[0], &svc->stopping, err);
+    size_t count = sizeof engines / sizeof engines[0] - (listen == NULL ? 1 : 0);
+    workers_t *w = workers_start(engines, count, &svc->stopping, err);
     svc->workers = w;
+    if (listen != NULL && w != NULL)
+        atomic_store(&listen->workers, w);
     return w;
 }

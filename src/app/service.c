@@ -12,6 +12,7 @@
 #include "api/api.h"
 #include "app/workers.h"
 #include "store/keyprints.h"
+#include "store/ratebuckets.h"
 #include "webhooks/vault.h"
 #include "webhooks/engine.h"
 #include "core/clock.h"
@@ -156,6 +157,44 @@ static int build_route_labels(service_t *svc, const route_t *routes, size_t coun
     return 0;
 }
 
+/* ---- rate limits across nodes (docs/decisions.md, "Rate limits across nodes")
+ *
+ * The limiter (http/ratelimit.h) leases its tokens from the database's shared
+ * buckets when several processes may serve one database: always on
+ * PostgreSQL, on SQLite only when asked (--rate-limits shared: several
+ * processes on one file). A single SQLite process keeps the local buckets. */
+
+#define SHARED_BUCKET_WAIT_MS 250 /* a lease never holds a request longer */
+
+bool service_shares_limits(const service_t *svc)
+{
+    if (strcmp(svc->cfg.rate_limits, "local") == 0)
+        return false;
+    return strcmp(svc->cfg.rate_limits, "shared") == 0 || store_is_pg(svc->store);
+}
+
+/* ratelimit_source_fn over store_rate_take. The time is the service clock
+ * (wall time, the same on every node), not the request's monotonic one; the
+ * key gets a prefix of its own so other users of rate_buckets never meet it. */
+static int shared_bucket_take(void *cls, const char *key, size_t key_len, ratelimit_rule_t rule,
+                              uint32_t want, ratelimit_lease_t *lease)
+{
+    service_t *svc = cls;
+    char shared_key[STORE_RATE_KEY_MAX];
+    int n = snprintf(shared_key, sizeof shared_key, "api\n%.*s", (int)key_len, key);
+    if (n < 0 || (size_t)n >= sizeof shared_key)
+        return -1;
+    store_conn_t *conn = store_acquire(svc->store);
+    if (conn == NULL)
+        return -1;
+    store_set_deadline(conn, clock_monotonic_ms() + SHARED_BUCKET_WAIT_MS);
+    store_status_t st = store_rate_take(conn, shared_key, rule.rate, rule.burst,
+                                        clock_now_ms(&svc->clock), want, &lease->granted,
+                                        &lease->shared_milli);
+    store_release(svc->store, conn);
+    return st == STORE_OK ? 0 : -1;
+}
+
 static int build_http_parts(service_t *svc, char **err)
 {
     size_t count = 0;
@@ -205,13 +244,16 @@ int service_open(service_t *svc, const taxd_config_t *cfg, char **err)
         *err = dup_message("cannot create the key directory", strerror(errno));
         return -1;
     }
-    svc->store = store_open(cfg->db_path, err);
+    store_open_options_t options = {.fail_migration = cfg->test_hooks && cfg->test_fail_migration};
+    svc->store = store_open_with(cfg->db_path, &options, err);
     if (svc->store == NULL)
         return -1;
     if (open_keys(svc, err) != 0 || build_http_parts(svc, err) != 0) {
         service_close(svc);
         return -1;
     }
+    if (service_shares_limits(svc))
+        ratelimit_set_source(svc->limiter, shared_bucket_take, svc);
     return 0;
 }
 

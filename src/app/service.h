@@ -60,6 +60,9 @@ int service_open(service_t *svc, const taxd_config_t *cfg, char **err);
 int service_start(service_t *svc, char **err);
 /* Stops background threads and releases everything service_open made. */
 void service_close(service_t *svc);
+/* True when this process leases its rate limits from the database's shared
+ * buckets (PostgreSQL, or --rate-limits shared) rather than limiting alone. */
+bool service_shares_limits(const service_t *svc);
 
 /* HMAC-SHA256 of a client secret under the server's secret-hashing key. */
 int service_hash_secret(const service_t *svc, const char *secret, uint8_t out[32]);

@@ -54,6 +54,12 @@ static const option_def_t OPTIONS[] = {
      "addresses or CIDR blocks of proxies whose X-Forwarded-For is believed"},
     {"--no-workers", "TAXD_NO_WORKERS", OPT_BOOL, OFF(no_workers), 0,
      "run no background engines here (run `taxd worker` elsewhere)"},
+    {"--rate-limits", "TAXD_RATE_LIMITS", OPT_PATH, OFF(rate_limits),
+     sizeof(((taxd_config_t *)0)->rate_limits),
+     "shared (leased from the database: one limit for all nodes) or local (per process);"
+     " default shared on PostgreSQL, local on SQLite"},
+    {"--no-listen", "TAXD_NO_LISTEN", OPT_BOOL, OFF(no_listen), 0,
+     "PostgreSQL: engines poll only, without LISTEN (a pooler in transaction mode)"},
     {"--report-workers", "TAXD_REPORT_WORKERS", OPT_UINT, OFF(report_workers), 64,
      "report runner threads"},
     {"--report-lease-ms", "TAXD_REPORT_LEASE_MS", OPT_MS, OFF(report_lease_ms), 86400000,
@@ -83,6 +89,8 @@ static const option_def_t OPTIONS[] = {
     {"--webhook-test-proxy", "TAXD_WEBHOOK_TEST_PROXY", OPT_PATH, OFF(webhook_test_proxy),
      sizeof(((taxd_config_t *)0)->webhook_test_proxy),
      "with --test-hooks only: send webhook deliveries through this HTTP proxy (407 tests)"},
+    {"--test-fail-migration", "TAXD_TEST_FAIL_MIGRATION", OPT_BOOL, OFF(test_fail_migration), 0,
+     "with --test-hooks only: run every pending migration, then roll back and fail"},
     {"--test-hooks", "TAXD_TEST_HOOKS", OPT_BOOL, OFF(test_hooks), 0,
      "enable test-only routes and clock offset (never in production)"},
 };
@@ -188,6 +196,9 @@ static int apply_option(taxd_config_t *cfg, const option_def_t *opt, const char 
             return 0;
         break;
     case OPT_PATH:
+        if (opt->offset == OFF(rate_limits) && strcmp(value, "shared") != 0 &&
+            strcmp(value, "local") != 0)
+            break;
         if (value[0] != '\0' && strlen(value) < opt->max) {
             snprintf(base + opt->offset, opt->max, "%s", value);
             return 0;

@@ -30,7 +30,10 @@ typedef struct taxd_config {
     uint32_t default_rate;      /* spec § Limits: 100/s, burst 1,000 */
     uint32_t default_burst;
     bool test_hooks;            /* test-only routes and the clock offset */
+    bool test_fail_migration;   /* test hooks only: a migration that fails at its end */
     bool no_workers;            /* serve the API only; engines run in `taxd worker` */
+    char rate_limits[16];       /* "" (auto: shared on PostgreSQL), "shared" or "local" */
+    bool no_listen;             /* PostgreSQL: no LISTEN; the engines' polling alone finds work */
     unsigned report_workers;    /* report runner threads */
     int64_t report_lease_ms;    /* a claimed report's lease */
     unsigned report_max_leases; /* expired leases before a report is failed */

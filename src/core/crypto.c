@@ -58,6 +58,37 @@ void crypto_sha256(const void *data, size_t len, uint8_t out[CRYPTO_SHA256_LEN])
         abort();
 }
 
+/* The context is OpenSSL's own, behind a type of ours so that no caller
+ * includes OpenSSL. */
+crypto_sha256_ctx_t *crypto_sha256_new(void)
+{
+    EVP_MD_CTX *md = EVP_MD_CTX_new();
+    if (md != NULL && EVP_DigestInit_ex(md, EVP_sha256(), NULL) != 1) {
+        EVP_MD_CTX_free(md);
+        md = NULL;
+    }
+    return (crypto_sha256_ctx_t *)md;
+}
+
+int crypto_sha256_update(crypto_sha256_ctx_t *ctx, const void *data, size_t len)
+{
+    return EVP_DigestUpdate((EVP_MD_CTX *)ctx, data, len) == 1 ? 0 : -1;
+}
+
+int crypto_sha256_final(crypto_sha256_ctx_t *ctx, uint8_t out[CRYPTO_SHA256_LEN])
+{
+    unsigned int out_len = 0;
+    int ok = EVP_DigestFinal_ex((EVP_MD_CTX *)ctx, out, &out_len) == 1 &&
+             out_len == CRYPTO_SHA256_LEN;
+    EVP_MD_CTX_free((EVP_MD_CTX *)ctx);
+    return ok ? 0 : -1;
+}
+
+void crypto_sha256_free(crypto_sha256_ctx_t *ctx)
+{
+    EVP_MD_CTX_free((EVP_MD_CTX *)ctx);
+}
+
 /* EVP_MAC rejects a NULL key pointer even with length 0; an empty HMAC key is
  * legal (RFC 2104), so point at a harmless byte instead. */
 static const void *crypto_key_or_empty(const void *key, size_t key_len)

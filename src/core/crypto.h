@@ -25,6 +25,16 @@ int crypto_random_bytes(void *buf, size_t len);
 
 void crypto_sha256(const void *data, size_t len, uint8_t out[CRYPTO_SHA256_LEN]);
 
+/* SHA-256 over data given in pieces (a digest of a whole table, row by row).
+ * crypto_sha256_new returns NULL on failure; crypto_sha256_final writes the
+ * digest and frees the context; crypto_sha256_free drops one unfinished
+ * (NULL is fine). Update and final return 0, or -1 on failure. */
+typedef struct crypto_sha256_ctx crypto_sha256_ctx_t;
+crypto_sha256_ctx_t *crypto_sha256_new(void);
+int crypto_sha256_update(crypto_sha256_ctx_t *ctx, const void *data, size_t len);
+int crypto_sha256_final(crypto_sha256_ctx_t *ctx, uint8_t out[CRYPTO_SHA256_LEN]);
+void crypto_sha256_free(crypto_sha256_ctx_t *ctx);
+
 /* One-shot HMAC-SHA256. Returns 0, or -1 on failure. */
 int crypto_hmac_sha256(const void *key, size_t key_len, const void *msg, size_t msg_len,
                        uint8_t out[CRYPTO_SHA256_LEN]);

@@ -30,6 +30,19 @@
  * because the limiter itself is short of memory would turn a memory squeeze
  * into an outage.
  *
+ * Leasing (a refill source, ratelimit.h). A bucket then holds only leased
+ * tokens, and its level is what this node may still spend of what the shared
+ * bucket issued to it: the node never admits a token the source did not
+ * grant, which is what bounds all nodes together (docs/decisions.md, "Rate
+ * limits across nodes"). The ask runs with no lock held; its bucket is
+ * marked `asking` meanwhile (other takes of the key wait on the shard's
+ * condition variable for the answer) and found again by key afterwards, since it may
+ * have been evicted (its lease then serves only the request that asked). A
+ * bucket in degraded mode (the last ask failed) refills from time like a
+ * local one, from the level it had (at least one chunk), so an outage gives
+ * each node a chunk and the rule's rate, but not a fresh burst, each second;
+ * leaving degraded mode drops what it minted.
+ *
  * Policy. An immutable snapshot: entries are added while it is built, then it
  * is only read, so lookups take no lock. Entries live in an open-addressing
  * table keyed by (tenant, route), where "" stands for "all tenants" and for
@@ -40,12 +53,14 @@
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 
 #define RATELIMIT_SHARDS 64
 #define RATELIMIT_SHARD_BITS 6
 #define RATELIMIT_NIL UINT32_MAX
 #define RATELIMIT_MILLI 1000
+#define RATELIMIT_ASK_WAITS 5 /* x 100 ms: the longest a take waits for another's ask */
 
 typedef struct ratelimit_bucket {
     char *key; /* owned; NULL when the slot is free */
@@ -54,6 +69,10 @@ typedef struct ratelimit_bucket {
     int64_t tokens;  /* milli-tokens */
     int64_t last_ms; /* latest time seen */
     ratelimit_rule_t rule;
+    int64_t shared_milli;   /* leasing: the shared level last seen */
+    int64_t next_ask_ms;    /* leasing: no ask before (after a refused one) */
+    int64_t degraded_until; /* leasing: local refill until (the source failed) */
+    bool asking;            /* leasing: an ask for this key is in flight */
     uint32_t chain_next; /* hash chain, or free list when the slot is free */
     uint32_t lru_prev;   /* towards the most recently used */
     uint32_t lru_next;   /* towards the least recently used */
@@ -61,6 +80,7 @@ typedef struct ratelimit_bucket {
 
 typedef struct ratelimit_shard {
     _Alignas(64) pthread_mutex_t lock;
+    pthread_cond_t asked; /* leasing: an ask of this shard ended */
     ratelimit_bucket_t *slots; /* cap */
     uint32_t *heads;           /* head_mask + 1 chain heads */
     uint32_t head_mask;
@@ -73,6 +93,8 @@ typedef struct ratelimit_shard {
 
 struct ratelimit {
     ratelimit_shard_t shards[RATELIMIT_SHARDS];
+    ratelimit_source_fn source; /* NULL: local buckets */
+    void *source_cls;
 };
 
 static uint64_t ratelimit_hash(const char *key, size_t len)
@@ -204,7 +226,8 @@ static void ratelimit_shard_make_room(ratelimit_shard_t *s, int64_t now_ms)
 
 /* Creates a full bucket for a new key, or returns NIL when out of memory. */
 static uint32_t ratelimit_shard_insert(ratelimit_shard_t *s, const char *key, size_t len,
-                                       uint64_t hash, ratelimit_rule_t rule, int64_t now_ms)
+                                       uint64_t hash, ratelimit_rule_t rule, int64_t now_ms,
+                                       int64_t tokens)
 {
     char *copy = malloc(len ? len : 1);
     if (copy == NULL)
@@ -218,7 +241,7 @@ static uint32_t ratelimit_shard_insert(ratelimit_shard_t *s, const char *key, si
         .key = copy,
         .key_len = len,
         .hash = hash,
-        .tokens = ratelimit_capacity_milli(rule),
+        .tokens = tokens,
         .last_ms = now_ms,
         .rule = rule,
         .chain_next = s->heads[hash & s->head_mask],
@@ -246,7 +269,9 @@ static ratelimit_result_t ratelimit_bucket_take(ratelimit_bucket_t *b)
         b->tokens -= RATELIMIT_MILLI;
         r.allowed = true;
     }
-    r.remaining = (uint32_t)(b->tokens / RATELIMIT_MILLI);
+    /* Leasing: what this node holds and what the shared bucket had left. */
+    int64_t left = (b->tokens + (r.allowed ? b->shared_milli : 0)) / RATELIMIT_MILLI;
+    r.remaining = (uint32_t)(left < b->rule.burst ? left : b->rule.burst);
     if (!r.allowed) {
         /* Whole seconds until one token: ceil(need / rate ms / 1000). */
         int64_t per_second = (int64_t)b->rule.rate * RATELIMIT_MILLI;
@@ -292,8 +317,10 @@ ratelimit_t *ratelimit_new(size_t capacity)
     memset(rl, 0, sizeof *rl);
     /* Every mutex exists before anything can fail, so ratelimit_free may
      * destroy them all; it copes with shards whose arrays are still NULL. */
-    for (size_t i = 0; i < RATELIMIT_SHARDS; i++)
+    for (size_t i = 0; i < RATELIMIT_SHARDS; i++) {
         pthread_mutex_init(&rl->shards[i].lock, NULL);
+        pthread_cond_init(&rl->shards[i].asked, NULL);
+    }
     uint32_t per_shard = (uint32_t)(capacity / RATELIMIT_SHARDS);
     for (size_t i = 0; i < RATELIMIT_SHARDS; i++) {
         if (ratelimit_shard_init(&rl->shards[i], per_shard) != 0) {
@@ -315,8 +342,142 @@ void ratelimit_free(ratelimit_t *rl)
         free(s->slots);
         free(s->heads);
         pthread_mutex_destroy(&s->lock);
+        pthread_cond_destroy(&s->asked);
     }
     free(rl);
+}
+
+/* ---- leasing (see the note at the top) ---- */
+
+uint32_t ratelimit_lease_size(ratelimit_rule_t rule)
+{
+    rule = ratelimit_rule_sane(rule);
+    return rule.burst / 50 > 1 ? rule.burst / 50 : 1;
+}
+
+void ratelimit_set_source(ratelimit_t *rl, ratelimit_source_fn fn, void *cls)
+{
+    rl->source = fn;
+    rl->source_cls = cls;
+}
+
+static ratelimit_result_t ratelimit_refused(ratelimit_rule_t rule, int64_t wait_ms)
+{
+    int64_t secs = (wait_ms + 999) / 1000;
+    return (ratelimit_result_t){.limit = rule.burst,
+                                .retry_after_s = secs < 1 ? 1 : (uint32_t)secs};
+}
+
+/* The milliseconds the shared bucket needs to refill one chunk: no ask
+ * before that can succeed after a refused one. */
+static int64_t ratelimit_chunk_ms(ratelimit_rule_t rule)
+{
+    int64_t milli = (int64_t)ratelimit_lease_size(rule) * RATELIMIT_MILLI;
+    return (milli + rule.rate - 1) / rule.rate;
+}
+
+/* Applies the source's answer to the bucket that asked. */
+static void ratelimit_apply_lease(ratelimit_bucket_t *b, int rc, const ratelimit_lease_t *lease,
+                                  int64_t now_ms)
+{
+    b->asking = false;
+    if (rc != 0) {
+        /* Fail open: a chunk now, then the rule's rate (see the top). */
+        int64_t chunk = (int64_t)ratelimit_lease_size(b->rule) * RATELIMIT_MILLI;
+        if (b->tokens < chunk)
+            b->tokens = chunk;
+        b->degraded_until = now_ms + RATELIMIT_DEGRADED_MS;
+        b->last_ms = now_ms;
+        return;
+    }
+    b->shared_milli = lease->shared_milli > 0 ? lease->shared_milli : 0;
+    if (lease->granted == 0) {
+        b->next_ask_ms = now_ms + ratelimit_chunk_ms(b->rule);
+        return;
+    }
+    b->tokens += (int64_t)lease->granted * RATELIMIT_MILLI;
+    b->next_ask_ms = 0;
+}
+
+/* Asks the source with the shard lock released, then takes again. Called
+ * and returns with s->lock held. */
+static ratelimit_result_t ratelimit_ask(ratelimit_t *rl, ratelimit_shard_t *s, uint32_t i,
+                                        const char *key, size_t key_len, uint64_t hash,
+                                        ratelimit_rule_t rule, int64_t now_ms)
+{
+    s->slots[i].asking = true;
+    pthread_mutex_unlock(&s->lock);
+    ratelimit_lease_t lease = {0};
+    uint32_t want = ratelimit_lease_size(rule);
+    int rc = rl->source(rl->source_cls, key, key_len, rule, want, &lease);
+    if (rc == 0 && lease.granted > want)
+        lease.granted = want; /* a source never gives more than asked */
+    pthread_mutex_lock(&s->lock);
+    pthread_cond_broadcast(&s->asked);
+    i = ratelimit_shard_find(s, key, key_len, hash);
+    if (i != RATELIMIT_NIL) {
+        ratelimit_bucket_t *b = &s->slots[i];
+        ratelimit_apply_lease(b, rc, &lease, now_ms);
+        if (b->degraded_until > now_ms)
+            ratelimit_refill(b, now_ms);
+        if (b->tokens >= RATELIMIT_MILLI)
+            return ratelimit_bucket_take(b);
+        return ratelimit_refused(rule, b->degraded_until > now_ms ? 1000 : ratelimit_chunk_ms(rule));
+    }
+    /* Evicted meanwhile: the lease serves this request only; a failed ask
+     * fails open. */
+    if (rc != 0 || lease.granted > 0)
+        return (ratelimit_result_t){.allowed = true, .limit = rule.burst};
+    return ratelimit_refused(rule, ratelimit_chunk_ms(rule));
+}
+
+/* A take with a refill source. Called and returns with s->lock held. */
+static ratelimit_result_t ratelimit_take_leased(ratelimit_t *rl, ratelimit_shard_t *s,
+                                                const char *key, size_t key_len, uint64_t hash,
+                                                ratelimit_rule_t rule, int64_t now_ms)
+{
+    uint32_t i = ratelimit_shard_find(s, key, key_len, hash);
+    /* Another take of this key is asking: wait for its answer (bounded)
+     * rather than refuse a request the lease may well cover, or ask twice. */
+    for (int waits = 0; i != RATELIMIT_NIL && s->slots[i].asking && waits < RATELIMIT_ASK_WAITS;
+         waits++) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += 100 * 1000000L;
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&s->asked, &s->lock, &until);
+        i = ratelimit_shard_find(s, key, key_len, hash);
+    }
+    if (i == RATELIMIT_NIL) {
+        i = ratelimit_shard_insert(s, key, key_len, hash, rule, now_ms, 0);
+        if (i == RATELIMIT_NIL) /* no memory: allowed, as for a local bucket */
+            return (ratelimit_result_t){.allowed = true, .limit = rule.burst};
+    } else {
+        ratelimit_lru_unlink(s, i);
+        ratelimit_lru_push_front(s, i);
+    }
+    ratelimit_bucket_t *b = &s->slots[i];
+    ratelimit_bucket_apply_rule(b, rule);
+    if (b->degraded_until != 0) {
+        if (now_ms < b->degraded_until) {
+            ratelimit_refill(b, now_ms);
+            return ratelimit_bucket_take(b);
+        }
+        b->degraded_until = 0; /* the source is asked again: drop what was minted locally */
+        b->tokens = 0;
+    }
+    if (now_ms > b->last_ms)
+        b->last_ms = now_ms;
+    if (b->tokens >= RATELIMIT_MILLI)
+        return ratelimit_bucket_take(b);
+    if (b->asking) /* still asking after RATELIMIT_ASK_WAITS: the source hangs */
+        return ratelimit_refused(rule, 1);
+    if (now_ms < b->next_ask_ms)
+        return ratelimit_refused(rule, b->next_ask_ms - now_ms);
+    return ratelimit_ask(rl, s, i, key, key_len, hash, rule, now_ms);
 }
 
 ratelimit_result_t ratelimit_take(ratelimit_t *rl, const char *key, size_t key_len,
@@ -326,9 +487,15 @@ ratelimit_result_t ratelimit_take(ratelimit_t *rl, const char *key, size_t key_l
     uint64_t hash = ratelimit_hash(key, key_len);
     ratelimit_shard_t *s = &rl->shards[hash >> (64 - RATELIMIT_SHARD_BITS)];
     pthread_mutex_lock(&s->lock);
+    if (rl->source != NULL) {
+        ratelimit_result_t leased = ratelimit_take_leased(rl, s, key, key_len, hash, rule, now_ms);
+        pthread_mutex_unlock(&s->lock);
+        return leased;
+    }
     uint32_t i = ratelimit_shard_find(s, key, key_len, hash);
     if (i == RATELIMIT_NIL) {
-        i = ratelimit_shard_insert(s, key, key_len, hash, rule, now_ms);
+        i = ratelimit_shard_insert(s, key, key_len, hash, rule, now_ms,
+                                   ratelimit_capacity_milli(rule));
     } else {
         ratelimit_refill(&s->slots[i], now_ms);
         ratelimit_bucket_apply_rule(&s->slots[i], rule);

@@ -38,6 +38,39 @@ void ratelimit_free(ratelimit_t *rl);
 ratelimit_result_t ratelimit_take(ratelimit_t *rl, const char *key, size_t key_len,
                                   ratelimit_rule_t rule, int64_t now_ms);
 
+/* ---- leasing: one limit shared by many nodes ----
+ *
+ * With a refill source, a bucket no longer refills from elapsed time: it
+ * holds only tokens leased from the source (a shared bucket, e.g. in the
+ * database, that app/ wires in; http/ knows nothing of it). When a bucket is
+ * empty, the take that finds it so asks the source for a chunk of
+ * ratelimit_lease_size(rule) tokens, outside the shard lock; takes of the same
+ * key meanwhile wait for that answer (up to 500 ms) instead of asking too, so
+ * one ask per key is in flight per process. A refused ask is not repeated before the
+ * shared bucket can have refilled a chunk (chunk / rate). A failed ask (the
+ * source unreachable) fails OPEN to a local bucket at the rule's rate (no
+ * burst) for RATELIMIT_DEGRADED_MS, then asks again.
+ *
+ * The source is called with the key, the rule and the chunk wanted; it
+ * answers 0 with lease->granted (0 or want) and lease->shared_milli (the
+ * shared level left, in thousandths; for x-ratelimit-remaining), or -1 when
+ * it could not ask. It may be called from any thread. */
+#define RATELIMIT_DEGRADED_MS 1000
+
+typedef struct ratelimit_lease {
+    uint32_t granted;
+    int64_t shared_milli;
+} ratelimit_lease_t;
+
+typedef int (*ratelimit_source_fn)(void *cls, const char *key, size_t key_len,
+                                   ratelimit_rule_t rule, uint32_t want, ratelimit_lease_t *lease);
+
+/* Sets the refill source (before the first take; fn NULL: local buckets). */
+void ratelimit_set_source(ratelimit_t *rl, ratelimit_source_fn fn, void *cls);
+
+/* The chunk leased at once under rule: max(1, burst / 50). */
+uint32_t ratelimit_lease_size(ratelimit_rule_t rule);
+
 /* Number of buckets held (for tests and metrics). */
 size_t ratelimit_size(ratelimit_t *rl);
 

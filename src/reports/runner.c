@@ -564,6 +564,10 @@ static bool claim(job_t *job)
         return false;
     }
     job->renewed_ms = clock_monotonic_ms();
+    /* Operators (and the multi-node tests) see which process ran a report. */
+    log_event(LOG_INFO, "report claimed",
+              json_pack("{s:s, s:I}", "report_id", job->report.id, "expired_leases",
+                        (json_int_t)job->report.expired_leases));
     if (!report_format_parse(job->report.format, &job->format))
         job->format = REPORT_FORMAT_CSV;
     return true;

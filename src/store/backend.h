@@ -28,8 +28,9 @@ typedef struct store_backend {
     bool (*connect)(store_conn_t *conn, const char *target, char **err);
     void (*disconnect)(store_conn_t *conn);
     /* Applies pending schema changes on a fresh connection, safe when
-     * several processes start together. */
-    bool (*migrate)(store_conn_t *conn, char **err);
+     * several processes start together; fail_on_purpose: the test hook of
+     * store_open_options_t. */
+    bool (*migrate)(store_conn_t *conn, bool fail_on_purpose, char **err);
     /* Tunes a connection to be the group commit's writer; NULL: the backend
      * has no group commit (each writer commits on its own connection). */
     bool (*tune_writer)(store_conn_t *conn, char **err);
@@ -72,6 +73,10 @@ extern const store_backend_t store_pg_backend;
 /* True when target names a PostgreSQL database (postgres:// or
  * postgresql://), false for a file path. */
 bool store_target_is_pg(const char *target);
+
+/* The target the store was opened on (a path or a URL with its password):
+ * for a backend's own extra sessions (listen.c); never for a log line. */
+const char *store_target(const store_t *store);
 
 /* Finalizes every statement conn prepared and empties its cache (before it
  * closes, or when its session was lost and statements died with it). */

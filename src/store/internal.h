@@ -98,6 +98,12 @@ typedef store_status_t (*tx_body_t)(store_conn_t *conn, const void *arg);
  * it gets the connection to use as its argument) and in one transaction with
  * other writers' bodies, each in its own savepoint. */
 store_status_t conn_write(store_conn_t *conn, tx_body_t body, const void *arg);
+/* A claim of leased work (reports, TIN checks, webhook subscriptions):
+ * conn_write on SQLite; on PostgreSQL a transaction of its own at READ
+ * COMMITTED, whose statements must be exclusive by row locks alone (FOR
+ * UPDATE SKIP LOCKED twins, UPDATEs whose WHERE re-checks the lease), so
+ * that concurrent claimers of different rows never abort each other. */
+store_status_t conn_write_claim(store_conn_t *conn, tx_body_t body, const void *arg);
 /* conn_write's transaction on conn itself, without group commit. */
 store_status_t conn_write_alone(store_conn_t *conn, tx_body_t body, const void *arg);
 /* The group commit's writer connection: opened like a pooled one, with a

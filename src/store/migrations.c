@@ -805,8 +805,10 @@ static bool migrations_read_version(sqlite3 *db, int *version, char **err)
     return rc == SQLITE_ROW;
 }
 
-/* Everything between BEGIN IMMEDIATE and COMMIT. */
-static bool migrations_apply_locked(sqlite3 *db, char **err)
+/* Everything between BEGIN IMMEDIATE and COMMIT. fail_on_purpose (the
+ * test hook): every pending script runs, then the migration fails as one
+ * failing at its last step would, and the caller rolls back. */
+static bool migrations_apply_locked(sqlite3 *db, bool fail_on_purpose, char **err)
 {
     int current = 0;
     if (!migrations_read_version(db, &current, err))
@@ -823,6 +825,11 @@ static bool migrations_apply_locked(sqlite3 *db, char **err)
         snprintf(step, sizeof step, "version %d", v + 1);
         if (!migrations_exec(db, MIGRATIONS[v], step, err))
             return false;
+    }
+    if (fail_on_purpose) {
+        errmsg_set(err, "schema migration (version %d): failed on purpose (test hook)",
+                   MIGRATION_COUNT);
+        return false;
     }
     /* PRAGMA takes no bound parameters; the value is our own integer. */
     char sql[64];
@@ -845,7 +852,7 @@ static void uuid_blob_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     sqlite3_result_blob(ctx, bytes, sizeof bytes, SQLITE_TRANSIENT);
 }
 
-bool store_migrations_apply(sqlite3 *db, char **err)
+bool store_migrations_apply(sqlite3 *db, bool fail_on_purpose, char **err)
 {
     int rc = sqlite3_create_function(db, "taxd_uuid_blob", 1,
                                      SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_DIRECTONLY,
@@ -856,7 +863,8 @@ bool store_migrations_apply(sqlite3 *db, char **err)
     }
     if (!migrations_exec(db, "BEGIN IMMEDIATE", "begin", err))
         return false;
-    if (migrations_apply_locked(db, err) && migrations_exec(db, "COMMIT", "commit", err))
+    if (migrations_apply_locked(db, fail_on_purpose, err) &&
+        migrations_exec(db, "COMMIT", "commit", err))
         return true;
     if (!sqlite3_get_autocommit(db))
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL); /* the first error is the one reported */

@@ -21,6 +21,6 @@ const char *store_migrations_script(int version);
  * transaction and should have a busy handler installed. Returns false with
  * *err set to a malloc'd message (the caller frees) on failure, including a
  * database newer than this build. */
-bool store_migrations_apply(sqlite3 *db, char **err);
+bool store_migrations_apply(sqlite3 *db, bool fail_on_purpose, char **err);
 
 #endif

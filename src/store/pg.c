@@ -57,6 +57,7 @@
 #include "core/log.h"
 #include "store/backend.h"
 #include "store/internal.h"
+#include "store/pg_session.h"
 #include "store/schema_pg.h"
 
 enum {
@@ -1005,8 +1006,9 @@ static void pg_disconnect(store_conn_t *conn)
     conn->native = NULL;
 }
 
-static bool pg_migrate(store_conn_t *conn, char **err)
+static bool pg_migrate(store_conn_t *conn, bool fail_on_purpose, char **err)
 {
+    (void)fail_on_purpose; /* PostgreSQL's schema is one script: nothing to fail midway */
     return store_pg_migrate(native_of(conn)->pg, err);
 }
 
@@ -1042,3 +1044,26 @@ const store_backend_t store_pg_backend = {
     .tune_bulk = NULL,
     .checkpoint = NULL,
 };
+
+/* ---- bare sessions (pg_session.h) */
+
+PGconn *store_pg_session_open(const char *url, char **err)
+{
+    store_conn_t conn = {.be = &store_pg_backend};
+    if (!pg_connect(&conn, url, err))
+        return NULL;
+    pg_native_t *pc = conn.native;
+    PGconn *pg = pc->pg;
+    free(pc);
+    return pg;
+}
+
+void store_pg_describe(const char *url, char *out, size_t cap)
+{
+    pg_describe(url, out, cap);
+}
+
+void store_pg_scrub(char *msg, const char *url)
+{
+    scrub_password(msg, url);
+}

@@ -37,6 +37,7 @@
 
 #include "store/gains.h"
 #include "store/internal.h"
+#include "store/listen.h"
 
 #define REPORT_COLUMNS_BASE                                                                     \
     "SELECT id, tenant_id, status, format, created_at, expires_at, expired_leases,"            \
@@ -55,7 +56,7 @@ static const store_sql_t Q_CREATE_IDS = {
 static const store_sql_t Q_GET = {
     "report_get", REPORT_COLUMNS_BASE ", EXISTS (SELECT 1 FROM report_ids i"
                   " WHERE i.report_id = reports.id),"
-                  " CASE WHEN ?2 & 2 THEN metadata END, CASE WHEN ?2 & 2 THEN skipped END"
+                  " CASE WHEN (?2 & 2) <> 0 THEN metadata END, CASE WHEN (?2 & 2) <> 0 THEN skipped END"
                   " FROM reports WHERE id = ?1", NULL};
 static const store_sql_t Q_REQUESTED_ROW = {
     "report_requested_row", "SELECT requested FROM report_ids WHERE report_id = ?1", NULL};
@@ -79,12 +80,24 @@ static const store_sql_t Q_ANY_WORK = {
 static const store_sql_t Q_PICK = {
     "report_pick", "SELECT id FROM reports WHERE status = 'pending'"
                    " OR (status = 'processing' AND lease_until <= ?1)"
-                   " ORDER BY created_at, id LIMIT 1", NULL};
+                   " ORDER BY created_at, id LIMIT 1",
+    /* PostgreSQL: the claim runs at READ COMMITTED (conn_write_claim); the
+     * row is locked until the claim commits, and another claimer skips it
+     * and takes the next report instead of waiting and taking this one
+     * again. A locked row is re-read as it now is: a report claimed and
+     * committed meanwhile no longer matches. */
+    "SELECT id FROM reports WHERE status = 'pending'"
+    " OR (status = 'processing' AND lease_until <= $1)"
+    " ORDER BY created_at, id LIMIT 1 FOR UPDATE SKIP LOCKED"};
 /* SET expressions read the row as it was: an expired lease is counted. */
 static const store_sql_t Q_TAKE = {
     "report_take", "UPDATE reports SET expired_leases = expired_leases + (status = 'processing'),"
                    " status = 'processing', claimed_by = ?2, lease_until = ?3,"
-                   " started_at = coalesce(started_at, ?4) WHERE id = ?1", NULL};
+                   " started_at = coalesce(started_at, ?4) WHERE id = ?1",
+    /* PostgreSQL: a boolean adds as ::int */
+    "UPDATE reports SET expired_leases = expired_leases + (status = 'processing')::int,"
+    " status = 'processing', claimed_by = $2, lease_until = $3,"
+    " started_at = coalesce(started_at, $4) WHERE id = $1"};
 static const store_sql_t Q_OWNED = {
     "report_owned", "SELECT 1 FROM reports WHERE id = ?1 AND claimed_by = ?2"
                     " AND status = 'processing'", NULL};
@@ -123,26 +136,42 @@ static const store_sql_t Q_DIRTY_ALL = {
 /* A scoped report's requested ids, for json_each: the subquery is constant,
  * evaluated once per statement. */
 #define REQUESTED(param) "(SELECT requested FROM report_ids WHERE report_id = " param ")"
+/* PostgreSQL's json_each of an array: its elements as text (value), and
+ * positions (key) numbered from 0 as SQLite's are. */
+#define PG_EACH(param)                                                                          \
+    "json_array_elements_text((SELECT requested FROM report_ids WHERE report_id = " param      \
+    ")::json) WITH ORDINALITY AS j(value, n)"
 static const store_sql_t Q_DIRTY_IDS = {
     "report_dirty_ids", DIRTY_COLUMNS " AND id IN (SELECT value FROM json_each("
-                        REQUESTED("?4") ")) ORDER BY uuid LIMIT ?3", NULL};
+                        REQUESTED("?4") ")) ORDER BY uuid LIMIT ?3",
+    DIRTY_COLUMNS " AND id IN (SELECT value FROM " PG_EACH("?4") ") ORDER BY uuid LIMIT ?3"};
 
-static const store_sql_t Q_READ_BEGIN = {"report_read_begin", "BEGIN", NULL};
+/* PostgreSQL: one snapshot for the whole read (the counts, the skipped ids
+ * and every row agree however many writes commit meanwhile), as SQLite's
+ * deferred read transaction on WAL gives. */
+static const store_sql_t Q_READ_BEGIN = {"report_read_begin", "BEGIN",
+                                         "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY"};
 static const store_sql_t Q_READ_END = {"report_read_commit", "COMMIT", NULL};
 static const store_sql_t Q_READ_ROLLBACK = {"report_read_rollback", "ROLLBACK", NULL};
 static const store_sql_t Q_COUNT_ALL = {
     "report_count_all", "SELECT count(*) FROM accounts WHERE tenant_id = ?1", NULL};
 static const store_sql_t Q_COUNT_IDS = {
     "report_count_ids", "SELECT count(*) FROM accounts WHERE tenant_id = ?1"
-                        " AND id IN (SELECT value FROM json_each(" REQUESTED("?2") "))", NULL};
+                        " AND id IN (SELECT value FROM json_each(" REQUESTED("?2") "))",
+    "SELECT count(*) FROM accounts WHERE tenant_id = $1"
+    " AND id IN (SELECT value FROM " PG_EACH("$2") ")"};
 static const store_sql_t Q_REQUESTED = {
     "report_requested", "SELECT json_array_length(requested) FROM report_ids"
-                        " WHERE report_id = ?1", NULL};
+                        " WHERE report_id = ?1",
+    "SELECT json_array_length(requested::json) FROM report_ids WHERE report_id = $1"};
 /* The first position of each requested id that is no account. */
 static const store_sql_t Q_SKIPPED = {
     "report_skipped", "SELECT min(j.key) FROM json_each(" REQUESTED("?2") ") j WHERE NOT EXISTS"
                       " (SELECT 1 FROM accounts a WHERE a.tenant_id = ?1 AND a.id = j.value)"
-                      " GROUP BY j.value ORDER BY 1", NULL};
+                      " GROUP BY j.value ORDER BY 1",
+    "SELECT min(j.n) - 1 FROM " PG_EACH("$2") " WHERE NOT EXISTS"
+    " (SELECT 1 FROM accounts a WHERE a.tenant_id = $1 AND a.id = j.value)"
+    " GROUP BY j.value ORDER BY 1"};
 #define ROW_COLUMNS                                                                            \
     "SELECT a.id, s.asset_code, coalesce(x.type, ''), s.total_quantity, s.total_cost,"         \
     " s.average_unit_cost, s.quantity_with_basis FROM accounts a"                              \
@@ -154,7 +183,8 @@ static const store_sql_t Q_ROWS_ALL = {
 static const store_sql_t Q_ROWS_IDS = {
     "report_rows_ids", ROW_COLUMNS " AND a.id IN (SELECT value FROM json_each("
                        REQUESTED("?2") "))"
-                                   " ORDER BY a.id, s.asset_code", NULL};
+                                   " ORDER BY a.id, s.asset_code",
+    ROW_COLUMNS " AND a.id IN (SELECT value FROM " PG_EACH("?2") ") ORDER BY a.id, s.asset_code"};
 
 /* The gains report's accounts, in caller-id order (the accounts' (tenant_id,
  * id) index); each account's rows are then read by store_gains_each. */
@@ -163,7 +193,9 @@ static const store_sql_t Q_GAIN_ACCOUNTS_ALL = {
 static const store_sql_t Q_GAIN_ACCOUNTS_IDS = {
     "report_gain_accounts_ids", "SELECT uuid, id FROM accounts WHERE tenant_id = ?1"
                                 " AND id IN (SELECT value FROM json_each(" REQUESTED("?2") "))"
-                                " ORDER BY id", NULL};
+                                " ORDER BY id",
+    "SELECT uuid, id FROM accounts WHERE tenant_id = $1"
+    " AND id IN (SELECT value FROM " PG_EACH("$2") ") ORDER BY id"};
 
 /* ---- small helpers ---------------------------------------------------- */
 
@@ -374,6 +406,8 @@ static store_status_t create_body(store_conn_t *conn, const void *arg)
     st = conn_run(conn, &Q_CREATE, stmt);
     if (st == STORE_OK && a->account_ids != NULL)
         st = insert_ids(conn, r->id, a->account_ids, a->ids_len);
+    if (st == STORE_OK) /* every node's report runners look at once */
+        st = store_notify_in_tx(conn, STORE_CHANNEL_REPORTS);
     return st;
 }
 
@@ -519,7 +553,7 @@ store_status_t store_report_claim(store_conn_t *conn, const store_report_lease_t
     if (st != STORE_OK)
         return st;
     claim_args_t args = {lease, out};
-    st = conn_write(conn, claim_body, &args);
+    st = conn_write_claim(conn, claim_body, &args);
     if (st != STORE_OK) {
         store_report_clear(out);
         return st;

@@ -378,9 +378,9 @@ static void lite_disconnect(store_conn_t *conn)
     conn->native = NULL;
 }
 
-static bool lite_migrate(store_conn_t *conn, char **err)
+static bool lite_migrate(store_conn_t *conn, bool fail_on_purpose, char **err)
 {
-    return store_migrations_apply(lite_db(conn), err);
+    return store_migrations_apply(lite_db(conn), fail_on_purpose, err);
 }
 
 /* The group commit's writer (commit.c). temp_store: a statement that writes

@@ -29,9 +29,11 @@
 void conn_log_failure(store_conn_t *conn, const char *msg, const char *op, int rc)
 {
     const char *detail = conn->be->errmsg(conn);
-    log_event(rc == DB_ERR_BUSY || rc == DB_ERR_INTERRUPTED || rc == DB_ERR_UNAVAILABLE
-                  ? LOG_WARN
-                  : LOG_ERROR,
+    /* waits, a lost server and a transaction store.c runs again are the
+     * database's weather, not taxd's faults */
+    bool weather = rc == DB_ERR_BUSY || rc == DB_ERR_INTERRUPTED || rc == DB_ERR_UNAVAILABLE ||
+                   rc == DB_ERR_RETRY;
+    log_event(weather ? LOG_WARN : LOG_ERROR,
               msg,
               json_pack("{s:s, s:s, s:i, s:s, s:i}", "backend", conn->be->name, "op", op, "code",
                         rc, "error", detail != NULL ? detail : "", "errno", conn->last_errno));
@@ -61,6 +63,9 @@ store_status_t conn_fail(store_conn_t *conn, const store_sql_t *id, int rc)
         conn->broken = true;
         conn_log_failure(conn, "store: database unavailable", id->name, rc);
         return STORE_UNAVAILABLE;
+    case DB_ERR_RETRY: /* conn_write_alone runs the transaction again */
+        conn_log_failure(conn, "store: transaction to run again", id->name, rc);
+        return STORE_ERROR;
     default:
         conn_log_failure(conn, "store: database error", id->name, rc);
         return STORE_ERROR;

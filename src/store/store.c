@@ -36,6 +36,7 @@
 
 enum {
     WRITE_RETRIES = 8,       /* PostgreSQL: runs of a refused transaction beyond the first */
+    WRITE_RETRIES_DEADLINE = 10000, /* the same within a deadline: a bound that never binds */
     RETRY_PAUSE_MAX_MS = 64, /* the longest pause between two runs */
 };
 
@@ -92,10 +93,11 @@ void conn_rollback(store_conn_t *conn)
     conn->in_cleanup = false;
 }
 
-static store_status_t conn_write_once(store_conn_t *conn, tx_body_t body, const void *arg)
+static store_status_t conn_write_once(store_conn_t *conn, const store_sql_t *begin,
+                                      tx_body_t body, const void *arg)
 {
     conn->last_rc = 0;
-    store_status_t status = conn_exec(conn, conn->be->begin_write);
+    store_status_t status = conn_exec(conn, begin);
     if (status != STORE_OK)
         return status;
     status = body(conn, arg);
@@ -116,16 +118,50 @@ static void retry_pause(int attempt)
     clock_sleep_ms(1 + (int64_t)(clock_monotonic_ms() % cap));
 }
 
-store_status_t conn_write_alone(store_conn_t *conn, tx_body_t body, const void *arg)
+/* Runs body in a transaction begun by begin, again (a few times) while the
+ * server refuses to serialize it. */
+static store_status_t conn_write_retried(store_conn_t *conn, const store_sql_t *begin,
+                                         tx_body_t body, const void *arg)
 {
-    store_status_t status = conn_write_once(conn, body, arg);
+    /* With a deadline (a request's), the refused transaction runs again
+     * until it passes: SSI never refuses the retry for the same conflict
+     * twice, so under contention every writer gets through in the end, and
+     * a client's write is never refused for having met another; without
+     * one (an engine's), a few runs, and the engine's next step tries again. */
+    int limit = conn->deadline_ms > 0 ? WRITE_RETRIES_DEADLINE : WRITE_RETRIES;
+    store_status_t status = conn_write_once(conn, begin, body, arg);
     for (int attempt = 0; status != STORE_OK && conn->last_rc == DB_ERR_RETRY &&
-                          attempt < WRITE_RETRIES && conn_enter(conn) == STORE_OK;
+                          attempt < limit && conn_enter(conn) == STORE_OK;
          attempt++) {
         retry_pause(attempt);
-        status = conn_write_once(conn, body, arg);
+        status = conn_write_once(conn, begin, body, arg);
     }
     return status;
+}
+
+store_status_t conn_write_alone(store_conn_t *conn, tx_body_t body, const void *arg)
+{
+    return conn_write_retried(conn, conn->be->begin_write, body, arg);
+}
+
+/* A claim's transaction on PostgreSQL: READ COMMITTED, where FOR UPDATE SKIP
+ * LOCKED and an UPDATE's re-check of its WHERE on the newest row version are
+ * what make a claim exclusive (row locks, not SSI). At SERIALIZABLE two
+ * claimers that each read the queue and write a different row form a
+ * read-write cycle and one is aborted, however disjoint their rows. */
+static const store_sql_t Q_BEGIN_CLAIM = {"begin_claim", "BEGIN IMMEDIATE",
+                                          "BEGIN ISOLATION LEVEL READ COMMITTED"};
+
+store_status_t conn_write_claim(store_conn_t *conn, tx_body_t body, const void *arg)
+{
+    if (!conn->be->is_pg)
+        return conn_write(conn, body, arg);
+    store_status_t status = conn_enter(conn);
+    if (status != STORE_OK)
+        return status;
+    if (conn_in_transaction(conn))
+        return store_bad_argument("nested write transaction");
+    return conn_write_retried(conn, &Q_BEGIN_CLAIM, body, arg);
 }
 
 store_status_t conn_write(store_conn_t *conn, tx_body_t body, const void *arg)
@@ -225,6 +261,12 @@ static store_t *store_new(const char *target, char **err)
 
 store_t *store_open(const char *target, char **err)
 {
+    store_open_options_t none = {0};
+    return store_open_with(target, &none, err);
+}
+
+store_t *store_open_with(const char *target, const store_open_options_t *opts, char **err)
+{
     if (err != NULL)
         *err = NULL;
     if (target == NULL || *target == '\0') {
@@ -235,13 +277,18 @@ store_t *store_open(const char *target, char **err)
     if (store == NULL)
         return NULL;
     store_conn_t *conn = conn_open(store->be, target, err);
-    if (conn == NULL || !store->be->migrate(conn, err)) {
+    if (conn == NULL || !store->be->migrate(conn, opts->fail_migration, err)) {
         conn_close(conn);
         store_close(store);
         return NULL;
     }
     store->idle = conn; /* the first request reuses it */
     return store;
+}
+
+const char *store_target(const store_t *store)
+{
+    return store->target;
 }
 
 bool store_is_pg(const store_t *store)

@@ -54,6 +54,15 @@ typedef struct store_conn store_conn_t;
  * failure with *err set to a malloc'd message the caller frees; it never
  * holds the URL's password. */
 store_t *store_open(const char *target, char **err);
+
+typedef struct store_open_options {
+    /* Test hooks only (TAXD_TEST_FAIL_MIGRATION with --test-hooks): run every
+     * pending migration script, then roll back and fail naming the schema
+     * migration, as a migration failing at its last step would. */
+    bool fail_migration;
+} store_open_options_t;
+/* store_open with options; store_open is this with every option off. */
+store_t *store_open_with(const char *target, const store_open_options_t *opts, char **err);
 /* True when the store is on PostgreSQL (the target was a URL). */
 bool store_is_pg(const store_t *store);
 /* Closes every pooled connection. All connections must have been released. */

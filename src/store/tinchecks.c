@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "store/internal.h"
+#include "store/listen.h"
 
 static const char *const KIND_NAMES[] = {"rttm", "account_owner", "tax_documentation"};
 
@@ -34,7 +35,18 @@ static const store_sql_t Q_CHECK_CLAIM = {
     "UPDATE tin_checks SET claimed_by = ?1, lease_until = ?2 WHERE id = ("
     " SELECT id FROM tin_checks WHERE validated_at IS NULL"
     " AND (lease_until IS NULL OR lease_until <= ?3) ORDER BY created_at LIMIT 1)"
-    " RETURNING " CHECK_COLUMNS, NULL};
+    " RETURNING " CHECK_COLUMNS,
+    /* PostgreSQL (a claim runs at READ COMMITTED, conn_write_claim): the
+     * subquery is evaluated once, so without a lock two claimers would pick
+     * the same id and the second, after waiting for the first's row lock,
+     * would take it again. SKIP LOCKED hands each claimer another row, and
+     * the outer WHERE re-checks the lease on the row as it now is. */
+    "UPDATE tin_checks SET claimed_by = $1, lease_until = $2 WHERE id = ("
+    " SELECT id FROM tin_checks WHERE validated_at IS NULL"
+    " AND (lease_until IS NULL OR lease_until <= $3) ORDER BY created_at LIMIT 1"
+    " FOR UPDATE SKIP LOCKED)"
+    " AND validated_at IS NULL AND (lease_until IS NULL OR lease_until <= $3)"
+    " RETURNING " CHECK_COLUMNS};
 static const store_sql_t Q_CHECK_ANY = {
     "tin_check_any", "SELECT 1 FROM tin_checks WHERE validated_at IS NULL"
                      " AND (lease_until IS NULL OR lease_until <= ?1) LIMIT 1", NULL};
@@ -84,7 +96,8 @@ store_status_t store_tin_check_enqueue_in_tx(store_conn_t *conn, const store_tin
                  bind_text_or_null(stmt, 5, c->owner_uuid) && bind_text(stmt, 6, c->name) &&
                  bind_blob(stmt, 7, c->tin_sealed, c->tin_sealed_len) &&
                  bind_text(stmt, 8, c->tin_type) && bind_int(stmt, 9, c->now);
-    return run_bound(conn, &Q_CHECK_ENQUEUE, stmt, bound);
+    st = run_bound(conn, &Q_CHECK_ENQUEUE, stmt, bound);
+    return st == STORE_OK ? store_notify_in_tx(conn, STORE_CHANNEL_TINCHECKS) : st;
 }
 
 /* ---- reading a row ---------------------------------------------------- */
@@ -187,7 +200,7 @@ store_status_t store_tin_check_claim(store_conn_t *conn, const char *claim, int6
     if (st != STORE_OK)
         return st;
     claim_args_t args = {claim, lease_now, lease_until, out};
-    return conn_write(conn, claim_tx, &args);
+    return conn_write_claim(conn, claim_tx, &args);
 }
 
 store_status_t store_tin_check_finish_in_tx(store_conn_t *conn, const char *id,

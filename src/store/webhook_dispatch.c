@@ -14,6 +14,10 @@
 #define DUE_EXISTS(sub)                                                                 \
     "EXISTS (SELECT 1 FROM deliveries d WHERE d.subscription_id = " sub                \
     " AND d.state = 'pending' AND d.next_attempt_at <= ?3)"
+/* PostgreSQL's twin of `value FROM json_each(param)` over a JSON array of
+ * rowids: the rowids as bigints. */
+#define ROWIDS_PG(param) "json_array_elements_text(" param "::json)::bigint"
+
 static const store_sql_t Q_LEASE_RELEASE_IDLE = {
     "wh_lease_release_idle",
     "UPDATE subscriptions SET lease_owner = NULL, lease_until = NULL"
@@ -23,7 +27,19 @@ static const store_sql_t Q_LEASE_CLAIM = {
     "UPDATE subscriptions SET lease_owner = ?1, lease_until = ?2 WHERE state = 'active'"
     " AND (lease_owner = ?1 OR ((lease_owner IS NULL OR lease_until < ?4)"
     " AND " DUE_EXISTS("subscriptions.id") "))"
-    " RETURNING id, updated_at", NULL};
+    " RETURNING id, updated_at",
+    /* PostgreSQL (READ COMMITTED, conn_write_claim): the rows to lease are
+     * locked with SKIP LOCKED, so a dispatcher never waits for another's
+     * claim or renewal, and the outer WHERE re-checks the lease on each row
+     * as it now is (taken and committed meanwhile: left alone). */
+    "UPDATE subscriptions SET lease_owner = $1, lease_until = $2 WHERE id IN ("
+    " SELECT id FROM subscriptions WHERE state = 'active'"
+    " AND (lease_owner = $1 OR ((lease_owner IS NULL OR lease_until < $4)"
+    " AND EXISTS (SELECT 1 FROM deliveries d WHERE d.subscription_id = subscriptions.id"
+    " AND d.state = 'pending' AND d.next_attempt_at <= $3)))"
+    " FOR UPDATE SKIP LOCKED)"
+    " AND state = 'active' AND (lease_owner = $1 OR lease_owner IS NULL OR lease_until < $4)"
+    " RETURNING id, updated_at"};
 static const store_sql_t Q_NEXT_DUE_ALL = {
     "wh_next_due_all",
     "SELECT min((SELECT min(d.next_attempt_at) FROM deliveries d"
@@ -35,7 +51,9 @@ static const store_sql_t Q_LEASE_RELEASE_ALL = {
     "UPDATE subscriptions SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = ?1", NULL};
 static const store_sql_t Q_SUB_CHECK = {
     "wh_sub_check", "SELECT updated_at, state = 'active' AND lease_owner IS ?2"
-                    " FROM subscriptions WHERE id = ?1", NULL};
+                    " FROM subscriptions WHERE id = ?1",
+    "SELECT updated_at, state = 'active' AND lease_owner IS NOT DISTINCT FROM ?2::text"
+    " FROM subscriptions WHERE id = ?1"};
 static const store_sql_t Q_DUE = {
     "wh_due", "SELECT d.id, d.event_id, d.trace_id, d.window_ends_at, e.type, e.payload,"
               " e.account_uuid, e.account_id, e.from_ms, e.from_tx, e.latest_ms, e.latest_tx,"
@@ -43,20 +61,34 @@ static const store_sql_t Q_DUE = {
               " FROM deliveries d JOIN events e ON e.id = d.event_id"
               " WHERE d.subscription_id = ?1 AND d.state = 'pending' AND d.next_attempt_at <= ?2"
               " AND d.rowid NOT IN (SELECT value FROM json_each(?4))"
-              " ORDER BY d.next_attempt_at LIMIT ?3", NULL};
+              " ORDER BY d.next_attempt_at LIMIT ?3",
+    "SELECT d.id, d.event_id, d.trace_id, d.window_ends_at, e.type, e.payload,"
+    " e.account_uuid, e.account_id, e.from_ms, e.from_tx, e.latest_ms, e.latest_tx,"
+    " e.has_ids, e.claimed_at IS NULL, d.rowid, e.rowid, d.attempts, d.first_attempt_at"
+    " FROM deliveries d JOIN events e ON e.id = d.event_id"
+    " WHERE d.subscription_id = ?1 AND d.state = 'pending' AND d.next_attempt_at <= ?2"
+    " AND d.rowid NOT IN (SELECT " ROWIDS_PG("?4") ")"
+    " ORDER BY d.next_attempt_at LIMIT ?3"};
 /* The set-based statements of a batch: ?1 is a JSON array of rowids. */
 static const store_sql_t Q_WINDOWS_CLOSED = {
     "wh_windows_closed",
     "UPDATE deliveries SET state = 'failed',"
     " last_error = coalesce(last_error, 'retry window closed before the next attempt')"
-    " WHERE rowid IN (SELECT value FROM json_each(?1))", NULL};
+    " WHERE rowid IN (SELECT value FROM json_each(?1))",
+    "UPDATE deliveries SET state = 'failed',"
+    " last_error = coalesce(last_error, 'retry window closed before the next attempt')"
+    " WHERE rowid IN (SELECT " ROWIDS_PG("?1") ")"};
 static const store_sql_t Q_NEXT_DUE = {
     "wh_next_due", "SELECT min(next_attempt_at) FROM deliveries"
                    " WHERE subscription_id = ?1 AND state = 'pending'"
-                   " AND rowid NOT IN (SELECT value FROM json_each(?2))", NULL};
+                   " AND rowid NOT IN (SELECT value FROM json_each(?2))",
+    "SELECT min(next_attempt_at) FROM deliveries WHERE subscription_id = ?1"
+    " AND state = 'pending' AND rowid NOT IN (SELECT " ROWIDS_PG("?2") ")"};
 static const store_sql_t Q_EVENTS_CLAIM = {
     "wh_events_claim", "UPDATE events SET claimed_at = ?2"
-                       " WHERE rowid IN (SELECT value FROM json_each(?1)) AND claimed_at IS NULL", NULL};
+                       " WHERE rowid IN (SELECT value FROM json_each(?1)) AND claimed_at IS NULL",
+    "UPDATE events SET claimed_at = ?2"
+    " WHERE rowid IN (SELECT " ROWIDS_PG("?1") ") AND claimed_at IS NULL"};
 /* An attempt's outcome counts it (attempts = ?3), guarded by the count
  * before it and the trace id. */
 #define OUTCOME_SET                                                          \
@@ -181,7 +213,7 @@ store_status_t store_wh_claim(store_conn_t *conn, const store_wh_claim_t *claim,
                               void *ctx, int64_t *next_due)
 {
     claim_args_t args = {.claim = claim, .next_due = next_due};
-    store_status_t st = conn_write(conn, claim_tx, &args);
+    store_status_t st = conn_write_claim(conn, claim_tx, &args);
     for (size_t i = 0; st == STORE_OK && i < args.count; i++)
         if (each(args.rows[i].id, args.rows[i].updated_at, ctx) != 0)
             break;

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "store/internal.h"
+#include "store/listen.h"
 
 #define SUB_COLUMNS                                                                          \
     "id, tenant_id, url, events, rate_limit, retry_attempts, retry_window_s, timeout_s,"     \
@@ -603,7 +604,10 @@ static store_status_t replay_tx(store_conn_t *conn, const void *arg)
     bool bound = (a->event_id != NULL ? bind_text(stmt, 2, a->event_id)
                                       : bind_int(stmt, 2, a->since_ms)) &&
                  bind_int(stmt, 3, a->now);
-    return run_counted(conn, q, stmt, bound, a->count);
+    st = run_counted(conn, q, stmt, bound, a->count);
+    if (st != STORE_OK || *a->count == 0)
+        return st;
+    return store_notify_in_tx(conn, STORE_CHANNEL_WEBHOOKS);
 }
 
 store_status_t store_delivery_replay(store_conn_t *conn, const char *subscription_id,
@@ -627,5 +631,9 @@ store_status_t store_deliveries_fan_out_in_tx(store_conn_t *conn, const char *te
         return st;
     bool bound = bind_text(stmt, 2, event_id) && bind_text(stmt, 3, event_type) &&
                  bind_int(stmt, 4, now);
-    return run_bound(conn, &Q_FAN_OUT, stmt, bound);
+    st = run_bound(conn, &Q_FAN_OUT, stmt, bound);
+    /* No subscription wants it: nobody to wake (and no extra round trip). */
+    if (st != STORE_OK || conn_changes(conn) == 0)
+        return st;
+    return store_notify_in_tx(conn, STORE_CHANNEL_WEBHOOKS);
 }

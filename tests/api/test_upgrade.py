@@ -65,7 +65,8 @@ pytestmark = pytest.mark.sqlite_only
 # database written by every release is upgraded by every new binary.
 RELEASES = ["2f8b27f8399b3ec831bcbd85431fb3fa34f1c00f",
             "5b40f27c5f7fdeb9591f79eef90913aa4695517a",
-            "bc345b76570648903e7986ede9c9c000999ad6a7"]
+            "bc345b76570648903e7986ede9c9c000999ad6a7",
+            "658b9c1c7fe503196a182f95541ecd4849d3ac2d"]
 
 TX_PATH = "/v1/transactions/external-id"
 REPORTS = "/v1/reports/inventory-summary"
@@ -412,9 +413,15 @@ def build_fixture(old, workdir, flags):
         filed = gen("GAIN_LOSS_SUMMARY", "ref-fifo", 2023)
         admin(old, db, "forms", "file", "--form", filed)
         generated = gen("TRANSACTION_SUMMARY", "ref-fifo", 2023)
-        deleted = gen("1099_DA", "acc-x", 2023)
+        # a release from issue 16 on derives the 1099-DA from gains, from 2025 on
+        probe = run_bin(old, ["admin", "--db", str(db), "forms", "generate", "--tenant", a_id,
+                              "--tax-year", "2023", "--form-type", "1099_DA", "--account", "acc-x"])
+        da_year = 2023 if probe.returncode == 0 else 2025
+        if probe.returncode == 0:
+            admin(old, db, "forms", "delete", "--form", json.loads(probe.stdout)["forms"][0]["form_id"])
+        deleted = gen("1099_DA", "acc-x", da_year)
         admin(old, db, "forms", "delete", "--form", deleted)
-        again = gen("1099_DA", "acc-x", 2023)
+        again = gen("1099_DA", "acc-x", da_year)
         austria = gen("GAIN_LOSS_SUMMARY", "ref-austria", 2024)
         fx["forms"] = [filed, generated, deleted, again, austria]
 
@@ -852,6 +859,13 @@ def test_failed_upgrade_leaves_the_database_untouched(release, tmp_path, taxd_bi
             assert nothing_to_migrate, f"{name}: started at the release's version {version} with a migration pending"
         else:
             assert status != 0
+            if version != release["version"] and not how.get("lock"):
+                # the migration committed whole (a small one fits under the
+                # file size limit) and a later write of the start failed:
+                # the key fingerprints' first record, refused as disk full
+                assert version == latest_version(taxd_bin, tmp_path), f"{name}: stopped at {version}"
+                assert "schema migration" not in err, err
+                continue
             assert "schema migration" in err, f"{name}: the failure does not name the migration:\n{err}"
             if how.get("lock"):
                 assert "locked" in err, err

@@ -3,6 +3,7 @@
 #
 #   tests/pg/cluster.sh start   make and start a fresh cluster (no-op when this state's cluster runs)
 #   tests/pg/cluster.sh stop    stop it and remove its directory (no-op when none)
+#   tests/pg/cluster.sh restart restart the running cluster (pg_ctl restart -m fast: the fault tests)
 #   tests/pg/cluster.sh url     print the URL of the login role `taxd` (database "postgres")
 #   tests/pg/cluster.sh env     print `export TAXD_TEST_PG=<that URL>` for eval
 #
@@ -174,6 +175,12 @@ cmd_stop() {
     say "stopped and removed $PG_DIR"
 }
 
+cmd_restart() {
+    load_state || die "no cluster: run '$0 start' first ($STATE)"
+    as_pg "$PG_BIN/pg_ctl" -D "$PG_DATA" -l "$PG_DIR/log" -m fast -w -t 60 restart >/dev/null \
+        || die "pg_ctl restart failed"
+}
+
 cmd_url() {
     load_state || die "no cluster: run '$0 start' first ($STATE)"
     running || die "the cluster of $STATE is not running"
@@ -187,7 +194,8 @@ cmd_env() {
 case "${1:-}" in
     start) cmd_start ;;
     stop) cmd_stop ;;
+    restart) cmd_restart ;;
     url) cmd_url ;;
     env) cmd_env ;;
-    *) echo "usage: $0 start|stop|url|env" >&2; exit 2 ;;
+    *) echo "usage: $0 start|stop|restart|url|env" >&2; exit 2 ;;
 esac

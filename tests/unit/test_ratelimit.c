@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -392,6 +393,149 @@ static void test_policy_many_entries(void **state)
     ratelimit_policy_free(p);
 }
 
+/* ---- leasing: a fake shared bucket stands in for the database ---- */
+
+typedef struct fake_source {
+    pthread_mutex_t lock;
+    int64_t level, at; /* milli-tokens; ms */
+    bool started, failing;
+    int asks;
+    int64_t issued;    /* tokens granted in all */
+    int64_t now_ms;    /* the shared clock */
+} fake_source_t;
+
+static int fake_take(void *cls, const char *key, size_t key_len, ratelimit_rule_t rule,
+                     uint32_t want, ratelimit_lease_t *lease)
+{
+    (void)key;
+    (void)key_len;
+    fake_source_t *f = cls;
+    pthread_mutex_lock(&f->lock);
+    f->asks++;
+    int rc = -1;
+    if (!f->failing) {
+        int64_t full = (int64_t)rule.burst * 1000;
+        if (!f->started) {
+            f->level = full;
+            f->at = f->now_ms;
+            f->started = true;
+        }
+        if (f->now_ms > f->at) {
+            f->level += (f->now_ms - f->at) * rule.rate;
+            f->at = f->now_ms;
+        }
+        if (f->level > full)
+            f->level = full;
+        lease->granted = f->level >= (int64_t)want * 1000 ? want : 0;
+        f->level -= (int64_t)lease->granted * 1000;
+        f->issued += lease->granted;
+        lease->shared_milli = f->level;
+        rc = 0;
+    }
+    pthread_mutex_unlock(&f->lock);
+    return rc;
+}
+
+static ratelimit_t *leased_node(fake_source_t *f)
+{
+    ratelimit_t *rl = ratelimit_new(1024);
+    assert_non_null(rl);
+    ratelimit_set_source(rl, fake_take, f);
+    return rl;
+}
+
+/* Rule: a node asks the shared bucket once per chunk (burst / 50 tokens), and
+ * x-ratelimit-remaining counts what it holds and what the shared bucket had
+ * left, as a single node without leasing would. */
+static void test_lease_asks_once_per_chunk(void **state)
+{
+    (void)state;
+    fake_source_t f = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    ratelimit_t *rl = leased_node(&f);
+    assert_int_equal(ratelimit_lease_size((ratelimit_rule_t){100, 1000}), 20);
+    ratelimit_result_t r = take(rl, "k", 100, 1000, 0);
+    assert_true(r.allowed);
+    assert_int_equal(r.remaining, 999);
+    assert_int_equal(take(rl, "k", 100, 1000, 0).remaining, 998);
+    for (int i = 2; i < 100; i++)
+        assert_true(take(rl, "k", 100, 1000, 0).allowed);
+    assert_int_equal(f.asks, 5);
+    assert_int_equal(f.issued, 100);
+    ratelimit_free(rl);
+}
+
+/* Rule: three nodes on one shared bucket admit together no more than it
+ * issued, burst + rate x t, however hard each is hammered, and nearly that
+ * (each loses at most the chunk it holds at the end). */
+static void test_lease_three_nodes_stay_within_one_budget(void **state)
+{
+    (void)state;
+    fake_source_t f = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    ratelimit_t *nodes[3] = {leased_node(&f), leased_node(&f), leased_node(&f)};
+    int64_t admitted = 0;
+    for (int64_t ms = 0; ms < 10000; ms++) {
+        f.now_ms = ms;
+        for (int n = 0; n < 3; n++)
+            for (int k = 0; k < 4; k++)
+                admitted += take(nodes[n], "tenant\nGET /v1/accounts", 100, 1000, ms).allowed;
+    }
+    int64_t budget = 1000 + 100 * 10;
+    assert_true(admitted <= f.issued);
+    assert_true(admitted <= budget);
+    assert_true(admitted >= budget - 3 * 20 - 100); /* lost chunks; the last refills */
+    for (int n = 0; n < 3; n++)
+        ratelimit_free(nodes[n]);
+}
+
+/* Rule: after a refused ask, a node does not ask again before the shared
+ * bucket can have refilled one chunk (chunk / rate), so a flood of refused
+ * requests does not become a flood of database calls. */
+static void test_lease_refused_ask_not_repeated_before_a_chunk_refills(void **state)
+{
+    (void)state;
+    fake_source_t f = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    ratelimit_t *rl = leased_node(&f);
+    for (int i = 0; i < 5; i++)
+        assert_true(take(rl, "k", 1, 5, 0).allowed);
+    int asks = f.asks;
+    ratelimit_result_t r = take(rl, "k", 1, 5, 0);
+    assert_false(r.allowed);
+    assert_int_equal(r.retry_after_s, 1);
+    assert_int_equal(f.asks, asks + 1);
+    for (int i = 0; i < 50; i++)
+        assert_false(take(rl, "k", 1, 5, 999).allowed);
+    assert_int_equal(f.asks, asks + 1);
+    f.now_ms = 1000;
+    assert_true(take(rl, "k", 1, 5, 1000).allowed);
+    assert_int_equal(f.asks, asks + 2);
+    ratelimit_free(rl);
+}
+
+/* Rule: when the source fails (the database is unreachable) the limiter
+ * fails open, to a local bucket at the rule's rate with one chunk to start,
+ * for RATELIMIT_DEGRADED_MS; then it asks again, and what it minted locally
+ * is dropped. */
+static void test_lease_failure_fails_open_at_the_rule_rate(void **state)
+{
+    (void)state;
+    fake_source_t f = {.lock = PTHREAD_MUTEX_INITIALIZER, .failing = true};
+    ratelimit_t *rl = leased_node(&f);
+    int allowed = 0;
+    for (int i = 0; i < 100; i++)
+        allowed += take(rl, "k", 10, 500, 0).allowed; /* chunk 10 */
+    assert_int_equal(allowed, 10);
+    assert_int_equal(f.asks, 1);
+    assert_int_equal(take(rl, "k", 10, 500, 99).allowed, false);
+    assert_int_equal(take(rl, "k", 10, 500, 100).allowed, true); /* 10/s locally */
+    assert_int_equal(f.asks, 1);
+    f.failing = false;
+    f.now_ms = RATELIMIT_DEGRADED_MS;
+    assert_true(take(rl, "k", 10, 500, RATELIMIT_DEGRADED_MS).allowed);
+    assert_int_equal(f.asks, 2);
+    assert_int_equal(f.issued, 10);
+    ratelimit_free(rl);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -411,6 +555,10 @@ int main(void)
         cmocka_unit_test(test_policy_tenant_rules),
         cmocka_unit_test(test_policy_route_rules),
         cmocka_unit_test(test_policy_many_entries),
+        cmocka_unit_test(test_lease_asks_once_per_chunk),
+        cmocka_unit_test(test_lease_three_nodes_stay_within_one_budget),
+        cmocka_unit_test(test_lease_refused_ask_not_repeated_before_a_chunk_refills),
+        cmocka_unit_test(test_lease_failure_fails_open_at_the_rule_rate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
