@@ -114,9 +114,13 @@ api-asan: build/asan/taxd $(OPENAPI_LINTER)
 # (TAXD_TEST_PG, tests/api/conftest.py); tests marked sqlite_only are skipped.
 # The trap stops and removes the cluster whether the suite passes, fails or is
 # interrupted. TAXD_PG_STATE is per checkout, so two checkouts never share one.
-api-pg: build/taxd $(OPENAPI_LINTER)
+# The unit tests that need a server (the libpq backend, the shared rate buckets) and
+# the API suite, on a private PostgreSQL cluster started and removed here.
+PG_UNIT = build/tests/test_store_pg build/tests/test_store_ratebuckets
+api-pg: build/taxd $(PG_UNIT) $(OPENAPI_LINTER)
 	@set -e; trap 'tests/pg/cluster.sh stop' EXIT INT TERM; \
 	tests/pg/cluster.sh start; \
+	for t in $(PG_UNIT); do echo "== $$t (PostgreSQL)"; TAXD_TEST_PG=$$(tests/pg/cluster.sh url) $$t; done; \
 	TAXD_TEST_PG=$$(tests/pg/cluster.sh url) TAXD_BIN=$(CURDIR)/build/taxd $(PYTEST) -q -m "not hostile" tests/api
 
 # Attacks measured for latency (tests/api/test_hostile.py): plain build only, since

@@ -163,6 +163,12 @@ static void note_outcome(commit_queue_t *q, const store_conn_t *conn, const comm
     }
 }
 
+void commit_queue_note_alone(commit_queue_t *q, const store_conn_t *conn, store_status_t status)
+{
+    commit_job_t alone = {.status = status};
+    note_outcome(q, conn, &alone);
+}
+
 /* What a failed commit's code and errno mean to an operator. */
 static const char *failure_words(int rc, int sys_errno)
 {

@@ -22,16 +22,18 @@ static const store_sql_t Q_BOUNDS = {
 /* ?1 account uuid, ?2 first seq, ?3 seq past the last, ?4 asset or NULL,
  * ?5 the window (-1: no limit). The asset's type by the tenant's unique
  * (tenant_id, code) index. */
-static const store_sql_t Q_ROWS = {
-    "gains_rows",
-    "SELECT r.seq, r.transaction_id, r.asset_code,"
-    " (SELECT s.type FROM assets s WHERE s.tenant_id = a.tenant_id AND s.code = r.asset_code),"
-    " r.datetime, r.quantity, r.proceeds, r.cost, r.transaction_costs, r.term,"
-    " r.acquired_at, r.lot_transaction_id, r.lot_origin, r.method"
-    " FROM accounts a JOIN inventory_reliefs r ON r.account = a.seq"
-    " WHERE a.uuid = ?1 AND r.seq >= ?2 AND r.seq < ?3 AND r.kind = 'disposal'"
-    " AND (r.asset_code = ?4 OR ?4 IS NULL)" /* typed by its first use on PostgreSQL */
-    " ORDER BY r.seq LIMIT ?5", NULL};
+#define ROWS_SELECT                                                                             \
+    "SELECT r.seq, r.transaction_id, r.asset_code,"                                          \
+    " (SELECT s.type FROM assets s WHERE s.tenant_id = a.tenant_id AND s.code = r.asset_code)," \
+    " r.datetime, r.quantity, r.proceeds, r.cost, r.transaction_costs, r.term,"              \
+    " r.acquired_at, r.lot_transaction_id, r.lot_origin, r.method"                           \
+    " FROM accounts a JOIN inventory_reliefs r ON r.account = a.seq"                         \
+    " WHERE a.uuid = ?1 AND r.seq >= ?2 AND r.seq < ?3 AND r.kind = 'disposal'"              \
+    " AND (r.asset_code = ?4 OR ?4 IS NULL)"
+/* each parameter is typed by its first use on PostgreSQL */
+/* ?5 -1: every row (SQLite's LIMIT -1; PostgreSQL's is LIMIT NULL) */
+static const store_sql_t Q_ROWS = {"gains_rows", ROWS_SELECT " ORDER BY r.seq LIMIT ?5",
+                                   ROWS_SELECT " ORDER BY r.seq LIMIT nullif(?5, -1)"};
 
 static const char *col(db_stmt_t *stmt, int i)
 {

@@ -82,8 +82,10 @@ struct store_conn {
     bool timed_out;            /* a handler gave up since the last conn_enter */
     bool in_cleanup;           /* ROLLBACK must not be interrupted */
     bool broken;               /* the connection was lost: dropped at release, never reused */
+    bool retire;               /* it holds buffers sized for one huge statement: closed at release */
     const _Atomic bool *fault; /* the store's injected fault, see store_set_fault */
     struct commit_queue *commits; /* the store's group commit (commit.c); NULL: none */
+    struct commit_queue *health;  /* the store's write health (commit.c), on both backends */
     int last_rc;               /* db_error_t of the last failure (conn_fail); 0 none */
     int last_errno;            /* the system errno the backend saw with it */
     store_conn_t *next_idle;
@@ -122,6 +124,9 @@ void commit_queue_free(commit_queue_t *q);
 /* Runs body in a batch with the writes queued meanwhile (see commit.c). */
 store_status_t commit_queue_run(commit_queue_t *q, store_conn_t *conn, tx_body_t body,
                                 const void *arg);
+/* A write committed (or failed) on its own connection, outside any batch
+ * (PostgreSQL): counts in the queue's health as a batch of one would. */
+void commit_queue_note_alone(commit_queue_t *q, const store_conn_t *conn, store_status_t status);
 /* The queue's view of write health (store_health). */
 void commit_queue_health(commit_queue_t *q, int64_t now_ms, store_health_t *out);
 /* A write refused before it reached the queue as storage would refuse it

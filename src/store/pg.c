@@ -719,6 +719,26 @@ static void pg_note_changes(pg_native_t *pc, PGresult *res)
         pc->changes = strtoll(n, NULL, 10);
 }
 
+/* A statement whose parameters or result pass this many bytes or rows
+ * leaves libpq's buffers grown to its size for the connection's lifetime
+ * (libpq never shrinks them): such a connection is retired at release
+ * rather than kept in the pool with them. */
+enum { PG_RETIRE_BYTES = 1 << 20, PG_RETIRE_ROWS = 10000 };
+
+static void pg_note_size(store_conn_t *conn, const pg_stmt_t *st, const PGresult *res)
+{
+    size_t sent = st->texts_len; /* the texts' copies (their lengths are not passed) */
+    for (int i = 0; i < st->nparams; i++)
+        sent += st->values[i] != NULL ? (size_t)st->lengths[i] : 0;
+    bool many = res != NULL && PQntuples(res) > PG_RETIRE_ROWS;
+    bool wide = false;
+    if (res != NULL && PQntuples(res) == 1)
+        for (int c = 0; c < PQnfields(res) && !wide; c++)
+            wide = PQgetlength(res, 0, c) > PG_RETIRE_BYTES;
+    if (sent > PG_RETIRE_BYTES || many || wide)
+        conn->retire = true;
+}
+
 /* Sends st's run with its bindings and takes its whole result. */
 static int pg_run(store_conn_t *conn, pg_stmt_t *st)
 {
@@ -738,6 +758,7 @@ static int pg_run(store_conn_t *conn, pg_stmt_t *st)
                              st->formats, 0))
         return pg_error(conn, NULL);
     PGresult *res = pg_collect(conn);
+    pg_note_size(conn, st, res);
     switch (PQresultStatus(res)) {
     case PGRES_TUPLES_OK:
         pg_note_changes(pc, res);

@@ -54,7 +54,7 @@ struct store {
     store_conn_t *idle;
     size_t out;            /* connections acquired and not yet released */
     _Atomic bool fault;    /* test hook: every call fails as on an I/O error */
-    commit_queue_t *commits; /* group commit of this process's writers; NULL on PostgreSQL */
+    commit_queue_t *commits; /* group commit and write health; batches only on SQLite */
     _Atomic int64_t unavailable_since_ms; /* PostgreSQL: monotonic; 0 while reachable */
 };
 
@@ -167,15 +167,18 @@ store_status_t conn_write_claim(store_conn_t *conn, tx_body_t body, const void *
 store_status_t conn_write(store_conn_t *conn, tx_body_t body, const void *arg)
 {
     store_status_t status = conn_enter(conn);
-    if (status == STORE_ERROR && conn->commits != NULL) /* the injected fault: an I/O error */
-        commit_queue_note_failure(conn->commits, DB_ERR_IO, 0);
+    if (status == STORE_ERROR && conn->health != NULL) /* the injected fault: an I/O error */
+        commit_queue_note_failure(conn->health, DB_ERR_IO, 0);
     if (status != STORE_OK)
         return status;
     if (conn_in_transaction(conn)) /* a write inside a write: a programming error */
         return store_bad_argument("nested write transaction");
-    if (conn->commits == NULL)
-        return conn_write_alone(conn, body, arg);
-    return commit_queue_run(conn->commits, conn, body, arg);
+    if (conn->commits != NULL)
+        return commit_queue_run(conn->commits, conn, body, arg);
+    status = conn_write_alone(conn, body, arg);
+    if (conn->health != NULL)
+        commit_queue_note_alone(conn->health, conn, status);
+    return status;
 }
 
 store_status_t store_write(store_conn_t *conn, store_write_fn fn, const void *arg)
@@ -243,7 +246,7 @@ static store_t *store_new(const char *target, char **err)
         return NULL;
     }
     store->be = store_target_is_pg(target) ? &store_pg_backend : &store_sqlite_backend;
-    if (store->be->tune_writer != NULL && (store->commits = commit_queue_new(store)) == NULL) {
+    if ((store->commits = commit_queue_new(store)) == NULL) {
         free(store->target);
         free(store);
         errmsg_set(err, "cannot create the commit queue");
@@ -318,8 +321,12 @@ static store_conn_t *conn_handed_out(store_t *store, store_conn_t *conn)
 {
     conn->next_idle = NULL;
     conn->fault = &store->fault;
-    conn->commits = store->commits;
+    /* PostgreSQL's writers commit each on its own connection: the queue
+     * keeps only their health there */
+    conn->commits = store->be->tune_writer != NULL ? store->commits : NULL;
+    conn->health = store->commits;
     conn->broken = false;
+    conn->retire = false;
     return conn;
 }
 
@@ -398,7 +405,7 @@ void store_release(store_t *store, store_conn_t *conn)
      * ROLLBACK, and such a connection must not serve anyone else; nor may
      * one whose server went away. */
     bool in_tx = conn_in_transaction(conn);
-    bool healthy = !in_tx && !conn->broken;
+    bool healthy = !in_tx && !conn->broken && !conn->retire;
     if (conn->broken) {
         int64_t zero = 0;
         atomic_compare_exchange_strong(&store->unavailable_since_ms, &zero, clock_monotonic_ms());
@@ -444,16 +451,13 @@ store_status_t store_settings_version(store_conn_t *conn, int64_t *version)
 
 void store_health(store_t *store, int64_t now_ms, store_health_t *out)
 {
-    if (store->commits != NULL) {
-        commit_queue_health(store->commits, now_ms, out);
-        return;
-    }
+    commit_queue_health(store->commits, now_ms, out);
     int64_t since = atomic_load(&store->unavailable_since_ms);
-    *out = (store_health_t){.ok = since == 0};
-    if (since != 0)
-        snprintf(out->reason, sizeof out->reason,
-                 "the database server cannot be reached (for %lld ms)",
-                 (long long)(now_ms - since));
+    if (!out->ok || since == 0)
+        return;
+    out->ok = false;
+    snprintf(out->reason, sizeof out->reason,
+             "the database server cannot be reached (for %lld ms)", (long long)(now_ms - since));
 }
 
 static const store_sql_t Q_HEALTH_PROBE = {"health_probe",
@@ -474,7 +478,7 @@ static store_status_t health_probe_tx(store_conn_t *conn, const void *arg)
 
 store_status_t store_health_probe(store_conn_t *conn, int64_t now_ms)
 {
-    if (conn->commits == NULL || !commit_queue_probe_due(conn->commits, now_ms))
+    if (conn->health == NULL || !commit_queue_probe_due(conn->health, now_ms))
         return STORE_OK;
     return conn_write(conn, health_probe_tx, &now_ms);
 }

@@ -271,6 +271,12 @@ def pg_comparable(pg):
 
 # ---- the schema
 
+def latest(tools):
+    """This build's schema version (store_pg_schema_version), as text."""
+    return subprocess.run([str(tools[0]), "--version"], capture_output=True, text=True,
+                          check=True).stdout.split()[0]
+
+
 def test_the_script_and_sqlite_carry_the_same_version(tools, sqlite_catalog):
     out = subprocess.run([str(tools[0]), "--version"], capture_output=True, text=True,
                          check=True).stdout.split()
@@ -342,7 +348,7 @@ def test_the_script_refuses_a_second_run_and_changes_nothing(tools, new_db):
     assert r.returncode != 0
     assert "taxd schema already applied" in r.stderr
     assert pg_describe(url) == before
-    assert rows(url, "SELECT singleton, version FROM schema_version") == [["1", "13"]]
+    assert rows(url, "SELECT singleton, version FROM schema_version") == [["1", latest(tools)]]
     assert rows(url, "SELECT singleton, version FROM settings") == [["1", "0"]]
 
 
@@ -357,7 +363,7 @@ def test_migrate_creates_the_schema_once_and_then_does_nothing(tools, new_db):
     url = new_db()
     r = migrate(tools, url)
     assert (r.returncode, r.stdout.strip()) == (0, "migrated"), r.stdout + r.stderr
-    assert rows(url, "SELECT version FROM schema_version") == [["13"]]
+    assert rows(url, "SELECT version FROM schema_version") == [[latest(tools)]]
     made = pg_describe(url)
     r = migrate(tools, url)
     assert (r.returncode, r.stdout.strip()) == (0, "migrated"), r.stdout + r.stderr
@@ -385,17 +391,19 @@ def test_two_nodes_starting_together_migrate_once(tools, new_db, tmp_path):
         outs = [p.communicate(timeout=120) for p in procs]
         for p, (out, err) in zip(procs, outs):
             assert (p.returncode, out.strip()) == (0, "migrated"), out + err
-        assert rows(url, "SELECT count(*), max(version) FROM schema_version") == [["1", "13"]]
+        assert rows(url, "SELECT count(*), max(version) FROM schema_version") == [["1", latest(tools)]]
 
 
 def test_migrate_refuses_a_newer_schema_without_the_password(tools, new_db):
     url = new_db()
     assert migrate(tools, url).returncode == 0
-    psql(url, "UPDATE schema_version SET version = 14")
+    newer = int(latest(tools)) + 1
+    psql(url, f"UPDATE schema_version SET version = {newer}")
     with_password = url.replace("://", "://postgres:s3cret-pw-XYZ@", 1) \
         if "@" not in url.split("://", 1)[1] else url
     r = migrate(tools, with_password)
     assert r.returncode == 1, r.stdout + r.stderr
-    assert r.stdout.strip() == "error: database schema version 14 is newer than this taxd (13)"
+    assert r.stdout.strip() == \
+        f"error: database schema version {newer} is newer than this taxd ({latest(tools)})"
     assert "s3cret-pw-XYZ" not in r.stdout + r.stderr
     assert rows(url, "SELECT version FROM schema_version") == [["14"]]

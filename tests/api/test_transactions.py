@@ -48,6 +48,7 @@ from urllib.parse import quote
 import pytest
 
 from conftest import (ENDPOINT_LIMIT, GATEWAY_DENY, HTTP_TIMEOUT_S, INVALID_HEADER, INVALID_TOKEN,
+                      TAXD_TEST_PG,
                       RFC3339_MS_Z_RE, TENANT_LIMIT_RE, TIMEOUT_BODY, UUID4_RE, RawResponse, body,
                       Tenant, check_against_openapi, check_json_content_type, check_request_id, poll,
                       set_rule)
@@ -1129,15 +1130,21 @@ def test_a_failed_delivery_write_leaves_no_trace(book):
     whole."""
     book.server.admin("subscription", "create", "--tenant", book.tenant_id,
                       "--url", "https://127.0.0.1:9/hook", "--events", "INVENTORY_UPDATE")
-    db_exec(book.server, "CREATE TRIGGER fail_fan_out BEFORE INSERT ON deliveries"
-                         " BEGIN SELECT RAISE(ABORT, 'injected'); END")
+    if TAXD_TEST_PG:
+        db_exec(book.server, "CREATE FUNCTION fail_fan_out() RETURNS trigger LANGUAGE plpgsql"
+                             " AS $f$ BEGIN RAISE EXCEPTION 'injected'; END $f$")
+        db_exec(book.server, "CREATE TRIGGER fail_fan_out BEFORE INSERT ON deliveries"
+                             " FOR EACH ROW EXECUTE FUNCTION fail_fan_out()")
+    else:
+        db_exec(book.server, "CREATE TRIGGER fail_fan_out BEFORE INSERT ON deliveries"
+                             " BEGIN SELECT RAISE(ABORT, 'injected'); END")
     r = post(book, tx(id_="t1"))
     assert r.status_code == 500, r.text
     assert get(book, "t1").status_code == 404
     assert events(book) == []
     count = "SELECT count(*) AS n FROM deliveries"
     assert db_rows(book.server, count)[0]["n"] == 0
-    db_exec(book.server, "DROP TRIGGER fail_fan_out")
+    db_exec(book.server, "DROP TRIGGER fail_fan_out" + (" ON deliveries" if TAXD_TEST_PG else ""))
     data(post(book, tx(id_="t1")), 201)
     [e] = events(book)
     assert db_rows(book.server, count + " WHERE event_id = ?", (e["id"],))[0]["n"] == 1
