@@ -162,6 +162,7 @@ class Traffic:
             tx_id = f"w{k}-{n}"
             self._send("write", k, tx_id, "POST", "/v1/transactions/external-id",
                        buy(tx_id, self.accounts[k], "BTC", "1", "10"))
+            time.sleep(0.01)  # under the route's rate limit, mostly
 
     def _read(self, k):
         while not self.halt.is_set():
@@ -242,7 +243,8 @@ def test_a_database_restart_is_503_meanwhile_and_loses_nothing(fleet):
         assert r[1]["error"] == "Service Unavailable" and r[1]["message"], r
     dropped = [e for e in log if e[3] is None]
     assert not dropped, f"{len(dropped)} requests had no answer, e.g. {dropped[:3]}"
-    other = [e for e in log if not (200 <= e[3] < 300 or e[3] in (503, 504))]
+    # 429: the route's own rate limit (which fails open in the outage), not a fault
+    other = [e for e in log if not (200 <= e[3] < 300 or e[3] in (429, 503, 504))]
     assert not other, f"{len(other)} answers neither 2xx, 503 nor 504, e.g. {other[:3]}"
     unavailable = [e for e in log if e[3] == 503]
     assert unavailable, "no request landed in the outage: nothing was proven"
