@@ -243,7 +243,7 @@ def test_a_database_restart_is_503_meanwhile_and_loses_nothing(fleet):
         assert h[1]["error"] == "Service Unavailable" and "database" in h[1]["message"], h
         assert r[1]["error"] == "Service Unavailable" and r[1]["message"], r
     dropped = [e for e in log if e[3] is None]
-    assert not dropped, f"{len(dropped)} requests had no answer, e.g. {dropped[:3]}"
+    assert not dropped, f"{len(dropped)} requests had no answer or one off the contract, e.g. {dropped[:3]}"
     # 429: the route's own rate limit (which fails open in the outage), not a fault
     other = [e for e in log if not (200 <= e[3] < 300 or e[3] in (429, 503, 504))]
     assert not other, f"{len(other)} answers neither 2xx, 503 nor 504, e.g. {other[:3]}"
