@@ -3,7 +3,10 @@
 #
 #   tests/pg/cluster.sh start   make and start a fresh cluster (no-op when this state's cluster runs)
 #   tests/pg/cluster.sh stop    stop it and remove its directory (no-op when none)
-#   tests/pg/cluster.sh restart restart the running cluster (pg_ctl restart -m fast: the fault tests)
+#   tests/pg/cluster.sh restart [SECONDS]
+#                               restart the running cluster (pg_ctl restart -m fast: the fault
+#                               tests); with SECONDS, stop (-m fast), stay down that long, start:
+#                               an outage long enough for requests to land in it
 #   tests/pg/cluster.sh url     print the URL of the login role `taxd` (database "postgres")
 #   tests/pg/cluster.sh env     print `export TAXD_TEST_PG=<that URL>` for eval
 #
@@ -177,6 +180,15 @@ cmd_stop() {
 
 cmd_restart() {
     load_state || die "no cluster: run '$0 start' first ($STATE)"
+    local pause=${1:-}
+    if [ -n "$pause" ]; then
+        case "$pause" in *[!0-9.]*) die "restart: SECONDS must be a number, not '$pause'" ;; esac
+        as_pg "$PG_BIN/pg_ctl" -D "$PG_DATA" -m fast -w -t 60 stop >/dev/null || die "pg_ctl stop failed"
+        sleep "$pause"
+        as_pg "$PG_BIN/pg_ctl" -D "$PG_DATA" -l "$PG_DIR/log" -w -t 60 start >/dev/null \
+            || die "pg_ctl start failed (port $PG_PORT)"
+        return 0
+    fi
     as_pg "$PG_BIN/pg_ctl" -D "$PG_DATA" -l "$PG_DIR/log" -m fast -w -t 60 restart >/dev/null \
         || die "pg_ctl restart failed"
 }
@@ -194,8 +206,8 @@ cmd_env() {
 case "${1:-}" in
     start) cmd_start ;;
     stop) cmd_stop ;;
-    restart) cmd_restart ;;
+    restart) cmd_restart "${2:-}" ;;
     url) cmd_url ;;
     env) cmd_env ;;
-    *) echo "usage: $0 start|stop|restart|url|env" >&2; exit 2 ;;
+    *) echo "usage: $0 start|stop|restart [SECONDS]|url|env" >&2; exit 2 ;;
 esac
