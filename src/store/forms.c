@@ -31,10 +31,10 @@ static const store_sql_t Q_FORM_LIST_LIVE = {"form_list_live", "SELECT " FORM_CO
 static const store_sql_t Q_FORM_INSERT = {"form_insert",
     "INSERT INTO tax_forms (id, tenant_id, account_uuid, form_type, tax_year, status, content,"
     " created_at, generated_at, updated_at, source_version) VALUES (?1, ?2, ?3, ?4, ?5,"
-    " 'Generated', ?6, ?7, ?7, ?7, nullif(?8, -1))", NULL};
+    " 'Generated', ?6, ?7, ?7, ?7, nullif(?8, CAST(-1 AS BIGINT)))", NULL};
 static const store_sql_t Q_FORM_REFRESH = {"form_refresh",
     "UPDATE tax_forms SET content = ?2, generated_at = ?3, updated_at = ?3,"
-    " source_version = nullif(?4, -1) WHERE id = ?1 AND status = 'Generated'", NULL};
+    " source_version = nullif(?4, CAST(-1 AS BIGINT)) WHERE id = ?1 AND status = 'Generated'", NULL};
 /* Forms due for regeneration (issue 16): Generated, of a type computed
  * from gains, whose account's inventory_version moved since the content
  * was computed, generated at or before ?1 (now less the minimum interval).

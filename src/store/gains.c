@@ -33,7 +33,7 @@ static const store_sql_t Q_BOUNDS = {
 /* each parameter is typed by its first use on PostgreSQL */
 /* ?5 -1: every row (SQLite's LIMIT -1; PostgreSQL's is LIMIT NULL) */
 static const store_sql_t Q_ROWS = {"gains_rows", ROWS_SELECT " ORDER BY r.seq LIMIT ?5",
-                                   ROWS_SELECT " ORDER BY r.seq LIMIT nullif(?5, -1)"};
+                                   ROWS_SELECT " ORDER BY r.seq LIMIT nullif(?5, CAST(-1 AS BIGINT))"};
 
 static const char *col(db_stmt_t *stmt, int i)
 {

@@ -252,6 +252,11 @@ static int pg_error(store_conn_t *conn, const PGresult *res)
     const char *state = res != NULL ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
     const char *primary = res != NULL ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
     int rc = pg_error_from_state(state);
+    /* No result at all, or one without a SQLSTATE: libpq itself failed, which
+     * it does only when the connection cannot carry the command (sent into a
+     * closed socket, closed mid-answer): the server is away, not the SQL. */
+    if (state == NULL && !conn->timed_out)
+        rc = DB_ERR_UNAVAILABLE;
     if (primary != NULL) {
         pg_set_errmsg(pc, primary);
         /* data exceptions quote the input ("invalid input syntax for type

@@ -50,7 +50,7 @@ static const store_sql_t Q_ACTIVE = {
 static const store_sql_t Q_CREATE = {
     "report_create", "INSERT INTO reports (id, tenant_id, status, format,"
                      " created_at, expires_at, test_directive, kind, tax_year)"
-                     " VALUES (?1, ?2, 'pending', ?3, ?4, ?5, nullif(?6, ''), ?7, nullif(?8, 0))", NULL};
+                     " VALUES (?1, ?2, 'pending', ?3, ?4, ?5, nullif(?6, ''), ?7, nullif(?8, CAST(0 AS BIGINT)))", NULL};
 static const store_sql_t Q_CREATE_IDS = {
     "report_create_ids", "INSERT INTO report_ids (report_id, requested) VALUES (?1, ?2)", NULL};
 static const store_sql_t Q_GET = {

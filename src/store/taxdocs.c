@@ -27,8 +27,8 @@ static const store_sql_t Q_TAXDOC_INSERT = {"taxdoc_insert",
     " tin_sealed, data_collection_status, needs_resubmission, tax_documentation_status, issues,"
     " tin_status, tin_validated_at, expiration_date, treaty_claim_status, vat_status,"
     " vat_validated_at, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, nullif(?9, ''),"
-    " nullif(?10, ''), nullif(?11, ''), nullif(?12, 0), nullif(?13, ''), nullif(?14, ''),"
-    " nullif(?15, ''), nullif(?16, 0), ?17)", NULL};
+    " nullif(?10, ''), nullif(?11, ''), nullif(?12, CAST(0 AS BIGINT)), nullif(?13, ''), nullif(?14, ''),"
+    " nullif(?15, ''), nullif(?16, CAST(0 AS BIGINT)), ?17)", NULL};
 static const store_sql_t Q_TAXDOC_MAKE_CURRENT = {"taxdoc_make_current",
     "INSERT INTO tax_documentation_current (owner_uuid, object, document_id) VALUES (?1, ?2, ?3)"
     " ON CONFLICT (owner_uuid, object) DO UPDATE SET document_id = excluded.document_id", NULL};

@@ -51,6 +51,9 @@ static const store_sql_t DELETES[] = {
     {"purge_subscription_secrets",
      "DELETE FROM subscription_secrets WHERE subscription_id IN " SUBSCRIPTION_IDS, NULL},
     {"purge_subscriptions", "DELETE FROM subscriptions WHERE " OF_TENANT, NULL},
+    /* the shared rate buckets of its routes: keys "api\n<tenant>\n<route>"
+     * (app/service.c); `_` stands for the newlines, a uuid has none of _ % */
+    {"purge_rate_buckets", "DELETE FROM rate_buckets WHERE key LIKE 'api_' || ?1 || '_%'", NULL},
     {"purge_events", "DELETE FROM events WHERE " OF_TENANT, NULL},
     {"purge_report_chunks",
      "DELETE FROM report_chunks WHERE report_id IN (SELECT id FROM reports WHERE " OF_TENANT ")", NULL},

@@ -17,7 +17,7 @@ static const store_sql_t Q_TENANT_EACH = {"tenant_each", "SELECT id, name, creat
 static const store_sql_t Q_CREDENTIAL_INSERT = {"credential_insert",
     "INSERT INTO credentials (client_id, tenant_id, secret_hash,"
     " scopes, created_at, revoked_at)"
-    " VALUES (?1, ?2, ?3, ?4, ?5, nullif(?6, 0))", NULL};
+    " VALUES (?1, ?2, ?3, ?4, ?5, nullif(?6, CAST(0 AS BIGINT)))", NULL};
 static const store_sql_t Q_CREDENTIAL_GET = {"credential_get",
     "SELECT client_id, tenant_id, secret_hash, scopes, created_at,"
     " coalesce(revoked_at, 0), coalesce(last_used_at, 0)"

@@ -406,4 +406,4 @@ def test_migrate_refuses_a_newer_schema_without_the_password(tools, new_db):
     assert r.stdout.strip() == \
         f"error: database schema version {newer} is newer than this taxd ({latest(tools)})"
     assert "s3cret-pw-XYZ" not in r.stdout + r.stderr
-    assert rows(url, "SELECT version FROM schema_version") == [["14"]]
+    assert rows(url, "SELECT version FROM schema_version") == [[str(newer)]]
