@@ -146,9 +146,6 @@ def _on(tenant, srv):
     return other
 
 
-@pytest.mark.xfail(strict=True, reason="not yet: under heavy contention on one account a write waits"
-                   " past PostgreSQL's 5 s lock_timeout or the request's deadline (500/504);"
-                   " needs the account row locked first and a batch's ids in sorted order")
 def test_three_nodes_upsert_one_id_batches_and_one_account(tmp_path, taxd_bin):
     """Three `serve` nodes on one database: (a) concurrent upserts of one
     transaction id from every node all answer 2xx (deadlocks and
