@@ -30,7 +30,7 @@ UNIT_ASAN = $(UNIT_SRC:tests/unit/%.c=build/asan/tests/%)
 PYTEST   = /usr/bin/python3 -m pytest
 DEPS_STAMP = build/.deps-installed
 
-.PHONY: all deps pg-tools run test unit unit-asan api api-pg api-asan hostile asan bench bench-ingest bench-report bench-gains bench-webhooks bench-recalc fuzz fuzz-smoke clean
+.PHONY: all deps pg-tools run run-cluster bench-pg test unit unit-asan api api-pg api-asan hostile asan bench bench-ingest bench-report bench-gains bench-webhooks bench-recalc fuzz fuzz-smoke clean
 all: build/taxd
 
 build/obj/%.o: %.c
@@ -83,6 +83,11 @@ deps: $(DEPS_STAMP)
 
 run: deps build/taxd
 	scripts/run-demo
+
+# Two serve nodes and a worker on a private PostgreSQL behind nginx on one port
+# (scripts/run-cluster): in the foreground, Ctrl-C removes everything.
+run-cluster: deps build/taxd
+	scripts/run-cluster
 
 unit: $(UNIT_BIN)
 	@set -e; for t in $^; do echo "== $$t"; $$t; done
@@ -138,6 +143,11 @@ bench: deps build/taxd
 # (BENCH_PARTS, BENCH_TX, BENCH_ACCOUNTS, ...: see bench/ingest.sh). Not part of `make test`.
 bench-ingest: deps build/taxd
 	bench/ingest.sh
+
+# PostgreSQL beside SQLite in one run (bench/pg.sh): the HTTP path with 1, 2 and
+# 3 nodes, ingest single and batch against the floor, round trips per request.
+bench-pg: deps build/taxd
+	bench/pg.sh
 
 # Webhook deliveries/s vs a bare libcurl loop, its durable floor (the loop plus the least SQL
 # per delivery) and wrk, and event-to-delivered latency.

@@ -16,8 +16,8 @@ static const store_sql_t Q_PAGE = {
     "activity_page",
     "SELECT datetime, id, uuid, body, created_at, updated_at FROM transactions"
     " WHERE account = (SELECT seq FROM accounts WHERE uuid = ?1)"
-    " AND datetime >= ?2 AND datetime < ?3 AND (?4 IS NULL OR type = ?4)"
-    " AND (?5 IS NULL OR datetime > ?5 OR id > ?6)"
+    " AND datetime >= ?2 AND datetime < ?3 AND (type = ?4 OR ?4 IS NULL)"
+    " AND (datetime > ?5 OR ?5 IS NULL OR id > ?6)" /* each parameter typed by its first use */
     " ORDER BY datetime, id LIMIT ?7", NULL};
 
 static const store_sql_t Q_INCOME = {

@@ -30,7 +30,7 @@ static const store_sql_t Q_ROWS = {
     " r.acquired_at, r.lot_transaction_id, r.lot_origin, r.method"
     " FROM accounts a JOIN inventory_reliefs r ON r.account = a.seq"
     " WHERE a.uuid = ?1 AND r.seq >= ?2 AND r.seq < ?3 AND r.kind = 'disposal'"
-    " AND (?4 IS NULL OR r.asset_code = ?4)"
+    " AND (r.asset_code = ?4 OR ?4 IS NULL)" /* typed by its first use on PostgreSQL */
     " ORDER BY r.seq LIMIT ?5", NULL};
 
 static const char *col(db_stmt_t *stmt, int i)

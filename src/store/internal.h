@@ -61,6 +61,7 @@ typedef enum db_error {
     DB_ERR_CORRUPT,     /* the database file is not a sound database */
     DB_ERR_IO,          /* the storage failed */
     DB_ERR_NOMEM,
+    DB_ERR_BAD_TEXT,    /* a bound text the database cannot hold (not UTF-8): it names no row */
 } db_error_t;
 
 #define STMT_CACHE_SLOTS 256 /* a power of two, well above the statement count */

@@ -21,7 +21,7 @@ static const store_sql_t Q_DIRTY = {
 static const store_sql_t Q_DIRTY_PAGE = {
     "inv_dirty_page", "SELECT uuid FROM accounts"
                       " WHERE seq > coalesce((SELECT seq FROM accounts WHERE uuid = ?1), 0)"
-                      " AND dirty_from IS NOT NULL AND (?2 IS NULL OR tenant_id = ?2)"
+                      " AND dirty_from IS NOT NULL AND (tenant_id = ?2 OR ?2 IS NULL)"
                       " ORDER BY seq LIMIT ?3", NULL};
 static const store_sql_t Q_MARK = {
     "inv_mark", "SELECT dirty_from IS NOT NULL, coalesce(dirty_from, 0), inventory_version,"

@@ -226,6 +226,7 @@ static int pg_error_from_state(const char *state)
         {"25006", DB_ERR_READONLY},    {"42501", DB_ERR_PERM},
         {"53200", DB_ERR_NOMEM},       {"XX001", DB_ERR_CORRUPT},
         {"XX002", DB_ERR_CORRUPT},     {"58030", DB_ERR_IO},
+        {"22021", DB_ERR_BAD_TEXT},    {"22P05", DB_ERR_BAD_TEXT},
     };
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
         if (strcmp(state, map[i].state) == 0)

@@ -59,6 +59,10 @@ store_status_t conn_fail(store_conn_t *conn, const store_sql_t *id, int rc)
         return STORE_CONFLICT;
     case DB_ERR_FOREIGN_KEY:
         return STORE_NOT_FOUND;
+    case DB_ERR_BAD_TEXT:
+        /* a path's id may hold any byte; no stored row can: SQLite finds
+         * none, PostgreSQL refuses the text, and both mean "not found" */
+        return STORE_NOT_FOUND;
     case DB_ERR_UNAVAILABLE:
         conn->broken = true;
         conn_log_failure(conn, "store: database unavailable", id->name, rc);

@@ -96,7 +96,7 @@ static const store_sql_t Q_DELIVERY_LIST = {
     "SELECT d.id, d.event_id, e.type, d.trace_id, d.state, d.attempts, d.first_attempt_at,"
     " d.window_ends_at, d.next_attempt_at, d.last_attempt_at, d.last_status, d.last_error,"
     " d.created_at, d.delivered_at FROM deliveries d JOIN events e ON e.id = d.event_id"
-    " WHERE d.subscription_id = ?1 AND (?2 IS NULL OR d.state = ?2) AND d.created_at >= ?3"
+    " WHERE d.subscription_id = ?1 AND (d.state = ?2 OR ?2 IS NULL) AND d.created_at >= ?3"
     " ORDER BY d.created_at, d.id", NULL};
 #define REPLAY_SET                                                                        \
     "UPDATE deliveries SET state = (SELECT CASE state WHEN 'active' THEN 'pending'"       \
