@@ -320,8 +320,14 @@ static store_status_t ensure_body(store_conn_t *conn, const ensure_args_t *e)
     asset.decimals = STORE_ASSET_NO_DECIMALS;
     asset.created_at = e->now;
     /* Code and name are free (checked under the write lock): a conflict now
-     * is a uuid collision, which the caller sees as STORE_CONFLICT. */
+     * is a uuid collision, which the caller sees as STORE_CONFLICT. On
+     * PostgreSQL there is no write lock: a writer of another account may
+     * have created the asset (or taken the name) since the reads above, and
+     * the transaction runs again to find it; a true uuid collision then
+     * runs again until the retries or the deadline run out. */
     status = asset_insert(conn, e->tenant_id, &asset);
+    if (status == STORE_CONFLICT && conn_is_pg(conn))
+        return conn_retry(conn, "asset_ensure");
     if (status == STORE_OK)
         memcpy(e->uuid, asset.uuid, STORE_UUID_LEN);
     return status;

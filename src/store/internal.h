@@ -107,6 +107,19 @@ store_status_t conn_write(store_conn_t *conn, tx_body_t body, const void *arg);
  * UPDATE SKIP LOCKED twins, UPDATEs whose WHERE re-checks the lease), so
  * that concurrent claimers of different rows never abort each other. */
 store_status_t conn_write_claim(store_conn_t *conn, tx_body_t body, const void *arg);
+/* A write whose body locks what it reads before relying on it (the
+ * transaction writes: the accounts' rows FOR UPDATE, in key order, before
+ * their rows, events and marks are read and written): conn_write on SQLite,
+ * whose single writer already serialises them (group commit unchanged); on
+ * PostgreSQL a transaction of its own at READ COMMITTED, where writers of
+ * one account queue on its row lock instead of aborting each other, and a
+ * deadlock (40P01) runs the transaction again. */
+store_status_t conn_write_locking(store_conn_t *conn, tx_body_t body, const void *arg);
+/* Inside a body of conn_write*: ends it with STORE_ERROR and has the whole
+ * transaction run again from its start (as after a deadlock), for a race
+ * that only a fresh run resolves (a key another transaction took first).
+ * why names the statement, for the log. */
+store_status_t conn_retry(store_conn_t *conn, const char *why);
 /* conn_write's transaction on conn itself, without group commit. */
 store_status_t conn_write_alone(store_conn_t *conn, tx_body_t body, const void *arg);
 /* The group commit's writer connection: opened like a pooled one, with a

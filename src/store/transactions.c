@@ -9,6 +9,28 @@
  * for the write lock (within its deadline) and then wins, so nothing is
  * duplicated or lost.
  *
+ * PostgreSQL has no single writer: there the writes run at READ COMMITTED
+ * (conn_write_locking) and take row locks for what SQLite's lock gave them.
+ *  - The account's row, FOR UPDATE, before anything of the account is read
+ *    (account_of's twin; a batch locks all its accounts first, in key order,
+ *    so two batches never wait on each other in a cycle). It serialises
+ *    every write of the account: the stored row of an id found and then
+ *    updated or deleted, the same-body check, the dirty mark, and the
+ *    account's open event (at most one unclaimed INVENTORY_UPDATE: only a
+ *    holder of the lock opens one). A deleted account is not found.
+ *  - An id is one account's (a move is refused), so the account lock covers
+ *    it, but for two writers of one new id under two accounts: the insert
+ *    is ON CONFLICT DO NOTHING, waits for the other's commit, and the
+ *    loser finds the row and answers MOVED, as it would after it.
+ *  - The event is claimed by the dispatcher without the account's lock:
+ *    widening re-checks claimed_at IS NULL, and an event claimed meanwhile
+ *    is left alone and a new one opened, so no change is lost.
+ *  - Asset rows (reference counts) are updated, never read-then-written; a
+ *    new asset two accounts create at once loses the unique race in one,
+ *    which runs again and finds it (assets.c).
+ * Statement for statement SQLite runs what it ran before (the lock's twin
+ * is prepared on PostgreSQL only).
+ *
  * Widening: an event not yet claimed for delivery covers the union of the
  * ranges of the writes it stands for. Its update_from is the earliest
  * datetime any of them affected and its latest the latest; the transaction
@@ -19,6 +41,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include <jansson.h>
 
 #include "core/clock.h"
 #include "core/grow.h"
@@ -32,7 +56,18 @@
 static const store_sql_t Q_ACCOUNT_OF = {
     "tx_account_of", "SELECT a.seq, a.uuid, n.rowid FROM accounts a"
                      " JOIN tenants n ON n.id = a.tenant_id"
-                     " WHERE a.tenant_id = ?1 AND a.id = ?2", NULL};
+                     " WHERE a.tenant_id = ?1 AND a.id = ?2",
+    /* PostgreSQL: the account's lock, held to the commit (see the top) */
+    "SELECT a.seq, a.uuid, n.rowid FROM accounts a"
+    " JOIN tenants n ON n.id = a.tenant_id"
+    " WHERE a.tenant_id = $1 AND a.id = $2 FOR UPDATE OF a"};
+/* ?1 tenant, ?2 a JSON array of account ids: a batch's accounts locked in
+ * key order before its first element (PostgreSQL only: see the top). */
+static const store_sql_t Q_ACCOUNTS_LOCK = {
+    "tx_accounts_lock", "SELECT seq FROM accounts WHERE tenant_id = ?1"
+                        " AND id IN (SELECT value FROM json_each(?2)) ORDER BY seq",
+    "SELECT seq FROM accounts WHERE tenant_id = $1"
+    " AND id IN (SELECT json_array_elements_text($2::json)) ORDER BY seq FOR UPDATE"};
 #define TENANT_KEY "(SELECT rowid FROM tenants WHERE id = ?1)"
 static const store_sql_t Q_TX_FIND = {
     "tx_find", "SELECT t.seq, a.id, t.datetime, t.body, t.lines, t.uuid, t.created_at,"
@@ -42,7 +77,8 @@ static const store_sql_t Q_TX_FIND = {
 static const store_sql_t Q_TX_INSERT = {
     "tx_insert", "INSERT INTO transactions (tenant, account, datetime, type, id, lines, subtype,"
                  " created_at, updated_at, uuid, body)"
-                 " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8, ?9, ?10)", NULL};
+                 " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8, ?9, ?10)"
+                 " ON CONFLICT (tenant, id) DO NOTHING", NULL}; /* a race under another account */
 static const store_sql_t Q_TX_UPDATE = {
     "tx_update", "UPDATE transactions SET datetime = ?2, type = ?3, lines = ?4, subtype = ?5,"
                  " body = ?6, updated_at = ?7 WHERE seq = ?1", NULL};
@@ -70,7 +106,8 @@ static const store_sql_t Q_EVENT_INSERT = {
     " VALUES (?1, ?2, 'INVENTORY_UPDATE', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)", NULL};
 static const store_sql_t Q_EVENT_WIDEN = {
     "tx_event_widen", "UPDATE events SET from_ms = ?2, from_tx = ?3, latest_ms = ?4,"
-                      " latest_tx = ?5, has_ids = ?6 WHERE id = ?1", NULL};
+                      " latest_tx = ?5, has_ids = ?6 WHERE id = ?1"
+                      " AND claimed_at IS NULL", NULL}; /* not if claimed since it was read */
 static const store_sql_t Q_TX_GET = {
     "tx_get", "SELECT uuid, body, created_at, updated_at FROM transactions"
               " WHERE tenant = " TENANT_KEY " AND id = ?2", NULL};
@@ -251,7 +288,56 @@ static store_status_t event_open(store_conn_t *conn, const char *account_uuid, c
     return st;
 }
 
-/* Records the change range on the account's open event, or opens one. */
+/* Widens the open event event_id to r; *widened false when it was claimed
+ * since it was read (PostgreSQL: the dispatcher claims without the
+ * account's lock), and then it is left as its deliveries saw it. */
+static store_status_t event_widen(store_conn_t *conn, const char *event_id, const range_t *r,
+                                  bool *widened)
+{
+    db_stmt_t *stmt;
+    store_status_t st = conn_prepare(conn, &Q_EVENT_WIDEN, &stmt);
+    if (st != STORE_OK)
+        return st;
+    const char *from_tx = r->has_ids ? r->from_tx : NULL;
+    const char *latest_tx = r->has_ids ? r->latest_tx : NULL;
+    bool bound = bind_text(stmt, 1, event_id) && bind_int(stmt, 2, r->from_ms) &&
+                 bind_text_or_null(stmt, 3, from_tx) && bind_int(stmt, 4, r->latest_ms) &&
+                 bind_text_or_null(stmt, 5, latest_tx) && bind_int(stmt, 6, r->has_ids);
+    st = run_bound(conn, &Q_EVENT_WIDEN, stmt, bound);
+    *widened = st == STORE_OK && conn_changes(conn) == 1;
+    return st;
+}
+
+/* Opens the account's event for the range r, with its deliveries. */
+static store_status_t event_insert(store_conn_t *conn, const char *tenant_id,
+                                   const char *account_uuid, const char *account_id,
+                                   const range_t *r, const char *new_event_id, int64_t now,
+                                   bool *new_deliveries)
+{
+    db_stmt_t *stmt;
+    store_status_t st = conn_prepare(conn, &Q_EVENT_INSERT, &stmt);
+    if (st != STORE_OK)
+        return st;
+    const char *from_tx = r->has_ids ? r->from_tx : NULL;
+    const char *latest_tx = r->has_ids ? r->latest_tx : NULL;
+    bool bound = bind_text(stmt, 1, new_event_id) && bind_text(stmt, 2, tenant_id) &&
+                 bind_int(stmt, 3, now) && bind_text(stmt, 4, account_uuid) &&
+                 bind_text(stmt, 5, account_id) && bind_int(stmt, 6, r->from_ms) &&
+                 bind_text_or_null(stmt, 7, from_tx) && bind_int(stmt, 8, r->latest_ms) &&
+                 bind_text_or_null(stmt, 9, latest_tx) && bind_int(stmt, 10, r->has_ids);
+    st = run_bound(conn, &Q_EVENT_INSERT, stmt, bound);
+    if (st != STORE_OK)
+        return st;
+    /* A new event: its deliveries are written in the same transaction. */
+    st = store_deliveries_fan_out_in_tx(conn, tenant_id, new_event_id, "INVENTORY_UPDATE", now);
+    if (st == STORE_OK && conn_changes(conn) > 0)
+        *new_deliveries = true; /* the fan-out's INSERT ... SELECT wrote them */
+    return st;
+}
+
+/* Records the change range on the account's open event, or opens one. The
+ * caller holds the account's lock (PostgreSQL), so no other writer opens
+ * or widens the account's event between the read and the write. */
 static store_status_t event_record(store_conn_t *conn, const char *tenant_id,
                                    const char *account_uuid, const char *account_id,
                                    const range_t *change, const char *new_event_id, int64_t now,
@@ -261,38 +347,17 @@ static store_status_t event_record(store_conn_t *conn, const char *tenant_id,
     range_t r;
     bool found = false;
     store_status_t st = event_open(conn, account_uuid, event_id, &r, &found);
-    if (st != STORE_OK)
+    if (st != STORE_OK || !found)
+        return st != STORE_OK ? st
+                              : event_insert(conn, tenant_id, account_uuid, account_id, change,
+                                             new_event_id, now, new_deliveries);
+    range_widen(&r, change);
+    bool widened = false;
+    st = event_widen(conn, event_id, &r, &widened);
+    if (st != STORE_OK || widened)
         return st;
-    if (found)
-        range_widen(&r, change);
-    else
-        r = *change;
-    const store_sql_t *q = found ? &Q_EVENT_WIDEN : &Q_EVENT_INSERT;
-    db_stmt_t *stmt;
-    st = conn_prepare(conn, q, &stmt);
-    if (st != STORE_OK)
-        return st;
-    const char *from_tx = r.has_ids ? r.from_tx : NULL;
-    const char *latest_tx = r.has_ids ? r.latest_tx : NULL;
-    bool bound;
-    if (found)
-        bound = bind_text(stmt, 1, event_id) && bind_int(stmt, 2, r.from_ms) &&
-                bind_text_or_null(stmt, 3, from_tx) && bind_int(stmt, 4, r.latest_ms) &&
-                bind_text_or_null(stmt, 5, latest_tx) && bind_int(stmt, 6, r.has_ids);
-    else
-        bound = bind_text(stmt, 1, new_event_id) && bind_text(stmt, 2, tenant_id) &&
-                bind_int(stmt, 3, now) && bind_text(stmt, 4, account_uuid) &&
-                bind_text(stmt, 5, account_id) && bind_int(stmt, 6, r.from_ms) &&
-                bind_text_or_null(stmt, 7, from_tx) && bind_int(stmt, 8, r.latest_ms) &&
-                bind_text_or_null(stmt, 9, latest_tx) && bind_int(stmt, 10, r.has_ids);
-    st = run_bound(conn, q, stmt, bound);
-    if (st != STORE_OK || found)
-        return st;
-    /* A new event: its deliveries are written in the same transaction. */
-    st = store_deliveries_fan_out_in_tx(conn, tenant_id, new_event_id, "INVENTORY_UPDATE", now);
-    if (st == STORE_OK && conn_changes(conn) > 0)
-        *new_deliveries = true; /* the fan-out's INSERT ... SELECT wrote them */
-    return st;
+    return event_insert(conn, tenant_id, account_uuid, account_id, change, new_event_id, now,
+                        new_deliveries);
 }
 
 store_status_t store_mark_dirty_in_tx(store_conn_t *conn, const char *account_uuid,
@@ -396,9 +461,11 @@ static store_status_t find_existing(store_conn_t *conn, const char *tenant_id, c
     return st;
 }
 
+/* *raced: the new row was not inserted, for another account's writer of
+ * the same id committed it first (PostgreSQL; see the top). */
 static store_status_t write_row(store_conn_t *conn, const store_tx_write_t *w,
                                 const account_keys_t *account, const existing_t *ex,
-                                const char *lines)
+                                const char *lines, bool *raced)
 {
     uint8_t uuid[IDS_UUID_BYTES];
     if (!ex->found && !ids_uuid_parse(w->new_uuid, uuid))
@@ -421,19 +488,23 @@ static store_status_t write_row(store_conn_t *conn, const store_tx_write_t *w,
                 bind_text_or_null(stmt, 7, w->subtype) && bind_int(stmt, 8, w->now) &&
                 bind_blob(stmt, 9, uuid, sizeof uuid) &&
                 bind_text(stmt, 10, w->body);
-    return run_bound(conn, q, stmt, bound);
+    st = run_bound(conn, q, stmt, bound);
+    *raced = st == STORE_OK && !ex->found && conn_changes(conn) == 0;
+    return st;
 }
 
 /* The row and the asset counts: assets the new lines name and the old did
  * not gain a reference, assets only the old lines named lose one. */
 static store_status_t write_tx(store_conn_t *conn, const store_tx_write_t *w,
-                               const account_keys_t *account, const existing_t *ex)
+                               const account_keys_t *account, const existing_t *ex, bool *raced)
 {
     char *lines = lines_encode(w->lines, w->line_count);
     if (lines == NULL)
         return store_bad_argument("tx_upsert (out of memory)");
-    store_status_t st = write_row(conn, w, account, ex, lines);
+    store_status_t st = write_row(conn, w, account, ex, lines, raced);
     free(lines);
+    if (st != STORE_OK || *raced)
+        return st; /* nothing of this write is written */
     if (st == STORE_OK)
         st = refs_add(conn, w, w->lines, w->line_count, ex->lines, ex->line_count, +1);
     if (st == STORE_OK)
@@ -460,9 +531,10 @@ store_status_t store_provided_lots_drop_in_tx(store_conn_t *conn, int64_t tx_seq
     return run_bound(conn, &Q_PROVIDED_DROP, stmt, bind_int(stmt, 1, tx_seq));
 }
 
+/* *raced: nothing written, for the id was inserted meanwhile (write_row). */
 static store_status_t upsert_found(store_conn_t *conn, const store_tx_write_t *w,
                                    const account_keys_t *account, const existing_t *ex,
-                                   store_tx_result_t *r)
+                                   store_tx_result_t *r, bool *raced)
 {
     if (ex->found && strcmp(ex->account_id, w->account_id) != 0) {
         r->outcome = STORE_TX_MOVED;
@@ -473,7 +545,9 @@ static store_status_t upsert_found(store_conn_t *conn, const store_tx_write_t *w
         r->outcome = STORE_TX_UNCHANGED;
         return STORE_OK; /* committing an empty transaction writes nothing */
     }
-    store_status_t st = write_tx(conn, w, account, ex);
+    store_status_t st = write_tx(conn, w, account, ex, raced);
+    if (st != STORE_OK || *raced)
+        return st;
     /* The customer-provided lots described the deposit as it was: an edit
      * drops them in the same write (the caller provides them again). */
     if (st == STORE_OK && ex->found)
@@ -515,9 +589,18 @@ static store_status_t upsert_one(store_conn_t *conn, const store_tx_write_t *w,
     if (st != STORE_OK)
         return st;
     existing_t ex;
+    bool raced = false;
     st = find_existing(conn, w->tenant_id, w->id, w->body, &ex);
     if (st == STORE_OK)
-        st = upsert_found(conn, w, &account, &ex, r);
+        st = upsert_found(conn, w, &account, &ex, r, &raced);
+    if (st == STORE_OK && raced) { /* the row found now is the winner's */
+        existing_free(&ex);
+        st = find_existing(conn, w->tenant_id, w->id, w->body, &ex);
+        if (st == STORE_OK)
+            st = upsert_found(conn, w, &account, &ex, r, &raced);
+        if (st == STORE_OK && raced) /* and deleted again at once: start afresh */
+            st = conn_retry(conn, Q_TX_INSERT.name);
+    }
     bool stored = r->outcome == STORE_TX_CREATED || r->outcome == STORE_TX_UPDATED ||
                   r->outcome == STORE_TX_UNCHANGED;
     if (st == STORE_OK && stored) {
@@ -551,7 +634,7 @@ store_status_t store_tx_upsert(store_conn_t *conn, const store_tx_write_t *w, in
     upsert_args_t args = {w, pause_ms, result};
     memset(result, 0, sizeof *result);
     result->outcome = STORE_TX_UNCHANGED;
-    return conn_write(conn, upsert_tx, &args);
+    return conn_write_locking(conn, upsert_tx, &args);
 }
 
 /* ---- get and delete --------------------------------------------------- */
@@ -595,10 +678,10 @@ typedef struct delete_args {
 } delete_args_t;
 
 static store_status_t delete_found(store_conn_t *conn, const delete_args_t *a,
-                                   const existing_t *ex)
+                                   const existing_t *ex, const account_keys_t *locked)
 {
-    account_keys_t account;
-    store_status_t st = account_of(conn, a->tenant_id, ex->account_id, &account);
+    account_keys_t account = *locked;
+    store_status_t st = STORE_OK;
     db_stmt_t *stmt;
     if (st == STORE_OK) /* the foreign key cascades too; said here for the reader */
         st = store_provided_lots_drop_in_tx(conn, ex->seq);
@@ -623,11 +706,26 @@ static store_status_t delete_tx(store_conn_t *conn, const void *arg)
 {
     const delete_args_t *a = arg;
     existing_t ex;
+    account_keys_t account;
     store_status_t st = find_existing(conn, a->tenant_id, a->id, NULL, &ex);
     if (st == STORE_OK && !ex.found)
         st = STORE_NOT_FOUND;
+    if (st == STORE_OK) /* PostgreSQL: locks the account, see the top */
+        st = account_of(conn, a->tenant_id, ex.account_id, &account);
+    if (st == STORE_OK && conn_is_pg(conn)) {
+        /* The row as of the lock: a writer that held it may have changed
+         * or deleted it since it was read. */
+        char was[STORE_ID_MAX];
+        memcpy(was, ex.account_id, sizeof was);
+        existing_free(&ex);
+        st = find_existing(conn, a->tenant_id, a->id, NULL, &ex);
+        if (st == STORE_OK && !ex.found)
+            st = STORE_NOT_FOUND;
+        if (st == STORE_OK && strcmp(was, ex.account_id) != 0) /* deleted, then made anew */
+            st = conn_retry(conn, Q_TX_FIND.name);
+    }
     if (st == STORE_OK)
-        st = delete_found(conn, a, &ex);
+        st = delete_found(conn, a, &ex, &account);
     existing_free(&ex);
     return st;
 }
@@ -636,7 +734,7 @@ store_status_t store_tx_delete(store_conn_t *conn, const char *tenant_id, const 
                                const char *event_uuid, int64_t now)
 {
     delete_args_t args = {tenant_id, id, event_uuid, now};
-    return conn_write(conn, delete_tx, &args);
+    return conn_write_locking(conn, delete_tx, &args);
 }
 
 /* ---- the transactions of an account ----------------------------------- */
@@ -700,9 +798,50 @@ typedef struct batch_args {
     store_tx_result_t *results;
 } batch_args_t;
 
+/* PostgreSQL: the batch's accounts locked in key order before its first
+ * element, so that two batches (or a batch and a single write) never hold
+ * one account each and wait for the other's: each element's account_of
+ * then finds its lock held. A batch is one tenant's (the handler's). */
+static store_status_t lock_accounts(store_conn_t *conn, const batch_args_t *a)
+{
+    json_t *ids = json_array();
+    for (size_t i = 0; ids != NULL && i < a->n; i++)
+        if (json_array_append_new(ids, json_string(a->writes[i].account_id)) != 0) {
+            json_decref(ids);
+            ids = NULL;
+        }
+    char *text = ids != NULL ? json_dumps(ids, JSON_COMPACT) : NULL;
+    json_decref(ids);
+    if (text == NULL)
+        return store_bad_argument("tx_accounts_lock (out of memory)");
+    db_stmt_t *stmt;
+    store_status_t st = conn_prepare_key(conn, &Q_ACCOUNTS_LOCK, a->writes[0].tenant_id, &stmt);
+    if (st != STORE_OK) {
+        free(text);
+        return st;
+    }
+    if (!bind_text(stmt, 2, text)) {
+        free(text);
+        return conn_bind_failed(conn, &Q_ACCOUNTS_LOCK, stmt);
+    }
+    int rc;
+    while ((rc = db_step(stmt)) == DB_ROW)
+        ; /* each row returned is locked */
+    if (rc != DB_DONE)
+        st = conn_fail(conn, &Q_ACCOUNTS_LOCK, rc);
+    stmt_done(stmt);
+    free(text);
+    return st;
+}
+
 static store_status_t upsert_batch_tx(store_conn_t *conn, const void *arg)
 {
     const batch_args_t *a = arg;
+    if (conn_is_pg(conn)) {
+        store_status_t st = lock_accounts(conn, a);
+        if (st != STORE_OK)
+            return st;
+    }
     for (size_t i = 0; i < a->n; i++) {
         store_status_t st = upsert_one(conn, &a->writes[i], &a->results[i]);
         if (st != STORE_OK)
@@ -717,5 +856,5 @@ store_status_t store_tx_upsert_batch(store_conn_t *conn, const store_tx_write_t 
     if (n == 0)
         return STORE_OK;
     batch_args_t args = {writes, n, results};
-    return conn_write(conn, upsert_batch_tx, &args);
+    return conn_write_locking(conn, upsert_batch_tx, &args);
 }
