@@ -289,8 +289,12 @@ def _line(code, amount):
 
 
 def _row_counts(db):
-    """Rows of every table of the database, by table."""
-    return db.row_counts()
+    """Rows of every table of the database, by table, but the shared rate
+    buckets (PostgreSQL: the limiter's state, which any request may add to;
+    a purge removes the tenant's own, see test_purge_removes_the_rate_buckets)."""
+    counts = db.row_counts()
+    counts.pop("rate_buckets", None)
+    return counts
 
 
 def _fill_every_kind_of_data(server, t):
@@ -402,3 +406,20 @@ def test_tenant_delete_without_data_needs_no_purge_and_voids_its_tokens(server):
         assert p.returncode == 1 and "no tenant with id" in assert_cli_error(p)["error"]
     for args in [("tenant", "delete"), ("tenant", "delete", "x", "--tenant", "y"), ("tenant", "delete", "x", "--force")]:
         assert admin_raw(server.db, *args).returncode == 2
+
+
+def test_purge_removes_the_rate_buckets(make_server):
+    """The shared rate buckets (keys "api\\n<tenant>\\n<route>") are the
+    tenant's too: a purge removes them, and another tenant's stay."""
+    s = make_server("--rate-limits", "shared")
+    gone, kept = s.new_tenant("gone"), s.new_tenant("kept")
+    for t in (gone, kept):
+        assert t.get("/v1/filers/default").status_code == 200
+
+    def buckets(tenant_id):
+        return s.sql("SELECT count(*) FROM rate_buckets WHERE key LIKE ?", (f"%{tenant_id}%",))[0][0]
+
+    assert int(buckets(gone.tenant_id)) > 0 and int(buckets(kept.tenant_id)) > 0
+    admin(s.db, "tenant", "delete", gone.tenant_id, "--purge")
+    assert int(buckets(gone.tenant_id)) == 0
+    assert int(buckets(kept.tenant_id)) > 0
