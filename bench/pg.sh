@@ -25,8 +25,12 @@
 #           calls during a load minus calls during an idle window as long
 #           (the engines' and the settings refresher's polling), per request.
 #
+# report    inventory-summary reports on the same BENCH_REPORT_TX (BENCH_TX)
+#           transactions on both backends (bench/pg_report.py: loaded into
+#           SQLite, moved by `taxd admin migrate-db`).
+#
 # BENCH_NODES ("1 2 3"): the PostgreSQL node counts. BENCH_PARTS ("http
-# ingest"). Work files under $TMPDIR, removed at exit with the cluster.
+# ingest report"). Work files under $TMPDIR, removed at exit with the cluster.
 # Full run: make bench-pg (about 40 minutes on 2 cores at N = 1,000,000).
 # Smoke: BENCH_TX=20000 BENCH_ACCOUNTS=1000 BENCH_SECONDS=5 make bench-pg
 set -euo pipefail
@@ -41,7 +45,7 @@ BATCH_CLIENTS=${BENCH_BATCH_CLIENTS:-4}
 SECONDS_=${BENCH_SECONDS:-10}
 ROUNDS=${BENCH_ROUNDS:-3}
 NODES=${BENCH_NODES:-"1 2 3"}
-PARTS=${BENCH_PARTS:-"http ingest"}
+PARTS=${BENCH_PARTS:-"http ingest report"}
 FLOOR_SRC=${BENCH_FLOOR_SRC:-../shared/bench/ingest_floor.c}
 TAXD=${BENCH_TAXD:-$PWD/build/taxd}
 PY=/usr/bin/python3
@@ -335,6 +339,13 @@ transaction from pg_stat_statements, net of idle polling.
 |---|---|---|---|---|---|---|---|
 ${rows_md}
 MD
+}
+
+# report: bench/pg_report.py, the same rows on both backends (moved by migrate-db)
+part_report() {
+    : >"$work/report.md"
+    /usr/bin/python3 bench/pg_report.py "$PWD/build/taxd" "$(tests/pg/cluster.sh url)" \
+        "${BENCH_REPORT_TX:-$TX}" "$work/report.md"
 }
 
 for p in $PARTS; do "part_$p"; done

@@ -53,6 +53,7 @@
 #include <string.h>
 
 #include "core/clock.h"
+#include "core/crypto.h"
 #include "core/errmsg.h"
 #include "core/log.h"
 #include "store/backend.h"
@@ -844,17 +845,6 @@ static const char *pg_column_text(db_stmt_t *stmt, int col, size_t *len)
     return PQgetvalue(st->res, st->row, col);
 }
 
-static int hex_digit(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* The column's blob buffer, grown to hold n bytes. */
 static uint8_t *pg_blob_buffer(pg_stmt_t *st, int col, size_t n)
 {
@@ -903,7 +893,7 @@ static const void *pg_column_blob(db_stmt_t *stmt, int col, size_t *len)
     if (out == NULL)
         return NULL;
     for (size_t i = 0; i < n; i++) {
-        int hi = hex_digit(text[2 + 2 * i]), lo = hex_digit(text[3 + 2 * i]);
+        int hi = crypto_hex_value(text[2 + 2 * i]), lo = crypto_hex_value(text[3 + 2 * i]);
         if (hi < 0 || lo < 0) {
             store_bad_row(stmt->q);
             return NULL;
