@@ -362,8 +362,13 @@ static PGresult *pg_collect(store_conn_t *conn)
             break;
         bool r_failed = PQresultStatus(r) == PGRES_FATAL_ERROR;
         bool keep_ok = keep != NULL && PQresultStatus(keep) != PGRES_FATAL_ERROR;
-        if (keep == NULL || (keep_ok && r_failed)) {
-            PQclear(keep);
+        if (keep_ok && r_failed) {
+            /* The server completed the statement (its result came whole) and
+             * then the session ended (a shutdown's FATAL): the statement's
+             * outcome stands (a COMMIT did commit), the session does not. */
+            conn->broken = true;
+            PQclear(r);
+        } else if (keep == NULL) {
             keep = r;
         } else {
             PQclear(r);
