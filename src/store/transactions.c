@@ -214,30 +214,69 @@ static bool lines_name(const store_tx_line_t *lines, size_t count, const char *c
     return false;
 }
 
-/* Adds delta to the reference count of each asset named in `lines` and not in
- * `other` (once per asset). A +1 to an asset the tenant lacks creates it
- * first (named after its code, store_asset_ensure_in_tx). */
-static store_status_t refs_add(store_conn_t *conn, const store_tx_write_t *w,
-                               const store_tx_line_t *lines, size_t count,
-                               const store_tx_line_t *other, size_t other_count, int delta)
+/* One asset's reference count to move, by +1 or -1. */
+typedef struct ref_change {
+    const store_tx_line_t *line; /* names the asset (and its type, should it be created) */
+    int delta;
+} ref_change_t;
+
+static int ref_change_compare(const void *a, const void *b)
 {
-    for (size_t i = 0; i < count; i++) {
-        const store_tx_line_t *l = &lines[i];
-        if (lines_name(lines, i, l->asset) || lines_name(other, other_count, l->asset))
-            continue;
-        bool found = false;
-        store_status_t st = store_asset_refs_add_in_tx(conn, w->tenant_id, l->asset, delta, &found);
-        if (st == STORE_OK && !found && delta > 0) {
-            char uuid[STORE_UUID_LEN];
-            st = store_asset_ensure_in_tx(conn, w->tenant_id, l->asset, l->asset_type, uuid,
-                                          w->now, l->new_asset_uuid);
-            if (st == STORE_OK)
-                st = store_asset_refs_add_in_tx(conn, w->tenant_id, l->asset, delta, &found);
-        }
-        if (st != STORE_OK)
-            return st;
+    return strcmp(((const ref_change_t *)a)->line->asset, ((const ref_change_t *)b)->line->asset);
+}
+
+/* Adds the changes of the assets named in `lines` and not in `other` (once
+ * per asset) to out[*n]. */
+static void refs_collect(const store_tx_line_t *lines, size_t count, const store_tx_line_t *other,
+                         size_t other_count, int delta, ref_change_t *out, size_t *n)
+{
+    for (size_t i = 0; i < count; i++)
+        if (!lines_name(lines, i, lines[i].asset) &&
+            !lines_name(other, other_count, lines[i].asset))
+            out[(*n)++] = (ref_change_t){&lines[i], delta};
+}
+
+/* Moves one asset's count; a +1 to an asset the tenant lacks creates it
+ * first (named after its code, store_asset_ensure_in_tx). */
+static store_status_t ref_apply(store_conn_t *conn, const store_tx_write_t *w,
+                                const ref_change_t *c)
+{
+    bool found = false;
+    const store_tx_line_t *l = c->line;
+    store_status_t st = store_asset_refs_add_in_tx(conn, w->tenant_id, l->asset, c->delta, &found);
+    if (st == STORE_OK && !found && c->delta > 0) {
+        char uuid[STORE_UUID_LEN];
+        st = store_asset_ensure_in_tx(conn, w->tenant_id, l->asset, l->asset_type, uuid, w->now,
+                                      l->new_asset_uuid);
+        if (st == STORE_OK)
+            st = store_asset_refs_add_in_tx(conn, w->tenant_id, l->asset, c->delta, &found);
     }
-    return STORE_OK;
+    return st;
+}
+
+/* A write that replaces old_lines by new_lines: +1 to each asset only the new
+ * lines name, -1 to each only the old ones name, in the order of the assets'
+ * codes. The order is the point: on PostgreSQL each update locks the asset's
+ * row until the commit, and two writers that locked the same assets in
+ * different orders (a buy: USD then BTC; a sale: BTC then USD) deadlocked. */
+static store_status_t refs_move(store_conn_t *conn, const store_tx_write_t *w,
+                                const store_tx_line_t *new_lines, size_t new_count,
+                                const store_tx_line_t *old_lines, size_t old_count)
+{
+    size_t total = new_count + old_count, n = 0;
+    if (total == 0)
+        return STORE_OK;
+    ref_change_t *changes = malloc(total * sizeof *changes);
+    if (changes == NULL)
+        return store_bad_argument("asset references (out of memory)");
+    refs_collect(new_lines, new_count, old_lines, old_count, +1, changes, &n);
+    refs_collect(old_lines, old_count, new_lines, new_count, -1, changes, &n);
+    qsort(changes, n, sizeof *changes, ref_change_compare);
+    store_status_t st = STORE_OK;
+    for (size_t i = 0; i < n && st == STORE_OK; i++)
+        st = ref_apply(conn, w, &changes[i]);
+    free(changes);
+    return st;
 }
 
 /* ---- the event range -------------------------------------------------- */
@@ -505,11 +544,7 @@ static store_status_t write_tx(store_conn_t *conn, const store_tx_write_t *w,
     free(lines);
     if (st != STORE_OK || *raced)
         return st; /* nothing of this write is written */
-    if (st == STORE_OK)
-        st = refs_add(conn, w, w->lines, w->line_count, ex->lines, ex->line_count, +1);
-    if (st == STORE_OK)
-        st = refs_add(conn, w, ex->lines, ex->line_count, w->lines, w->line_count, -1);
-    return st;
+    return refs_move(conn, w, w->lines, w->line_count, ex->lines, ex->line_count);
 }
 
 /* The outcome of a write whose account and stored row are known, and its
@@ -691,7 +726,7 @@ static store_status_t delete_found(store_conn_t *conn, const delete_args_t *a,
         st = run_bound(conn, &Q_TX_DELETE, stmt, bind_int(stmt, 1, ex->seq));
     store_tx_write_t refs = {.tenant_id = a->tenant_id, .now = a->now};
     if (st == STORE_OK)
-        st = refs_add(conn, &refs, ex->lines, ex->line_count, NULL, 0, -1);
+        st = refs_move(conn, &refs, NULL, 0, ex->lines, ex->line_count);
     if (st == STORE_OK)
         st = store_mark_dirty_in_tx(conn, account.uuid, ex->datetime_ms);
     if (st != STORE_OK)
