@@ -495,9 +495,9 @@ static bool put_value(sqlite3_stmt *st, int col, buf_t *line, buf_t *row, buf_t 
     case SQLITE_INTEGER:
         snprintf(num, sizeof num, "%lld", (long long)sqlite3_column_int64(st, col));
         return buf_str(line, num) && render_int(row, num);
-    case SQLITE_FLOAT: /* no taxd column holds one; PostgreSQL refuses it in a bigint */
-        snprintf(num, sizeof num, "%.17g", sqlite3_column_double(st, col));
-        return buf_str(line, num) && buf_str(row, "R") && buf_str(row, num) && buf_str(row, ";");
+    case SQLITE_FLOAT: /* no taxd column holds one (STRICT tables, decimals as text):
+                        * a foreign database, refused rather than rounded */
+        return false;
     case SQLITE_TEXT: {
         const unsigned char *s = sqlite3_column_text(st, col);
         size_t n = (size_t)sqlite3_column_bytes(st, col);
@@ -574,7 +574,8 @@ static bool copy_table(job_t *j, table_t *t)
         row.len = 0;
         for (int c = 0; abort_why == NULL && c < t->ncols; c++)
             if (!((c == 0 || buf_str(&line, "\t")) && put_value(st, c, &line, &row, &hex)))
-                abort_why = "out of memory";
+                abort_why = "a value that cannot be copied (out of memory, or a floating-point"
+                            " number, which no taxd column holds)";
         if (abort_why == NULL && !(buf_str(&line, "\n") && buf_str(&row, "\n")))
             abort_why = "out of memory";
         if (abort_why == NULL && crypto_sha256_update(h, row.data, row.len) != 0)
