@@ -59,14 +59,7 @@ class Worker:
             return ""
 
     def lines(self):
-        out = []
-        for raw in self.text().splitlines():
-            if raw.startswith("{"):
-                try:
-                    out.append(json.loads(raw))
-                except ValueError:
-                    pass
-        return out
+        return json_lines(self.text())
 
     def kill9(self):
         if self.proc.poll() is None:
@@ -90,15 +83,20 @@ class Worker:
         assert rc == 0, f"taxd worker exited {rc}:\n{self.text()[-3000:]}"
 
 
-def server_lines(srv):
+def json_lines(text):
+    """The JSON log lines of a process's stderr (other lines skipped)."""
     out = []
-    for raw in srv.stderr_text().splitlines():
+    for raw in text.splitlines():
         if raw.startswith("{"):
             try:
                 out.append(json.loads(raw))
             except ValueError:
                 pass
     return out
+
+
+def server_lines(srv):
+    return json_lines(srv.stderr_text())
 
 
 def claimed(proc_lines, msg="report claimed", key="report_id"):

@@ -22,11 +22,8 @@
 #include "store/backend.h"
 #include "store/internal.h"
 
-static const char *pg_url(void)
-{
-    const char *url = getenv("TAXD_TEST_PG");
-    return url != NULL && url[0] != '\0' ? url : NULL;
-}
+#include "scratch_pg.h"
+
 
 /* A bare backend connection (no pool, no schema): what pg.c alone promises. */
 static store_conn_t *pg_open(void)
@@ -35,7 +32,7 @@ static store_conn_t *pg_open(void)
     assert_non_null(conn);
     conn->be = &store_pg_backend;
     char *err = NULL;
-    if (!store_pg_backend.connect(conn, pg_url(), &err))
+    if (!store_pg_backend.connect(conn, scratch_pg_url(), &err))
         fail_msg("connect: %s", err != NULL ? err : "?");
     return conn;
 }
@@ -52,7 +49,7 @@ static void pg_close(store_conn_t *conn)
 static int setup(void **state)
 {
     (void)state;
-    if (pg_url() == NULL)
+    if (scratch_pg_url() == NULL)
         print_message("TAXD_TEST_PG is not set: skipped (tests/pg/cluster.sh env)\n");
     return 0;
 }
@@ -60,7 +57,7 @@ static int setup(void **state)
 #define NEED_PG()                                                                              \
     do {                                                                                       \
         (void)state;                                                                           \
-        if (pg_url() == NULL)                                                                  \
+        if (scratch_pg_url() == NULL)                                                                  \
             skip();                                                                            \
     } while (0)
 
@@ -361,7 +358,7 @@ static char *with_password(const char *url, const char *password)
 static void test_connect_error_hides_password(void **state)
 {
     NEED_PG();
-    char *url = with_password(pg_url(), "Wr0ng-PassW0rd");
+    char *url = with_password(scratch_pg_url(), "Wr0ng-PassW0rd");
     if (url == NULL)
         skip(); /* the URL has no user info to put a password into */
     store_conn_t conn = {.be = &store_pg_backend};
@@ -392,28 +389,6 @@ static void test_connect_error_hides_password(void **state)
 
 /* ---- through the store: the statuses callers see, and the pool's recovery */
 
-/* TAXD_TEST_PG with its database replaced by name (malloc'd). */
-static char *url_with_db(const char *name)
-{
-    const char *url = pg_url();
-    const char *host = strstr(url, "://") + 3;
-    const char *slash = strchr(host, '/');
-    const char *query = strchr(host, '?');
-    size_t head = slash != NULL ? (size_t)(slash - url) : query != NULL ? (size_t)(query - url)
-                                                                       : strlen(url);
-    char *out = malloc(strlen(url) + strlen(name) + 2);
-    sprintf(out, "%.*s/%s%s", (int)head, url, name, query != NULL ? query : "");
-    return out;
-}
-
-static void admin_exec(const char *sql)
-{
-    store_conn_t *conn = pg_open();
-    const store_sql_t q = {"admin", sql, NULL};
-    assert_int_equal(run(conn, &q), DB_DONE);
-    pg_close(conn);
-}
-
 typedef struct pg_store_fixture {
     char db[64];
     store_t *store;
@@ -421,19 +396,10 @@ typedef struct pg_store_fixture {
 
 static int store_setup(void **state)
 {
-    if (pg_url() == NULL)
+    if (scratch_pg_url() == NULL)
         return 0;
     pg_store_fixture_t *fx = calloc(1, sizeof *fx);
-    snprintf(fx->db, sizeof fx->db, "taxd_unit_%d", (int)getpid());
-    char sql[128];
-    snprintf(sql, sizeof sql, "CREATE DATABASE %s", fx->db);
-    admin_exec(sql);
-    char *url = url_with_db(fx->db);
-    char *err = NULL;
-    fx->store = store_open(url, &err);
-    free(url);
-    if (fx->store == NULL)
-        fail_msg("store_open: %s", err != NULL ? err : "?");
+    fx->store = scratch_pg_store_open("taxd_unit", fx->db, sizeof fx->db);
     *state = fx;
     return 0;
 }
@@ -443,10 +409,7 @@ static int store_teardown(void **state)
     pg_store_fixture_t *fx = *state;
     if (fx == NULL)
         return 0;
-    store_close(fx->store);
-    char sql[128];
-    snprintf(sql, sizeof sql, "DROP DATABASE %s WITH (FORCE)", fx->db);
-    admin_exec(sql);
+    scratch_pg_store_drop(fx->store, fx->db);
     free(fx);
     return 0;
 }
@@ -466,7 +429,7 @@ static store_status_t run_one(store_conn_t *conn, const void *arg)
  * STORE_TIMEOUT, promptly, and the connection serves on. */
 static void test_store_statuses_and_recovery(void **state)
 {
-    if (pg_url() == NULL)
+    if (scratch_pg_url() == NULL)
         skip();
     pg_store_fixture_t *fx = *state;
     store_conn_t *conn = store_acquire(fx->store);

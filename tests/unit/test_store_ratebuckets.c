@@ -23,82 +23,33 @@
 #include "store/ratebuckets.h"
 #include "store/store.h"
 
+#include "scratch_pg.h"
+#include "scratch_store.h"
+
 typedef struct fixture {
     store_t *store;
     char dir[64];    /* SQLite: the temporary directory */
+    char path[160];
     char pgdb[64];   /* PostgreSQL: the database made for the test */
 } fixture_t;
-
-static const char *pg_url(void)
-{
-    const char *url = getenv("TAXD_TEST_PG");
-    return url != NULL && url[0] != '\0' ? url : NULL;
-}
-
-/* TAXD_TEST_PG with its database replaced by name (malloc'd). */
-static char *url_with_db(const char *name)
-{
-    const char *url = pg_url();
-    const char *host = strstr(url, "://") + 3;
-    const char *slash = strchr(host, '/');
-    const char *query = strchr(host, '?');
-    size_t head = slash != NULL ? (size_t)(slash - url)
-                  : query != NULL ? (size_t)(query - url)
-                                  : strlen(url);
-    char *out = malloc(strlen(url) + strlen(name) + 2);
-    sprintf(out, "%.*s/%s%s", (int)head, url, name, query != NULL ? query : "");
-    return out;
-}
-
-static void pg_admin(const char *sql)
-{
-    store_conn_t *conn = calloc(1, sizeof *conn);
-    conn->be = &store_pg_backend;
-    char *err = NULL;
-    if (!store_pg_backend.connect(conn, pg_url(), &err))
-        fail_msg("connect: %s", err != NULL ? err : "?");
-    const store_sql_t q = {"admin", sql, NULL};
-    int rc = 0;
-    db_stmt_t *stmt = store_pg_backend.prepare(conn, &q, &rc);
-    assert_non_null(stmt);
-    assert_int_equal(store_pg_backend.step(stmt), DB_DONE);
-    store_pg_backend.finalize(stmt);
-    store_pg_backend.disconnect(conn);
-    free(conn);
-}
 
 static int setup_sqlite(void **state)
 {
     fixture_t *fx = calloc(1, sizeof *fx);
-    snprintf(fx->dir, sizeof fx->dir, "/tmp/taxd-rb-XXXXXX");
-    assert_non_null(mkdtemp(fx->dir));
-    char path[128];
-    snprintf(path, sizeof path, "%s/t.db", fx->dir);
-    char *err = NULL;
-    fx->store = store_open(path, &err);
-    if (fx->store == NULL)
-        fail_msg("store_open: %s", err != NULL ? err : "?");
+    fx->store = scratch_store_open(fx->dir, sizeof fx->dir, fx->path, sizeof fx->path, "t.db");
+    assert_non_null(fx->store);
     *state = fx;
     return 0;
 }
 
 static int setup_pg(void **state)
 {
-    if (pg_url() == NULL) {
+    if (scratch_pg_url() == NULL) {
         *state = NULL;
         return 0;
     }
     fixture_t *fx = calloc(1, sizeof *fx);
-    snprintf(fx->pgdb, sizeof fx->pgdb, "taxd_unit_rb_%d", (int)getpid());
-    char sql[128];
-    snprintf(sql, sizeof sql, "CREATE DATABASE %s", fx->pgdb);
-    pg_admin(sql);
-    char *url = url_with_db(fx->pgdb);
-    char *err = NULL;
-    fx->store = store_open(url, &err);
-    free(url);
-    if (fx->store == NULL)
-        fail_msg("store_open: %s", err != NULL ? err : "?");
+    fx->store = scratch_pg_store_open("taxd_unit_rb", fx->pgdb, sizeof fx->pgdb);
     *state = fx;
     return 0;
 }
@@ -108,15 +59,10 @@ static int teardown(void **state)
     fixture_t *fx = *state;
     if (fx == NULL)
         return 0;
-    store_close(fx->store);
-    char cmd[160];
-    if (fx->pgdb[0] != '\0') {
-        snprintf(cmd, sizeof cmd, "DROP DATABASE %s WITH (FORCE)", fx->pgdb);
-        pg_admin(cmd);
-    } else {
-        snprintf(cmd, sizeof cmd, "rm -rf %s", fx->dir);
-        assert_int_equal(system(cmd), 0);
-    }
+    if (fx->pgdb[0] != '\0')
+        scratch_pg_store_drop(fx->store, fx->pgdb);
+    else
+        scratch_store_close(fx->store, fx->dir);
     free(fx);
     return 0;
 }
@@ -247,7 +193,7 @@ static void test_concurrent_takers_never_exceed_the_bucket(void **state)
 
 int main(void)
 {
-    if (pg_url() == NULL)
+    if (scratch_pg_url() == NULL)
         fprintf(stderr, "TAXD_TEST_PG is not set: the PostgreSQL runs are skipped\n");
     const struct CMUnitTest tests[] = {
         BOTH(test_new_key_full_and_all_or_nothing),
