@@ -6,8 +6,9 @@
  * store_acquire pops one or opens a new one, so a thread never shares a
  * connection. The list only grows to the number of threads that used the
  * store at once; that is the server's thread pool plus the engines, so no
- * cap is needed here. A connection that was lost (conn->broken) or left
- * in a transaction is closed at release instead of going back.
+ * cap is needed here. A connection that was lost (conn->broken), left in a
+ * transaction, or grown by one huge statement (conn->retire) is closed at
+ * release instead of going back.
  *
  * Writes. Each write runs in one transaction (backend.h's begin_write: BEGIN
  * IMMEDIATE on SQLite, SERIALIZABLE on PostgreSQL) that ends with COMMIT, or
@@ -16,9 +17,13 @@
  * process share transactions (group commit, commit.c); on PostgreSQL each
  * commits on its own connection, and a transaction the server refused to
  * serialize (a deadlock, a serialization failure) runs again from its
- * start, a few times, before the caller hears STORE_ERROR: a SERIALIZABLE
- * write keeps every read-check-write of the store files as safe as SQLite's
- * single writer made it. */
+ * start (until the request's deadline, or a few times for an engine) before
+ * the caller hears STORE_ERROR: a SERIALIZABLE write keeps every
+ * read-check-write of the store files as safe as SQLite's single writer made
+ * it. Two kinds of write say instead which rows they serialise on and run
+ * at READ COMMITTED: claims (conn_write_claim, FOR UPDATE SKIP LOCKED) and
+ * transaction writes (conn_write_locking, their accounts locked first),
+ * where SSI aborted writers that only looked alike. */
 #include "store/store.h"
 
 #include <jansson.h>
