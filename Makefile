@@ -15,23 +15,25 @@ CFLAGS   ?= -O2
 LIBS     = -lmicrohttpd -ljansson -lsqlite3 -lpq -lcrypto -lcurl -lpthread
 ASAN     = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
-SRC      = $(shell find src -name '*.c' | sort)
+# taxd's own sources; src/client/ (libtaxdclient) and src/taxctl/ are built below.
+SRC      = $(shell find src -name '*.c' -not -path 'src/client/*' -not -path 'src/taxctl/*' | sort)
 LIB_SRC  = $(filter-out src/main.c,$(SRC))
-UNIT_SRC = $(wildcard tests/unit/test_*.c)
+UNIT_SRC = $(filter-out tests/unit/test_client_%,$(wildcard tests/unit/test_*.c))
+CLIENT_UNIT_SRC = $(wildcard tests/unit/test_client_*.c)
 UNIT_SUPPORT = $(wildcard tests/unit/support/*.c)
 
 OBJ       = $(SRC:%.c=build/obj/%.o)
 LIB_OBJ   = $(LIB_SRC:%.c=build/obj/%.o)
 ASAN_OBJ  = $(SRC:%.c=build/asan/obj/%.o)
 ASAN_LIB  = $(LIB_SRC:%.c=build/asan/obj/%.o)
-UNIT_BIN  = $(UNIT_SRC:tests/unit/%.c=build/tests/%)
-UNIT_ASAN = $(UNIT_SRC:tests/unit/%.c=build/asan/tests/%)
+UNIT_BIN  = $(UNIT_SRC:tests/unit/%.c=build/tests/%) $(CLIENT_UNIT_SRC:tests/unit/%.c=build/client/tests/%)
+UNIT_ASAN = $(UNIT_SRC:tests/unit/%.c=build/asan/tests/%) $(CLIENT_UNIT_SRC:tests/unit/%.c=build/asan/client/tests/%)
 
 PYTEST   = /usr/bin/python3 -m pytest
 DEPS_STAMP = build/.deps-installed
 
-.PHONY: all deps pg-tools run run-cluster bench-pg test unit unit-asan api api-pg api-asan hostile asan bench bench-ingest bench-report bench-gains bench-webhooks bench-recalc fuzz fuzz-smoke clean
-all: build/taxd
+.PHONY: all client install uninstall bench-client deps pg-tools run run-cluster bench-pg test unit unit-asan api api-pg api-asan hostile asan bench bench-ingest bench-report bench-gains bench-webhooks bench-recalc fuzz fuzz-smoke clean
+all: build/taxd client
 
 build/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -62,7 +64,110 @@ build/asan/tests/%: tests/unit/%.c $(UNIT_SUPPORT) $(ASAN_LIB)
 	@echo "  LINK    $@"
 	@$(CC) $(CFLAGS_COMMON) -O1 $(ASAN) -Itests/unit/support -o $@ $^ $(LIBS) -lcmocka
 
-asan: build/asan/taxd
+# ---- libtaxdclient and taxctl (issue 18): a separate product that talks to
+# taxd over HTTP only, so it includes include/taxd/client.h and its own files,
+# never taxd's src/ (tests/api/test_layout.py). The shared library exports
+# taxd_* only (src/client/libtaxdclient.map); taxctl and the example link the
+# static one, so they run from the build tree without an installed library.
+CLIENT_VERSION = 0.1.0
+CLIENT_SOVERSION = 0
+CLIENT_LIBS  = -lcurl -ljansson -lcrypto -lpthread
+TAXCTL_LIBS  = $(CLIENT_LIBS) -lmicrohttpd -lssl
+CLIENT_SRC   = $(sort $(wildcard src/client/*.c))
+TAXCTL_SRC   = $(sort $(wildcard src/taxctl/*.c))
+CLIENT_OBJ   = $(CLIENT_SRC:%.c=build/client/obj/%.o)
+TAXCTL_OBJ   = $(TAXCTL_SRC:%.c=build/client/obj/%.o)
+CLIENT_ASAN_OBJ = $(CLIENT_SRC:%.c=build/asan/client/obj/%.o)
+TAXCTL_ASAN_OBJ = $(TAXCTL_SRC:%.c=build/asan/client/obj/%.o)
+CLIENT_CFLAGS = $(CFLAGS_COMMON) -Iinclude -fPIC
+CLIENT_SHARED = build/client/libtaxdclient.so.$(CLIENT_VERSION)
+CLIENT_STATIC = build/client/libtaxdclient.a
+EXAMPLES     = $(patsubst examples/%.c,build/client/examples/%,$(wildcard examples/*.c))
+
+client: $(CLIENT_STATIC) $(CLIENT_SHARED) build/client/taxctl build/client/taxdclient.pc $(EXAMPLES)
+
+build/client/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	@$(CC) $(CLIENT_CFLAGS) $(DEPFLAGS) $(CFLAGS) -c $< -o $@
+
+build/asan/client/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	@echo "  CC asan $<"
+	@$(CC) $(CLIENT_CFLAGS) $(DEPFLAGS) -O1 $(ASAN) -c $< -o $@
+
+$(CLIENT_STATIC): $(CLIENT_OBJ)
+	@echo "  AR      $@"
+	@rm -f $@ && ar rcs $@ $^
+
+build/asan/client/libtaxdclient.a: $(CLIENT_ASAN_OBJ)
+	@echo "  AR asan $@"
+	@rm -f $@ && ar rcs $@ $^
+
+$(CLIENT_SHARED): $(CLIENT_OBJ) src/client/libtaxdclient.map
+	@echo "  LINK    $@"
+	@$(CC) $(CFLAGS) -shared -Wl,-soname,libtaxdclient.so.$(CLIENT_SOVERSION) \
+	  -Wl,--version-script=src/client/libtaxdclient.map -Wl,--no-undefined \
+	  -o $@ $(CLIENT_OBJ) $(CLIENT_LIBS)
+	@ln -sf libtaxdclient.so.$(CLIENT_VERSION) build/client/libtaxdclient.so.$(CLIENT_SOVERSION)
+	@ln -sf libtaxdclient.so.$(CLIENT_SOVERSION) build/client/libtaxdclient.so
+
+build/client/taxctl: $(TAXCTL_OBJ) $(CLIENT_STATIC)
+	@echo "  LINK    $@"
+	@$(CC) $(CFLAGS) -o $@ $^ $(TAXCTL_LIBS)
+
+build/asan/client/taxctl: $(TAXCTL_ASAN_OBJ) build/asan/client/libtaxdclient.a
+	@echo "  LINK    $@"
+	@$(CC) $(ASAN) -o $@ $^ $(TAXCTL_LIBS)
+
+build/client/examples/%: examples/%.c $(CLIENT_STATIC)
+	@mkdir -p $(dir $@)
+	@echo "  LINK    $@"
+	@$(CC) $(CFLAGS_COMMON) -Iinclude $(CFLAGS) -o $@ $^ $(CLIENT_LIBS)
+
+# The library's unit tests link the static archive (its internal functions
+# included) and include src/client/internal.h.
+build/client/tests/%: tests/unit/%.c $(CLIENT_STATIC)
+	@mkdir -p $(dir $@)
+	@echo "  LINK    $@"
+	@$(CC) $(CLIENT_CFLAGS) $(CFLAGS) -o $@ $^ $(CLIENT_LIBS) -lcmocka
+
+build/asan/client/tests/%: tests/unit/%.c build/asan/client/libtaxdclient.a
+	@mkdir -p $(dir $@)
+	@echo "  LINK    $@"
+	@$(CC) $(CLIENT_CFLAGS) -O1 $(ASAN) -o $@ $^ $(CLIENT_LIBS) -lcmocka
+
+# PREFIX is baked into the pkg-config file, so `make install PREFIX=...`
+# rewrites it when the prefix changes.
+PREFIX ?= /usr/local
+build/client/taxdclient.pc: src/client/taxdclient.pc.in FORCE_PC
+	@mkdir -p $(dir $@)
+	@sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(CLIENT_VERSION)|g' $< > $@.tmp
+	@cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
+.PHONY: FORCE_PC
+FORCE_PC:
+
+MAN_PAGES = $(wildcard man/*.1)
+install: build/taxd client
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig \
+	  $(DESTDIR)$(PREFIX)/include/taxd $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 0755 build/taxd build/client/taxctl $(DESTDIR)$(PREFIX)/bin/
+	install -m 0644 include/taxd/client.h $(DESTDIR)$(PREFIX)/include/taxd/
+	install -m 0644 $(CLIENT_STATIC) $(DESTDIR)$(PREFIX)/lib/
+	install -m 0755 $(CLIENT_SHARED) $(DESTDIR)$(PREFIX)/lib/
+	ln -sf libtaxdclient.so.$(CLIENT_VERSION) $(DESTDIR)$(PREFIX)/lib/libtaxdclient.so.$(CLIENT_SOVERSION)
+	ln -sf libtaxdclient.so.$(CLIENT_SOVERSION) $(DESTDIR)$(PREFIX)/lib/libtaxdclient.so
+	install -m 0644 build/client/taxdclient.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+	$(if $(MAN_PAGES),install -m 0644 $(MAN_PAGES) $(DESTDIR)$(PREFIX)/share/man/man1/)
+	@case "$(DESTDIR)$(PREFIX)" in /usr/local) ldconfig 2>/dev/null || true;; esac
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/taxctl $(DESTDIR)$(PREFIX)/bin/taxd \
+	  $(DESTDIR)$(PREFIX)/include/taxd/client.h $(DESTDIR)$(PREFIX)/lib/libtaxdclient.* \
+	  $(DESTDIR)$(PREFIX)/lib/pkgconfig/taxdclient.pc \
+	  $(patsubst man/%,$(DESTDIR)$(PREFIX)/share/man/man1/%,$(MAN_PAGES))
+
+asan: build/asan/taxd build/asan/client/taxctl
 
 # PostgreSQL helpers of tests/api/test_pg_schema.py: print the schema script,
 # run the advisory-locked migration against a URL.
@@ -102,11 +207,26 @@ $(OPENAPI_LINTER): tests/openapi/package-lock.json
 	scripts/install-deps
 
 # API tests run the real binary; the sanitizer build is exercised by the same suite.
-api: build/taxd $(OPENAPI_LINTER)
-	TAXD_BIN=$(CURDIR)/build/taxd $(PYTEST) -q -m "not hostile" tests/api
+# The client's black-box tests (tests/api/test_client_*.py) run taxctl and
+# the library's test drivers (tests/client/*.c) of the same build.
+CLIENT_TOOLS = $(patsubst tests/client/%.c,build/client/tools/%,$(wildcard tests/client/*.c))
+CLIENT_TOOLS_ASAN = $(patsubst tests/client/%.c,build/asan/client/tools/%,$(wildcard tests/client/*.c))
+build/client/tools/%: tests/client/%.c $(CLIENT_STATIC)
+	@mkdir -p $(dir $@)
+	@echo "  LINK    $@"
+	@$(CC) $(CLIENT_CFLAGS) $(CFLAGS) -o $@ $^ $(CLIENT_LIBS)
+build/asan/client/tools/%: tests/client/%.c build/asan/client/libtaxdclient.a
+	@mkdir -p $(dir $@)
+	@echo "  LINK    $@"
+	@$(CC) $(CLIENT_CFLAGS) -O1 $(ASAN) -o $@ $^ $(CLIENT_LIBS)
+CLIENT_ENV = TAXCTL_BIN=$(CURDIR)/build/client/taxctl TAXD_CLIENT_TOOLS=$(CURDIR)/build/client/tools
+CLIENT_ENV_ASAN = TAXCTL_BIN=$(CURDIR)/build/asan/client/taxctl TAXD_CLIENT_TOOLS=$(CURDIR)/build/asan/client/tools
 
-api-asan: build/asan/taxd $(OPENAPI_LINTER)
-	TAXD_BIN=$(CURDIR)/build/asan/taxd $(PYTEST) -q -m "not hostile" tests/api
+api: build/taxd client $(CLIENT_TOOLS) $(OPENAPI_LINTER)
+	$(CLIENT_ENV) TAXD_BIN=$(CURDIR)/build/taxd $(PYTEST) -q -m "not hostile" tests/api
+
+api-asan: build/asan/taxd build/asan/client/taxctl $(CLIENT_TOOLS_ASAN) $(OPENAPI_LINTER)
+	$(CLIENT_ENV_ASAN) TAXD_BIN=$(CURDIR)/build/asan/taxd $(PYTEST) -q -m "not hostile" tests/api
 
 # The same suite on PostgreSQL (plain build only): a private cluster from
 # tests/pg/cluster.sh (installed from Debian if missing, a temporary directory,
@@ -117,11 +237,11 @@ api-asan: build/asan/taxd $(OPENAPI_LINTER)
 # The unit tests that need a server (the libpq backend, the shared rate buckets) and
 # the API suite, on a private PostgreSQL cluster started and removed here.
 PG_UNIT = build/tests/test_store_pg build/tests/test_store_ratebuckets
-api-pg: build/taxd $(PG_UNIT) $(OPENAPI_LINTER)
+api-pg: build/taxd client $(CLIENT_TOOLS) $(PG_UNIT) $(OPENAPI_LINTER)
 	@set -e; trap 'tests/pg/cluster.sh stop' EXIT INT TERM; \
 	tests/pg/cluster.sh start; \
 	for t in $(PG_UNIT); do echo "== $$t (PostgreSQL)"; TAXD_TEST_PG=$$(tests/pg/cluster.sh url) $$t; done; \
-	TAXD_TEST_PG=$$(tests/pg/cluster.sh url) TAXD_BIN=$(CURDIR)/build/taxd $(PYTEST) -q -m "not hostile" tests/api
+	$(CLIENT_ENV) TAXD_TEST_PG=$$(tests/pg/cluster.sh url) TAXD_BIN=$(CURDIR)/build/taxd $(PYTEST) -q -m "not hostile" tests/api
 
 # Attacks measured for latency (tests/api/test_hostile.py): plain build only, since
 # the sanitizer build's own slowness would be what they measure.
@@ -129,7 +249,7 @@ hostile: build/taxd
 	TAXD_BIN=$(CURDIR)/build/taxd $(PYTEST) -q -m hostile tests/api
 
 test: deps
-	$(MAKE) build/taxd build/asan/taxd
+	$(MAKE) build/taxd build/asan/taxd client asan
 	$(MAKE) unit
 	$(MAKE) unit-asan
 	$(MAKE) api
@@ -221,4 +341,4 @@ fuzz: $(FUZZ_TARGETS:%=build/fuzz/%)
 fuzz-smoke: $(FUZZ_TARGETS:%=build/fuzz/%)
 	@tests/fuzz/run.sh smoke $(FUZZ_SMOKE_SECONDS) $(FUZZ_TARGETS)
 
--include $(OBJ:.o=.d) $(ASAN_OBJ:.o=.d) $(FUZZ_OBJ:.o=.d) $(FUZZ_BIN:%=%.d)
+-include $(OBJ:.o=.d) $(ASAN_OBJ:.o=.d) $(CLIENT_OBJ:.o=.d) $(TAXCTL_OBJ:.o=.d) $(CLIENT_ASAN_OBJ:.o=.d) $(TAXCTL_ASAN_OBJ:.o=.d) $(FUZZ_OBJ:.o=.d) $(FUZZ_BIN:%=%.d)
