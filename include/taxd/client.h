@@ -220,6 +220,10 @@ typedef struct taxd_sender taxd_sender;
 
 typedef void (*taxd_result_fn)(void *userdata, uint64_t tag, const taxd_tx_result *result);
 typedef void (*taxd_failure_fn)(void *userdata, uint64_t tag, const taxd_error *err);
+/* Called once per batch, after its on_result (or on_failure) calls and
+ * before its ids are released, so before any later payload of those ids is
+ * sent: the place for a journal to make the batch's answers durable. */
+typedef void (*taxd_batch_fn)(void *userdata, size_t count);
 
 typedef struct {
     int connections;            /* 0: 4 */
@@ -228,6 +232,7 @@ typedef struct {
     taxd_result_fn on_result;
     taxd_failure_fn on_failure;
     void *userdata;
+    taxd_batch_fn on_batch;     /* optional */
 } taxd_sender_options;
 
 taxd_sender *taxd_sender_new(taxd_client *client, const taxd_sender_options *options,
