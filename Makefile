@@ -137,6 +137,11 @@ build/asan/client/tests/%: tests/unit/%.c build/asan/client/libtaxdclient.a
 	@echo "  LINK    $@"
 	@$(CC) $(CLIENT_CFLAGS) -O1 $(ASAN) -o $@ $^ $(CLIENT_LIBS) -lcmocka
 
+# taxctl import's own modules (not in the library) are linked into their test.
+TAXCTL_IMPORT_MODULES = src/taxctl/csv.c src/taxctl/txconv.c src/taxctl/journal.c
+build/client/tests/test_client_import: $(TAXCTL_IMPORT_MODULES:%.c=build/client/obj/%.o)
+build/asan/client/tests/test_client_import: $(TAXCTL_IMPORT_MODULES:%.c=build/asan/client/obj/%.o)
+
 # PREFIX is baked into the pkg-config file, so `make install PREFIX=...`
 # rewrites it when the prefix changes.
 PREFIX ?= /usr/local
