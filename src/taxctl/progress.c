@@ -25,7 +25,7 @@ void progress_start(progress *p, FILE *out, const char *what, long total, long b
     p->quiet = quiet;
     p->what = what;
     p->total = total;
-    p->done = p->base = base;
+    p->done = p->base = p->drawn_done = base;
     p->start_ms = p->last_ms = now_ms();
     p->last_tenth = total > 0 ? (int)(base * 10 / total) : 0;
     const char *every = getenv("TAXCTL_PROGRESS_EVERY_S"); /* tests: a plain line sooner */
@@ -70,6 +70,7 @@ static void draw(progress *p, int64_t now)
     }
     fflush(p->out);
     p->drawn = true;
+    p->drawn_done = p->done;
     p->last_ms = now;
 }
 
@@ -95,7 +96,7 @@ void progress_end(progress *p)
 {
     if (p->quiet)
         return;
-    if (p->tty || p->done != p->base)
+    if (p->tty || (p->done != p->base && p->done != p->drawn_done))
         draw(p, now_ms());
     if (p->tty)
         fputc('\n', p->out);

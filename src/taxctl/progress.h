@@ -15,6 +15,7 @@ typedef struct {
     const char *what;       /* "import" */
     long total;             /* the count to reach */
     long done;
+    long drawn_done;        /* done when last drawn */
     long base;              /* done when timing started: the rate counts this run only */
     int64_t start_ms, last_ms;
     int last_tenth;         /* plain mode: the last 10% step printed */
