@@ -237,19 +237,24 @@ def test_a_refused_element_exits_1_and_the_summary_names_it(book, tmp_path):
 
 
 def test_a_repeated_id_ends_with_the_later_payload(book, tmp_path):
-    """20 ids, each on 10 lines spread over the file; batches of 3 on 4
-    connections: many payloads of one id would be in flight together if the
-    sender allowed it, and an older one could land last."""
+    """10 ids, 20 payloads each, in a shuffled order (often the same id on
+    neighbouring lines); batches of 3 on 4 connections: without the
+    sender's rule, payloads of one id would share a batch (refused as
+    duplicates) or be in flight together (and an older one could land
+    last)."""
+    order = [j for j in range(10) for _ in range(20)]
+    random.Random(7).shuffle(order)
+    seen = {}
     rows = []
-    for k in range(10):
-        for j in range(20):
-            rows.append(tx_row(j, id_=f"r{j}", amount=f"{k + 1}.{j + 1}"))
+    for j in order:
+        seen[j] = seen.get(j, 0) + 1
+        rows.append(tx_row(j, id_=f"r{j}", amount=f"{seen[j]}.{j + 1}"))
     f = tmp_path / "rep.csv"
     write_csv(f, rows)
     rc, out, err = taxctl(book, tmp_path, str(f), "--batch-size", "3", "--connections", "4")
     assert rc == 0, (out, err)
     s = summary(out)
-    assert (s["created"], s["updated"]) == (20, 180), out
+    assert (s["created"], s["updated"], s["refused"]) == (10, 190, 0), out
     for r in expected(rows).values():
         assert_stored(book, r)
 
