@@ -273,6 +273,12 @@ bench: deps build/taxd
 bench-ingest: deps build/taxd
 	bench/ingest.sh
 
+# taxctl import of 1,000,000 transactions beside the raw batch endpoint
+# (bench/ingest_load.c --batch 1000) in the same run, and a killed and
+# resumed import (BENCH_CLIENT_TX, BENCH_ACCOUNTS, ...: see bench/client.sh).
+bench-client: deps build/taxd client
+	bench/client.sh
+
 # PostgreSQL beside SQLite in one run (bench/pg.sh): the HTTP path with 1, 2 and
 # 3 nodes, ingest single and batch against the floor, round trips per request.
 bench-pg: deps build/taxd
