@@ -113,4 +113,13 @@ taxd_code tc_token_get(taxd_client *c, uint64_t stale_generation, char **token,
 taxd_code tc_run(taxd_client *c, const taxd_request *request, bool with_token,
                  taxd_response *response, taxd_error *err);
 
+/* ---- transactions (transactions.c) */
+
+/* Reads a batch answer {"data": [{index, status, http_status?, data}...]}
+ * into results[0..n) without building a JSON tree (only a refused
+ * element's data is parsed). False when the body is not exactly that shape
+ * (results then hold what was read so far: clear them); the caller falls
+ * back to the tree parser. */
+bool tc_tx_scan_answer(const char *body, size_t len, size_t n, taxd_tx_result *results);
+
 #endif

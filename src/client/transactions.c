@@ -207,6 +207,198 @@ static taxd_code read_batch_answer(const taxd_response *rs, size_t n, taxd_tx_re
     return code;
 }
 
+/* ---- the batch answer without building a tree
+ *
+ * A batch of 1,000 answers ~700 KB (every element carries its record), and
+ * parsing it into a jansson tree was most of an import's client CPU
+ * (a malloc and a free per node: 1.5 s of 2.5 s for 100,000 transactions).
+ * The answer is read instead by a scanner that skips values: each
+ * element's index, status and http_status are read in place, and only a
+ * refused element's `data` (its error body) is parsed. Anything the
+ * scanner does not expect sends the whole answer to the tree parser above,
+ * which stays the reference. */
+
+static const char *skip_ws(const char *p, const char *end)
+{
+    while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+        p++;
+    return p;
+}
+
+/* p at '"': past the closing quote, or NULL. */
+static const char *skip_string(const char *p, const char *end)
+{
+    for (p++; p < end; p++) {
+        if (*p == '\\')
+            p++;
+        else if (*p == '"')
+            return p + 1;
+    }
+    return NULL;
+}
+
+/* Past one value at p, or NULL. */
+static const char *skip_value(const char *p, const char *end)
+{
+    if (p >= end)
+        return NULL;
+    if (*p == '"')
+        return skip_string(p, end);
+    if (*p != '{' && *p != '[') {
+        while (p < end && !strchr(",}] \t\r\n", *p))
+            p++;
+        return p;
+    }
+    int depth = 0;
+    while (p < end) {
+        if (*p == '"') {
+            if (!(p = skip_string(p, end)))
+                return NULL;
+            continue;
+        }
+        if (*p == '{' || *p == '[')
+            depth++;
+        else if ((*p == '}' || *p == ']') && --depth == 0)
+            return p + 1;
+        p++;
+    }
+    return NULL;
+}
+
+/* A key (without escapes) at p: its text in [*k, *k + *n); past the ':'. */
+static const char *read_key(const char *p, const char *end, const char **k, size_t *n)
+{
+    p = skip_ws(p, end);
+    if (p >= end || *p != '"')
+        return NULL;
+    const char *q = skip_string(p, end);
+    if (!q || memchr(p + 1, '\\', (size_t)(q - p - 2)))
+        return NULL;
+    *k = p + 1;
+    *n = (size_t)(q - p - 2);
+    q = skip_ws(q, end);
+    return q < end && *q == ':' ? skip_ws(q + 1, end) : NULL;
+}
+
+static bool key_is(const char *k, size_t n, const char *want)
+{
+    return strlen(want) == n && memcmp(k, want, n) == 0;
+}
+
+/* A small non-negative integer at [p, q), or -1. */
+static long small_int(const char *p, const char *q)
+{
+    long v = 0;
+    if (p == q || q - p > 9)
+        return -1;
+    for (; p < q; p++) {
+        if (*p < '0' || *p > '9')
+            return -1;
+        v = v * 10 + (*p - '0');
+    }
+    return v;
+}
+
+/* A refused element's error body (the transactions shape) into result. */
+static void read_refusal(const char *data, const char *data_end, long http_status, taxd_tx_result *result)
+{
+    json_t *body = json_loadb(data, (size_t)(data_end - data), 0, NULL);
+    json_t *issues = json_object_get(body, "data");
+    result->http_status = http_status > 0 ? (int)http_status : 400;
+    result->message = dup_or_null(json_string_value(json_object_get(body, "message")));
+    if (json_is_array(issues))
+        result->details = json_dumps(issues, JSON_COMPACT);
+    json_decref(body);
+}
+
+/* One element {"index", "status", "http_status"?, "data"} at p into
+ * result; past it, or NULL. */
+static const char *scan_element(const char *p, const char *end, size_t index, taxd_tx_result *result)
+{
+    if (p >= end || *p != '{')
+        return NULL;
+    p = skip_ws(p + 1, end);
+    long idx = -1, http_status = 0;
+    const char *data = NULL, *data_end = NULL;
+    result->outcome = 0;
+    while (p && p < end && *p != '}') {
+        const char *k, *v;
+        size_t n;
+        if (!(v = read_key(p, end, &k, &n)) || !(p = skip_value(v, end)))
+            return NULL;
+        if (key_is(k, n, "index"))
+            idx = small_int(v, p);
+        else if (key_is(k, n, "http_status"))
+            http_status = small_int(v, p);
+        else if (key_is(k, n, "data")) {
+            data = v;
+            data_end = p;
+        } else if (key_is(k, n, "status") && *v == '"') {
+            for (size_t s = 0; s < sizeof STATUSES / sizeof STATUSES[0]; s++)
+                if (key_is(v + 1, (size_t)(p - v - 2), STATUSES[s].name))
+                    result->outcome = STATUSES[s].outcome;
+        }
+        p = skip_ws(p, end);
+        if (p < end && *p == ',')
+            p = skip_ws(p + 1, end);
+    }
+    if (!p || p >= end || idx != (long)index || result->outcome == 0 || !data)
+        return NULL;
+    if (result->outcome == TAXD_TX_REFUSED)
+        read_refusal(data, data_end, http_status, result);
+    else
+        result->http_status = result->outcome == TAXD_TX_CREATED ? 201 : 200;
+    return p + 1;
+}
+
+/* The elements of the "data" array at p (just past its '['); past its ']'. */
+static const char *scan_elements(const char *p, const char *end, size_t n, taxd_tx_result *results,
+                                 size_t *got)
+{
+    p = skip_ws(p, end);
+    while (p && p < end && *p != ']') {
+        if (*got == n || !(p = scan_element(p, end, *got, &results[*got])))
+            return NULL;
+        (*got)++;
+        p = skip_ws(p, end);
+        if (p < end && *p == ',')
+            p = skip_ws(p + 1, end);
+    }
+    return p && p < end ? p + 1 : NULL;
+}
+
+bool tc_tx_scan_answer(const char *p, size_t len, size_t n, taxd_tx_result *results)
+{
+    const char *end = p + len;
+    p = skip_ws(p, end);
+    if (p >= end || *p != '{')
+        return false;
+    p++;
+    size_t got = 0;
+    bool seen = false;
+    while (p < end) {
+        const char *k, *v;
+        size_t kn;
+        if (!(v = read_key(p, end, &k, &kn)))
+            return false;
+        if (key_is(k, kn, "data") && *v == '[' && !seen) {
+            seen = true;
+            p = scan_elements(v + 1, end, n, results, &got);
+        } else {
+            p = skip_value(v, end);
+        }
+        if (!p)
+            return false;
+        p = skip_ws(p, end);
+        if (p < end && *p == '}')
+            return seen && got == n;
+        if (p >= end || *p != ',')
+            return false;
+        p++;
+    }
+    return false;
+}
+
 taxd_code taxd_tx_upsert_batch(taxd_client *client, const char *const *jsons, size_t n,
                                taxd_tx_result *results, taxd_error *err)
 {
@@ -225,8 +417,11 @@ taxd_code taxd_tx_upsert_batch(taxd_client *client, const char *const *jsons, si
     taxd_response rs = {0};
     taxd_code code = taxd_send(client, &rq, &rs, err);
     free(body);
-    if (code == TAXD_OK)
+    if (code == TAXD_OK && !tc_tx_scan_answer(rs.body, rs.body_len, n, results)) {
+        for (size_t i = 0; i < n; i++)
+            taxd_tx_result_clear(&results[i]);
         code = read_batch_answer(&rs, n, results, err);
+    }
     taxd_response_clear(&rs);
     return code;
 }
