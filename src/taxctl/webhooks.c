@@ -36,6 +36,10 @@
 #include "tls.h"
 
 #define MAX_BODY (1u << 20)       /* 1 MiB: taxd's events are a few hundred bytes */
+/* A declared body larger than this is refused before it is read (the
+ * sender may see a reset); a smaller excess is read and dropped so that
+ * the sender gets the 413 itself. */
+#define MAX_DISCARD (16u << 20)
 #define MAX_SECRETS 16
 #define MAX_VERIFY_BODY (64u << 20)
 
@@ -132,6 +136,7 @@ typedef struct {
 typedef struct {
     char *body;
     size_t len, cap;
+    size_t received; /* every byte of the body, kept or dropped */
     bool too_large;
 } request;
 
@@ -247,6 +252,7 @@ static enum MHD_Result deliver(const listener *l, struct MHD_Connection *c, cons
  * reaches the sender as a reset, not a 413). */
 static void take_chunk(request *r, const char *data, size_t n)
 {
+    r->received += n;
     if (r->too_large || n > MAX_BODY - r->len) {
         r->too_large = true;
         return;
@@ -267,10 +273,10 @@ static void take_chunk(request *r, const char *data, size_t n)
     r->len += n;
 }
 
-static bool declared_too_large(struct MHD_Connection *c)
+static bool declared_far_too_large(struct MHD_Connection *c)
 {
     const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-    return cl != NULL && strtoull(cl, NULL, 10) > MAX_BODY;
+    return cl != NULL && strtoull(cl, NULL, 10) > MAX_DISCARD;
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
@@ -287,7 +293,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
             fprintf(stderr, "taxctl webhooks listen: %s %s refused (405): only POST\n", method, url);
             return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, "{\"ok\":false,\"error\":\"only POST\"}");
         }
-        if (declared_too_large(c))
+        if (declared_far_too_large(c))
             return refuse(c, MHD_HTTP_CONTENT_TOO_LARGE, "the body is over 1 MiB");
         if ((r = calloc(1, sizeof *r)) == NULL)
             return MHD_NO;
@@ -297,7 +303,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (*upload_size > 0) {
         take_chunk(r, upload, *upload_size);
         *upload_size = 0;
-        return MHD_YES;
+        return r->received <= MAX_DISCARD ? MHD_YES : MHD_NO; /* MHD_NO closes it */
     }
     if (r->too_large)
         return refuse(c, MHD_HTTP_CONTENT_TOO_LARGE, "the body is over 1 MiB");
