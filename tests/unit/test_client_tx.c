@@ -73,7 +73,7 @@ static void test_anything_else_is_refused_for_the_tree_parser(void **state)
         assert_false(scan(bad[i], 1, r));
         clear(r, 1);
     }
-    taxd_tx_result two[2];
+    taxd_tx_result two[2] = {{0}};
     assert_false(scan("{\"data\":[{\"index\":0,\"status\":\"created\",\"data\":{}},"
                       "{\"index\":1,\"status\":\"created\",\"data\":{}}]}", 1, two)); /* more than n */
     clear(two, 2);
