@@ -16,7 +16,10 @@ Rules checked:
     PostgreSQL or under ASan); SIGINT stops adding, lets what was queued be
     answered and journaled, and exits 3;
   - a journal of another file is refused unless --restart;
-  - a progress bar on a terminal (a pty), plain lines when piped.
+  - a progress bar on a terminal (a pty), plain lines when piped;
+  - the library's taxd_sender (tests/client/tx_sender.c): one report per
+    transaction, the last payload of an id wins, and a batch failing after
+    the retries stops the stream (later adds TAXD_E_ABORTED).
 """
 import json
 import os
@@ -394,3 +397,46 @@ def test_a_bar_on_a_terminal_and_plain_lines_when_piped(book, tmp_path):
     assert len(lines) <= 11, err  # every 10% (and every few seconds): not a line per batch
     rc, out, err = taxctl(book, tmp_path, str(f2), "--no-progress", "--restart")
     assert rc == 0 and err == "", err
+
+
+# ------------------------------------------------------------------ the sender (libtaxdclient)
+
+def tx_sender(tenant_or_url, tmp_path, *args, tenant=None):
+    """Runs tests/client/tx_sender.c; returns its JSON line."""
+    tools = Path(os.environ.get("TAXD_CLIENT_TOOLS") or REPO / "build" / "client" / "tools")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TAXD_")}
+    env.update(TAXD_URL=tenant_or_url, TAXD_CLIENT_ID=tenant.client_id if tenant else "x",
+               TAXD_CLIENT_SECRET=tenant.client_secret if tenant else "y")
+    p = subprocess.run([str(tools / "tx_sender"), *map(str, args)], capture_output=True, text=True,
+                       env=env, timeout=TIMEOUT_S)
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout)
+
+
+def test_the_sender_reports_each_transaction_once_and_the_last_payload_wins(book, tmp_path):
+    """3,000 upserts over 500 ids (each id 6 times, 500 lines apart), batches
+    of 100 on 4 connections: one report per tag, one on_batch per batch, and
+    each id ends with its last payload."""
+    out = tx_sender(book.server.url, tmp_path, 3000, 500, 100, 4, tenant=book)
+    assert out["results"] == {"created": 500, "updated": 2500, "unchanged": 0, "refused": 0}, out
+    assert (out["failures"], out["reported_twice"], out["aborted_adds"], out["finish"]) == (0, 0, 0, "ok"), out
+    assert out["batches"] >= 30, out
+    for j in (0, 1, 250, 499):
+        d = body(get(book, f"r{j}"))["data"]
+        assert d["received"][0]["asset_amount"]["amount"] == str(2500 + j + 1), d
+
+
+def test_a_batch_failing_after_the_retries_stops_the_stream(tmp_path):
+    """Nothing listens: the first batches fail after their retries; their
+    tags go to on_failure once each, later adds answer TAXD_E_ABORTED, the
+    queued rest is dropped unreported, and finish answers the failure."""
+    import socket
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()  # a port nothing listens on
+    out = tx_sender(f"http://127.0.0.1:{port}", tmp_path, 5000, 5000, 100, 2, 2)
+    assert out["finish"] != "ok" and out["results"]["created"] == 0, out
+    assert out["reported_twice"] == 0 and out["failures"] >= 1 and out["failures"] % 100 == 0, out
+    assert out["aborted_adds"] > 0 and out["added"] + out["aborted_adds"] == 5000, out
+    assert out["failures"] <= out["added"], out
