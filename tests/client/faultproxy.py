@@ -42,7 +42,8 @@ Actions (add()'s `action`):
                  e.g. move taxd's test clock between two requests
 
 Every rule matches requests whose method equals `method` ("*" for any) and
-whose path (query included) starts with `prefix`; it acts on the matching
+whose path (query included) starts with `prefix` (and holds `contains`,
+when given: "/download" picks a report's links); it acts on the matching
 requests number nth .. nth+times-1 (1-based; times=None: every one from nth
 on). The first rule that acts wins; a request no rule acts on is forwarded.
 Each answer the proxy makes up carries an x-request-id of its own
@@ -86,9 +87,10 @@ class Seen:
 
 
 class Rule:
-    def __init__(self, method, prefix, action, nth=1, times=1, **params):
+    def __init__(self, method, prefix, action, nth=1, times=1, contains=None, **params):
         self.method = method.upper()
         self.prefix = prefix
+        self.contains = contains
         self.action = action
         self.nth = nth
         self.times = times
@@ -96,7 +98,8 @@ class Rule:
         self.matched = 0
 
     def matches(self, method, path):
-        return (self.method == "*" or self.method == method) and path.startswith(self.prefix)
+        return ((self.method == "*" or self.method == method) and path.startswith(self.prefix)
+                and (self.contains is None or self.contains in path))
 
     def fires(self):
         """Counts one matching request; True when this one is to be acted on."""
