@@ -41,6 +41,9 @@ Actions (add()'s `action`):
   "hook"         call fn(request_record) (in process only), then forward:
                  e.g. move taxd's test clock between two requests
 
+down() / up() stop and restart listening on the same port: while down a
+connection is refused, so the client knows nothing was sent.
+
 Every rule matches requests whose method equals `method` ("*" for any) and
 whose path (query included) starts with `prefix` (and holds `contains`,
 when given: "/download" picks a report's links); it acts on the matching
@@ -141,9 +144,12 @@ class FaultProxy:
         class Handler(_Handler):
             owner = proxy
 
+        self._handler = Handler
+        self._open = set()  # connections being served, reset by down()
         self._server = _Server((host, port), Handler)
         self.port = self._server.server_address[1]
         self._thread = None
+        self.is_down = False
 
     # -- lifecycle
     @property
@@ -157,8 +163,34 @@ class FaultProxy:
 
     def stop(self):
         self._hangs.set()
+        if not self.is_down:
+            self._server.shutdown()
+            self._server.server_close()
+        self._reset_open()
+
+    def down(self):
+        """Stops listening and resets every open connection: until up(), a
+        connection is refused, so nothing of a request reaches the wire."""
         self._server.shutdown()
         self._server.server_close()
+        self._reset_open()
+        self.is_down = True
+
+    def up(self):
+        """Listens again on the same port."""
+        self._server = _Server(("127.0.0.1", self.port), self._handler)
+        self.is_down = False
+        return self.start()
+
+    def _reset_open(self):
+        with self._lock:
+            conns = list(self._open)
+        for c in conns:
+            try:
+                c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                c.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
 
     def __enter__(self):
         return self.start()
@@ -231,6 +263,19 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
     def log_message(self, fmt, *args):  # quiet: the record is the log
         pass
+
+    def setup(self):
+        super().setup()
+        with self.owner._lock:
+            self.owner._open.add(self.connection)
+
+    def finish(self):
+        with self.owner._lock:
+            self.owner._open.discard(self.connection)
+        try:
+            super().finish()
+        except OSError:
+            pass
 
     def _body(self):
         n = int(self.headers.get("content-length") or 0)
