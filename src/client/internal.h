@@ -23,9 +23,11 @@ struct taxd_client {
     taxd_log_fn log;
     void *log_userdata;
 
-    pthread_mutex_t lock;      /* guards everything below */
+    pthread_mutex_t mint_lock; /* held while minting: N threads needing a token mint once */
+    pthread_mutex_t lock;      /* guards everything below (never held across I/O) */
     char *token;               /* the cached bearer token, or NULL */
     int64_t token_expires_ms;  /* wall clock (tc_now_ms) when it expires */
+    int64_t token_refresh_ms;  /* wall clock after which the next request mints a new one */
     uint64_t token_generation; /* bumped on every mint: a 401 refreshes once per generation */
     CURL **idle;               /* easy handles kept for reuse (keep-alive connections) */
     size_t n_idle, cap_idle;
@@ -84,9 +86,31 @@ typedef enum {
 } tc_decision;
 
 /* What to do after an attempt: status is the answer's (0 when none came:
- * transport_code says why), safe/create from the request's flags,
- * refreshed whether this request already refreshed its token. */
-tc_decision tc_decide(int status, taxd_code transport_code, bool safe, bool create,
-                      bool refreshed);
+ * transport_code says why), nothing_sent when no byte of the request left
+ * (connection refused, DNS: safe to resend whatever the method),
+ * safe/create from the request's flags, refreshed whether this request
+ * already refreshed its token (or needs none: the token request itself).
+ * Limits (attempts, time) are the caller's: this says only what the answer
+ * deserves. */
+tc_decision tc_decide(int status, taxd_code transport_code, bool nothing_sent, bool safe,
+                      bool create, bool refreshed);
+
+/* ---- tokens (token.c) */
+
+/* The bearer token for a request (*token malloc'd) and its generation.
+ * stale_generation is the generation of a token the service just refused
+ * with a 401 (0: none): a token of a later generation (another thread
+ * already minted) is used as it is, else a new one is minted. A token due
+ * for refresh is minted again too. Minting happens under mint_lock, so N
+ * threads that need a new token together mint it once. */
+taxd_code tc_token_get(taxd_client *c, uint64_t stale_generation, char **token,
+                       uint64_t *generation, taxd_error *err);
+
+/* ---- the attempt loop (send.c) */
+
+/* taxd_send with or without a bearer token (without: the token request
+ * itself, whose 401 is final). */
+taxd_code tc_run(taxd_client *c, const taxd_request *request, bool with_token,
+                 taxd_response *response, taxd_error *err);
 
 #endif
