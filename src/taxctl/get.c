@@ -131,6 +131,13 @@ static int print_object(const char *body, bool table)
     }
     json_error_t jerr;
     json_t *root = json_loads(body, 0, &jerr);
+    /* most answers wrap the resource in {"data": ...}: the table shows it */
+    json_t *data = json_object_get(root, "data");
+    if (json_is_object(data) || json_is_array(data)) {
+        json_incref(data);
+        json_decref(root);
+        root = data;
+    }
     if (json_is_object(root)) {
         taxctl_table_object(stdout, root);
     } else if (json_is_array(root)) {

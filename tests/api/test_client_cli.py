@@ -85,7 +85,7 @@ def test_environment_overrides_the_config_file(server, tenant, tmp_path):
     env["TAXD_CLIENT_SECRET"] = tenant.client_secret
     g = taxctl(["get", "owners", "mine"], env)
     assert g.returncode == 0, g.stderr
-    assert json.loads(g.stdout)["id"] == "mine"
+    assert json.loads(g.stdout)["data"]["id"] == "mine"
     # --url beats TAXD_URL
     env["TAXD_URL"] = "http://127.0.0.1:9"
     assert taxctl(["--url", server.url, "get", "owners", "mine"], env).returncode == 0
@@ -153,6 +153,7 @@ def test_list_table_aligns_scalar_fields_and_cuts_long_values(server, tmp_path):
     assert not any("{" in row for row in lines), lines      # objects are not scalars
     g = taxctl(["get", "accounts", "short", "--table"], cli_env(tmp_path, server.url, t))
     assert g.returncode == 0 and g.stdout.splitlines()[0].split() == ["FIELD", "VALUE"]
+    assert ["id", "short"] in [row.split() for row in g.stdout.splitlines()], g.stdout
 
 
 def test_get_and_list_usage_errors_exit_2(server, tmp_path):
