@@ -157,7 +157,7 @@ class FaultProxy:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self):
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True)
         self._thread.start()
         return self
 
