@@ -137,15 +137,13 @@ build/asan/client/tests/%: tests/unit/%.c build/asan/client/libtaxdclient.a
 	@echo "  LINK    $@"
 	@$(CC) $(CLIENT_CFLAGS) -O1 $(ASAN) -o $@ $^ $(CLIENT_LIBS) -lcmocka
 
-# PREFIX is baked into the pkg-config file, so `make install PREFIX=...`
-# rewrites it when the prefix changes.
+# The pkg-config file names its prefix: the build tree's copy says /usr/local,
+# and `make install PREFIX=...` writes the installed one with that PREFIX.
 PREFIX ?= /usr/local
-build/client/taxdclient.pc: src/client/taxdclient.pc.in FORCE_PC
+PC_SED = sed -e 's|@VERSION@|$(CLIENT_VERSION)|g'
+build/client/taxdclient.pc: src/client/taxdclient.pc.in
 	@mkdir -p $(dir $@)
-	@sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(CLIENT_VERSION)|g' $< > $@.tmp
-	@cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
-.PHONY: FORCE_PC
-FORCE_PC:
+	@$(PC_SED) -e 's|@PREFIX@|/usr/local|g' $< > $@
 
 MAN_PAGES = $(wildcard man/*.1)
 install: build/taxd client
@@ -157,9 +155,9 @@ install: build/taxd client
 	install -m 0755 $(CLIENT_SHARED) $(DESTDIR)$(PREFIX)/lib/
 	ln -sf libtaxdclient.so.$(CLIENT_VERSION) $(DESTDIR)$(PREFIX)/lib/libtaxdclient.so.$(CLIENT_SOVERSION)
 	ln -sf libtaxdclient.so.$(CLIENT_SOVERSION) $(DESTDIR)$(PREFIX)/lib/libtaxdclient.so
-	install -m 0644 build/client/taxdclient.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+	$(PC_SED) -e 's|@PREFIX@|$(PREFIX)|g' src/client/taxdclient.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/taxdclient.pc
 	$(if $(MAN_PAGES),install -m 0644 $(MAN_PAGES) $(DESTDIR)$(PREFIX)/share/man/man1/)
-	@case "$(DESTDIR)$(PREFIX)" in /usr/local) ldconfig 2>/dev/null || true;; esac
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then ldconfig 2>/dev/null || true; fi
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/taxctl $(DESTDIR)$(PREFIX)/bin/taxd \

@@ -155,8 +155,9 @@ long tc_retry_after_ms(const char *value, int64_t now_ms)
     if (isdigit((unsigned char)*value)) {
         const char *p = value;
         long secs = 0;
+        const long cap = LONG_MAX / 1000 / 10; /* saturate: no wrap to a negative wait */
         for (; isdigit((unsigned char)*p); p++)
-            secs = secs > LONG_MAX / 10000 ? LONG_MAX / 10000 : secs * 10 + (*p - '0');
+            secs = secs >= cap ? cap : secs * 10 + (*p - '0');
         while (*p == ' ' || *p == '\t')
             p++;
         if (*p == '\0')

@@ -154,13 +154,9 @@ static void classify(exchange *x, CURLcode rc, CURL *h)
 }
 
 /* One request on the wire. Fills x; returns false only when out of memory
- * before anything was tried. fresh: on a new connection, because libcurl
- * silently sends a request again when a reused connection closes before any
- * answer byte (found by test_client_faults.py: a lost create's answer made
- * libcurl post the create twice); an unsafe request must not be resent
- * behind the retry policy's back. */
+ * before anything was tried. */
 static bool exchange_run(taxd_client *c, const char *method, const char *path, const char *body,
-                         size_t body_len, const char *token, bool fresh, exchange *x)
+                         size_t body_len, bool safe, const char *token, exchange *x)
 {
     memset(x, 0, sizeof *x);
     size_t url_len = strlen(c->base_url) + strlen(path) + 1;
@@ -196,7 +192,15 @@ static bool exchange_run(taxd_client *c, const char *method, const char *path, c
         curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
         curl_easy_setopt(h, CURLOPT_HEADERDATA, x);
         curl_easy_setopt(h, CURLOPT_ERRORBUFFER, x->curl_error);
-        curl_easy_setopt(h, CURLOPT_FRESH_CONNECT, fresh ? 1L : 0L);
+        if (!safe) {
+            /* libcurl silently sends a request again when a reused
+             * connection dies before any answer byte (it takes the
+             * connection for one the server had closed while idle). For a
+             * request that may not be resent that is a blind resend: such a
+             * request gets a connection of its own, so a lost answer is
+             * ours to see (and to read back). */
+            curl_easy_setopt(h, CURLOPT_FRESH_CONNECT, 1L);
+        }
         if (strcmp(method, "GET") == 0) {
             curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
         } else {
@@ -343,8 +347,8 @@ static taxd_code attempt(run_state *s, const char *method, const char *path, con
         tc_log(s->c, '>', "%s %s (%zu bytes)", method, path, len);
     else
         tc_log(s->c, '>', "%s %s", method, path);
-    bool fresh = !s->safe && strcmp(method, "GET") != 0;
-    bool ok = exchange_run(s->c, method, path, body, len, token, fresh, x);
+    bool safe = s->safe || strcmp(method, "GET") == 0; /* a readback is a GET */
+    bool ok = exchange_run(s->c, method, path, body, len, safe, token, x);
     if (token) {
         explicit_bzero(token, strlen(token));
         free(token);

@@ -17,6 +17,9 @@ static const struct {
     {"get", taxctl_get, "print one resource"},
     {"list", taxctl_list, "print every item of a list route"},
     {"webhooks", taxctl_webhooks, "receive deliveries locally (listen) or check one (verify)"},
+    {"post", taxctl_post, "send a JSON body to a route (create an owner or an account)"},
+    {"patch", taxctl_patch, "send a JSON body to a route with PATCH"},
+    {"delete", taxctl_delete, "delete the resource at a route"},
 };
 #define N_COMMANDS (sizeof COMMANDS / sizeof COMMANDS[0])
 

@@ -1,5 +1,5 @@
 /* taxctl: the command-line tool on libtaxdclient. Each command is one file
- * (login.c, import.c, report.c, get.c, webhooks.c) with an entry point of
+ * (login.c, import.c, report.c, get.c, webhooks.c, post.c) with an entry point of
  * the shape below; main.c parses the global options and dispatches. taxctl
  * includes <taxd/client.h> and its own headers only. */
 #ifndef TAXCTL_TAXCTL_H
@@ -46,5 +46,8 @@ int taxctl_report(const taxctl_globals *g, int argc, char **argv);
 int taxctl_get(const taxctl_globals *g, int argc, char **argv);
 int taxctl_list(const taxctl_globals *g, int argc, char **argv);
 int taxctl_webhooks(const taxctl_globals *g, int argc, char **argv);
+int taxctl_post(const taxctl_globals *g, int argc, char **argv);
+int taxctl_patch(const taxctl_globals *g, int argc, char **argv);
+int taxctl_delete(const taxctl_globals *g, int argc, char **argv);
 
 #endif

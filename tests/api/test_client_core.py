@@ -240,3 +240,231 @@ def test_options_are_checked(tenant):
     assert out["code"] == "invalid argument", out
     out, _ = one("http://127.0.0.1:1/v1", "token", tenant=tenant)
     assert out["code"] == "invalid argument", out
+
+
+# ------------------------------------------- a scripted stand-in for taxd
+#
+# The readback rule and the 401 / 429 rules need answers a healthy taxd never
+# gives. This small server answers from a script: each request to a path
+# takes the next action scripted for (method, path), else a default. (The
+# fault-injecting proxy of tests/api/test_client_faults*.py covers resets and
+# timeouts in front of a real taxd; this covers the core's own decisions.)
+
+class Scripted:
+    def __init__(self):
+        self.script = {}          # (method, path) -> [action]
+        self.seen = []            # (method, path, authorization)
+        self.lock = threading.Lock()
+        self.minted = 0
+        scripted = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *a):
+                pass
+
+            def _serve(self):
+                n = int(self.headers.get("content-length") or 0)
+                body = self.rfile.read(n) if n else b""
+                with scripted.lock:
+                    scripted.seen.append((self.command, self.path, self.headers.get("authorization"),
+                                          body))
+                    queue = scripted.script.get((self.command, self.path))
+                    action = queue.pop(0) if queue else None
+                    if action is None and self.path == "/v1/oauth/token":
+                        scripted.minted += 1
+                        action = (200, {}, {"access_token": f"tok-{scripted.minted}",
+                                            "expires_in": 86400, "token_type": "Bearer"})
+                if action is None:
+                    action = (200, {}, {"ok": True})
+                if action == "reset":
+                    self.close_connection = True
+                    return
+                status, headers, payload = action
+                raw = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+                self.send_response(status)
+                for k, v in headers.items():
+                    self.send_header(k, v)
+                self.send_header("content-length", str(len(raw)))
+                self.end_headers()
+                self.wfile.write(raw)
+
+            do_GET = do_POST = do_PATCH = do_DELETE = _serve
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def on(self, method, path, *actions):
+        self.script.setdefault((method, path), []).extend(actions)
+
+    def count(self, method, path):
+        return sum(1 for m, p, _, _ in self.seen if m == method and p == path)
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def scripted():
+    s = Scripted()
+    yield s
+    s.close()
+
+
+def stc(s, *args, log=True):
+    return one(s.url, "--backoff-base-ms", "10", "--backoff-max-ms", "50", *args,
+               client_id="cid", secret="csecret", log=log)
+
+
+OWNER = json.dumps({"id": "o1", "name": "O", "account_owner_type": "individual"})
+HTML_502 = b"<html><head><title>502 Bad Gateway</title></head><body>nginx</body></html>"
+
+
+def test_a_create_whose_answer_was_lost_is_read_back_not_resent(scripted):
+    """A 502 from a proxy may hide a write: GET the readback path; its 200 is the answer."""
+    s = scripted
+    s.on("POST", "/v1/account-owners", (502, {"content-type": "text/html"}, HTML_502))
+    s.on("GET", "/v1/account-owners/o1", (200, {"x-request-id": "rb"}, {"id": "o1"}))
+    out, log = stc(s, "send", "POST", "/v1/account-owners", OWNER, "--create",
+                   "--readback", "/v1/account-owners/o1")
+    assert out["code"] == "ok" and out["status"] == 200 and out["body"] == {"id": "o1"}, out
+    assert out["attempts"] == 2 and out["request_id"] == "rb", out
+    assert s.count("POST", "/v1/account-owners") == 1
+    assert "reading back /v1/account-owners/o1" in log
+
+
+def test_a_reset_create_not_written_is_sent_again(scripted):
+    """A reset after the request left, then a readback 404: nothing was created, send it again."""
+    s = scripted
+    s.on("POST", "/v1/account-owners", "reset", (201, {}, {"id": "o1"}))
+    s.on("GET", "/v1/account-owners/o1", (404, {}, {"error": "Not Found", "message": "no o1"}))
+    out, log = stc(s, "send", "POST", "/v1/account-owners", OWNER, "--create",
+                   "--readback", "/v1/account-owners/o1")
+    assert out["code"] == "ok" and out["status"] == 201 and out["attempts"] == 3, out
+    assert s.count("POST", "/v1/account-owners") == 2    # libcurl resent nothing behind our back
+    assert s.count("GET", "/v1/account-owners/o1") == 1
+
+
+def test_a_readback_refused_is_the_error(scripted):
+    s = scripted
+    s.on("POST", "/v1/account-owners", (504, {}, {"message": "Endpoint request timed out"}))
+    s.on("GET", "/v1/account-owners/o1", (403, {}, {"Message": "User is not authorized to access this resource"}))
+    out, _ = stc(s, "send", "POST", "/v1/account-owners", OWNER, "--create",
+                 "--readback", "/v1/account-owners/o1")
+    assert out["status"] == 403 and out["message"].startswith("User is not authorized"), out
+    assert s.count("POST", "/v1/account-owners") == 1
+
+
+def test_a_create_without_readback_and_an_unsafe_post_are_not_resent(scripted):
+    s = scripted
+    s.on("POST", "/v1/account-owners", (503, {}, {"message": "busy"}), (503, {}, {"message": "busy"}))
+    out, _ = stc(s, "send", "POST", "/v1/account-owners", OWNER, "--create")
+    assert out["status"] == 503 and out["message"] == "busy" and out["attempts"] == 1, out
+    out, _ = stc(s, "send", "POST", "/v1/account-owners", OWNER)
+    assert out["status"] == 503 and out["attempts"] == 1, out
+    assert s.count("POST", "/v1/account-owners") == 2
+
+
+def test_safe_requests_back_off_and_retry_5xx(scripted):
+    s = scripted
+    s.on("GET", "/v1/x", (500, {}, {"error": "Internal Server Error"}), (503, {}, b""), (200, {}, {"v": 1}))
+    out, log = stc(s, "send", "GET", "/v1/x")
+    assert out["code"] == "ok" and out["attempts"] == 3 and out["body"] == {"v": 1}, out
+    assert "* retry 2/6 in" in log and "after 500" in log and "* retry 3/6 in" in log
+    s.on("POST", "/v1/transactions/external-id", (502, {}, HTML_502), (200, {}, {"ok": 1}))
+    out, _ = stc(s, "send", "POST", "/v1/transactions/external-id", "{}", "--safe")
+    assert out["code"] == "ok" and out["attempts"] == 2, out
+
+
+def test_retries_are_bounded_by_max_attempts_and_time(scripted):
+    s = scripted
+    s.on("GET", "/v1/x", *[(503, {}, {"message": "down"})] * 20)
+    out, _ = stc(s, "--max-attempts", "4", "send", "GET", "/v1/x")
+    assert out["status"] == 503 and out["attempts"] == 4 and out["message"] == "down", out
+    out, _ = one(s.url, "--max-attempts", "50", "--backoff-base-ms", "100", "--backoff-max-ms", "100",
+                 "--max-retry-ms", "400", "send", "GET", "/v1/x", client_id="cid", secret="csecret")
+    assert out["status"] == 503 and 2 <= out["attempts"] < 20, out
+    assert out["elapsed_ms"] < 3000, out
+
+
+def test_429_waits_retry_after_for_every_method(scripted):
+    s = scripted
+    s.on("POST", "/v1/account-owners",
+         (429, {"retry-after": "1"}, {"error": "rate_limit_exceeded",
+                                      "message": "Rate limit exceeded. Retry in 1 seconds."}),
+         (201, {}, {"id": "o1"}))
+    out, log = stc(s, "send", "POST", "/v1/account-owners", OWNER)
+    assert out["code"] == "ok" and out["status"] == 201 and out["attempts"] == 2, out
+    assert out["elapsed_ms"] >= 950, out
+    assert "* retry 2/6 in 1000 ms after 429" in log
+
+
+def test_429_beyond_the_budget_is_final_at_once(scripted):
+    s = scripted
+    s.on("GET", "/v1/x", (429, {"Retry-After": "100"}, {"error": "Too Many Requests",
+                                                          "message": "Too Many Requests"}))
+    out, _ = stc(s, "--max-retry-ms", "5000", "send", "GET", "/v1/x")
+    assert out["status"] == 429 and out["attempts"] == 1, out
+    assert out["retry_after_ms"] == 100000 and out["message"] == "Too Many Requests", out
+    assert out["elapsed_ms"] < 2000, out
+
+
+def test_429_with_an_http_date_and_without_retry_after(scripted):
+    s = scripted
+    when = time.strftime("%a, %d %b %Y %H:%M:%S GMT", time.gmtime(time.time() + 2))
+    s.on("GET", "/v1/x", (429, {"retry-after": when}, {"message": "Too many requests."}),
+         (429, {}, {"error": "rate_limit_exceeded", "message": "Too many requests."}),
+         (200, {}, {"v": 2}))
+    out, log = stc(s, "send", "GET", "/v1/x")
+    assert out["code"] == "ok" and out["attempts"] == 3, out
+    assert out["elapsed_ms"] >= 900, out      # the date was 1-2 s ahead (second resolution)
+
+
+def test_a_second_401_is_final(scripted):
+    """401 mints one new token and retries once, never more."""
+    s = scripted
+    deny = (401, {}, {"error": "Unauthorized", "message": "Invalid token"})
+    s.on("GET", "/v1/x", deny, deny, deny)
+    out, log = stc(s, "send", "GET", "/v1/x")
+    assert out["status"] == 401 and out["message"] == "Invalid token" and out["attempts"] == 2, out
+    assert s.minted == 2 and s.count("GET", "/v1/x") == 2
+    auths = [a for m, p, a, _ in s.seen if p == "/v1/x"]
+    assert auths == ["Bearer tok-1", "Bearer tok-2"]     # the retry carries the new token
+
+
+def test_the_token_request(scripted):
+    """The body is {grant_type, client_id, client_secret}; a 429 there is waited for."""
+    s = scripted
+    s.on("POST", "/v1/oauth/token", (429, {"retry-after": "0"}, {"message": "Too many requests."}))
+    out, _ = stc(s, "token")
+    assert out["code"] == "ok" and out["body"] == "tok-1", out
+    bodies = [json.loads(b) for m, p, _, b in s.seen if p == "/v1/oauth/token"]
+    assert len(bodies) == 2
+    assert bodies[0] == {"grant_type": "client_credentials", "client_id": "cid",
+                         "client_secret": "csecret"}
+    assert all(a is None for m, p, a, _ in s.seen if p == "/v1/oauth/token")
+
+
+def test_request_id_header_is_read_case_insensitively(scripted):
+    s = scripted
+    s.on("GET", "/v1/x", (404, {"X-Request-ID": "Abc-1"}, {"error": "Not Found", "message": "none"}))
+    out, log = stc(s, "send", "GET", "/v1/x")
+    assert out["request_id"] == "Abc-1" and "(request id Abc-1)" in log, out
+
+
+def test_threads_hitting_401_together_mint_once(scripted):
+    """N threads whose shared token is refused together mint one new token."""
+    s = scripted
+    deny = (401, {}, {"error": "Unauthorized", "message": "Invalid token"})
+    # the first 8 requests are refused: each thread's first try with tok-1
+    s.on("GET", "/v1/x", *[deny] * 8)
+    lines, log, rc = tc(s.url, "--threads", "8", "send", "GET", "/v1/x", client_id="cid",
+                        secret="csecret", log=True)
+    assert rc == 0 and all(x["code"] == "ok" for x in lines), lines
+    # 8 threads start together but the first mint may finish before some of them
+    # ask; at most one refresh follows the refusals
+    assert s.minted <= 2, (s.minted, log)
