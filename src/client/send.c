@@ -515,10 +515,11 @@ static taxd_code one_page(const char *body, taxd_page_fn on_page, void *userdata
     }
     char *text = json_dumps(data, JSON_COMPACT);
     json_t *cursor = json_object_get(json_object_get(page, "meta"), "next_cursor");
-    if (json_is_string(cursor) && json_string_length(cursor) > 0)
+    bool more = json_is_string(cursor) && json_string_length(cursor) > 0;
+    if (more)
         *next = strdup(json_string_value(cursor));
-    json_decref(page);
-    if (text == NULL || (json_is_string(cursor) && *next == NULL)) {
+    json_decref(page); /* cursor goes with it */
+    if (text == NULL || (more && *next == NULL)) {
         free(text);
         free(*next);
         *next = NULL;
