@@ -12,6 +12,7 @@
  * library's business: the program only looks at outcomes. Exit status 0
  * when every line was written, 1 when some were refused, 3 when the service
  * could not be reached. */
+#define _POSIX_C_SOURCE 200809L /* getline */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
