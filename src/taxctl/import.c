@@ -446,14 +446,23 @@ static void send_all(import_run *run, taxd_client *client)
     run->sender = NULL;
 }
 
+static void remove_if_empty(const char *path)
+{
+    struct stat st;
+    if (path && stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0)
+        unlink(path);
+}
+
 static void run_free(import_run *run)
 {
     for (int i = 0; i < run->n_first; i++)
         free(run->first[i].message);
     journal_close(run->journal);
     journal_prior_free(&run->prior);
-    if (run->refused_out)
+    if (run->refused_out) {
         fclose(run->refused_out);
+        remove_if_empty(run->refused_path); /* no refusal in any run: no file to look at */
+    }
     free(run->refused_path);
     if (run->len > 0)
         munmap((void *)run->data, run->len);

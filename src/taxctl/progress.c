@@ -49,7 +49,9 @@ static void figures(const progress *p, int64_t now, char *buf, size_t len)
     long rate = elapsed_ms >= 50 ? (long)(this_run * (int64_t)1000 / elapsed_ms) : 0;
     int pct = p->total > 0 ? (int)(p->done * 100 / p->total) : 100;
     char eta[32] = "?";
-    if (rate > 0)
+    if (p->done >= p->total)
+        snprintf(eta, sizeof eta, "0:00");
+    else if (rate > 0)
         duration(eta, sizeof eta, (p->total - p->done + rate - 1) / rate);
     snprintf(buf, len, "%ld/%ld %3d%% %ld tx/s ETA %s", p->done, p->total, pct, rate, eta);
 }

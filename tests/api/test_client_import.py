@@ -170,6 +170,7 @@ def test_a_csv_import_ends_with_exactly_the_files_transactions(book, tmp_path):
     assert sorted(stored_ids(book)) == sorted(r["id"] for r in rows)
     for r in rows[::7] + rows[-1:]:
         assert_stored(book, r)
+    assert not (tmp_path / "tx.csv.taxctl-refused.jsonl").exists(), "nothing refused: no refusals file"
     # the same file again: everything was answered, nothing is sent
     rc, out, err = taxctl(book, tmp_path, str(f))
     assert rc == 0 and summary(out)["skipped"] == 301 and summary(out)["written"] == 0, (out, err)
