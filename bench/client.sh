@@ -76,26 +76,7 @@ new_db() {
     $TAXD admin --db "$1/taxd.db" ratelimit set --tenant "$tenant" --rate 100000000 --burst 100000000 >/dev/null
     start_taxd "$1/taxd.db"
     echo "bench-client: $ACCOUNTS accounts into $1 ..." >&2
-    $PY - "$port" "$token" "$ACCOUNTS" <<'PY'
-import http.client, json, sys, threading
-port, token, count = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
-H = {"authorization": "Bearer " + token, "content-type": "application/json"}
-def send(conn, path, body, want):
-    conn.request("POST", path, json.dumps(body), H)
-    r = conn.getresponse(); text = r.read()
-    assert r.status == want, (path, r.status, text)
-c = http.client.HTTPConnection("127.0.0.1", port)
-send(c, "/v1/account-owners", {"id": "owner", "name": "Bench", "account_owner_type": "individual"}, 201)
-for code in ("BTC", "ETH", "SOL", "ADA", "DOT"):
-    send(c, "/v1/assets", {"code": code, "name": code, "type": "crypto"}, 201)
-def worker(k):
-    conn = http.client.HTTPConnection("127.0.0.1", port)
-    for i in range(k, count, 8):
-        send(conn, "/v1/accounts", {"id": f"a{i}", "account_owner_id": "owner"}, 201)
-threads = [threading.Thread(target=worker, args=(k,)) for k in range(8)]
-for t in threads: t.start()
-for t in threads: t.join()
-PY
+    $PY bench/make_accounts.py "$port" "$token" "$ACCOUNTS"
 }
 
 count_rows() { $PY -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('SELECT count(*) FROM transactions').fetchone()[0])" "$1"; }

@@ -175,26 +175,7 @@ new_db() {
     tenant=$(field "$creds" tenant_id); client=$(field "$creds" client_id); secret=$(field "$creds" client_secret)
     $TAXD admin --db "$1" ratelimit set --tenant "$tenant" --rate 100000000 --burst 100000000 >/dev/null
     start_taxd "$1"
-    $PY - "$port" "$token" "$2" "$3" <<'PY'
-import http.client, json, sys, threading
-port, token, count, prefix = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), sys.argv[4]
-H = {"authorization": "Bearer " + token, "content-type": "application/json"}
-def send(conn, path, body, want):
-    conn.request("POST", path, json.dumps(body), H)
-    r = conn.getresponse(); text = r.read()
-    assert r.status == want, (path, r.status, text)
-c = http.client.HTTPConnection("127.0.0.1", port)
-send(c, "/v1/account-owners", {"id": "owner", "name": "Bench", "account_owner_type": "individual"}, 201)
-for code in ("BTC", "ETH", "SOL", "ADA", "DOT"):
-    send(c, "/v1/assets", {"code": code, "name": code, "type": "crypto"}, 201)
-def worker(k):
-    conn = http.client.HTTPConnection("127.0.0.1", port)
-    for i in range(k, count, 8):
-        send(conn, "/v1/accounts", {"id": f"{prefix}{i}", "account_owner_id": "owner"}, 201)
-threads = [threading.Thread(target=worker, args=(k,)) for k in range(8)]
-for t in threads: t.start()
-for t in threads: t.join()
-PY
+    $PY bench/make_accounts.py "$port" "$token" "$2" "$3"
     stop_taxd
 }
 

@@ -144,26 +144,7 @@ setup() {
         sed -n 's/.*"access_token":"\([^"]*\)".*/\1/p')
     [ -n "$token" ] || fail "no token"
     [ "$1" -gt 0 ] || return 0
-    $PY - "${ports[0]}" "$token" "$1" <<'PY'
-import http.client, json, sys, threading
-port, token, count = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
-H = {"authorization": "Bearer " + token, "content-type": "application/json"}
-def send(conn, path, body, want):
-    conn.request("POST", path, json.dumps(body), H)
-    r = conn.getresponse(); text = r.read()
-    assert r.status == want, (path, r.status, text)
-c = http.client.HTTPConnection("127.0.0.1", port)
-send(c, "/v1/account-owners", {"id": "owner", "name": "Bench", "account_owner_type": "individual"}, 201)
-for code in ("BTC", "ETH", "SOL", "ADA", "DOT"):
-    send(c, "/v1/assets", {"code": code, "name": code, "type": "crypto"}, 201)
-def worker(k):
-    conn = http.client.HTTPConnection("127.0.0.1", port)
-    for i in range(k, count, 8):
-        send(conn, "/v1/accounts", {"id": f"a{i}", "account_owner_id": "owner"}, 201)
-threads = [threading.Thread(target=worker, args=(k,)) for k in range(8)]
-for t in threads: t.start()
-for t in threads: t.join()
-PY
+    $PY bench/make_accounts.py "${ports[0]}" "$token" "$1"
 }
 
 # statement calls so far in database DB (pg_stat_statements, this database only)
