@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include <taxd/client.h>
 
@@ -86,18 +87,6 @@ static long clock_time(const char **p)
     return h * 3600L + m * 60L + s;
 }
 
-/* Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's
- * days_from_civil): no timegm, no time zone, no locale. */
-static int64_t days_from_civil(int64_t y, int m, int d)
-{
-    y -= m <= 2;
-    int64_t era = (y >= 0 ? y : y - 399) / 400;
-    int64_t yoe = y - era * 400;
-    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + doe - 719468;
-}
-
 /* An HTTP date (RFC 9110 § 5.6.7: IMF-fixdate, RFC 850, asctime) as ms
  * since the epoch; -1 when it is none of them. */
 static int64_t http_date_ms(const char *s)
@@ -143,7 +132,11 @@ static int64_t http_date_ms(const char *s)
         s++;
     if (*s != '\0' || day < 1 || day > 31)
         return -1;
-    return (days_from_civil(year, month, day) * 86400 + secs) * 1000;
+    struct tm midnight = {.tm_year = year - 1900, .tm_mon = month - 1, .tm_mday = day};
+    time_t day_start = timegm(&midnight); /* UTC, no time zone or locale involved */
+    if (day_start == (time_t)-1)
+        return -1;
+    return ((int64_t)day_start + secs) * 1000;
 }
 
 long tc_retry_after_ms(const char *value, int64_t now_ms)
