@@ -148,9 +148,14 @@ long tc_retry_after_ms(const char *value, int64_t now_ms)
     if (isdigit((unsigned char)*value)) {
         const char *p = value;
         long secs = 0;
-        const long cap = LONG_MAX / 1000 / 10; /* saturate: no wrap to a negative wait */
-        for (; isdigit((unsigned char)*p); p++)
-            secs = secs >= cap ? cap : secs * 10 + (*p - '0');
+        /* saturate at the most seconds whose milliseconds fit: a longer
+         * value waits that long, never less (no wrap, no smaller wait for
+         * a longer value) */
+        const long cap = LONG_MAX / 1000;
+        for (; isdigit((unsigned char)*p); p++) {
+            int d = *p - '0';
+            secs = secs > (cap - d) / 10 ? cap : secs * 10 + d;
+        }
         while (*p == ' ' || *p == '\t')
             p++;
         if (*p == '\0')

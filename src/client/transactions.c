@@ -153,6 +153,14 @@ static const struct {
     {"error", TAXD_TX_REFUSED},
 };
 
+/* A refused element's http_status: an error status as it is, anything
+ * else (absent, not an integer, out of 100-599) 400. The tree parser and
+ * the scanner both apply it, so they agree (fuzz_client_answer). */
+static int refusal_status(long long http_status)
+{
+    return http_status >= 100 && http_status <= 599 ? (int)http_status : 400;
+}
+
 /* One element of the answer into result; false when it is not one. */
 static bool read_element(json_t *el, size_t index, taxd_tx_result *result)
 {
@@ -171,9 +179,7 @@ static bool read_element(json_t *el, size_t index, taxd_tx_result *result)
         return true;
     }
     json_t *data = json_object_get(el, "data");
-    result->http_status = (int)json_integer_value(json_object_get(el, "http_status"));
-    if (result->http_status == 0)
-        result->http_status = 400;
+    result->http_status = refusal_status(json_integer_value(json_object_get(el, "http_status")));
     result->message = dup_or_null(json_string_value(json_object_get(data, "message")));
     json_t *issues = json_object_get(data, "data");
     if (json_is_array(issues))
@@ -265,7 +271,9 @@ static const char *skip_value(const char *p, const char *end)
     return NULL;
 }
 
-/* A key (without escapes) at p: its text in [*k, *k + *n); past the ':'. */
+/* A key (without escapes) at p: its text in [*k, *k + *n); past the ':'
+ * and the whitespace after it, at a value's first byte (never at end: a
+ * body cut after the ':' is not read past its end). */
 static const char *read_key(const char *p, const char *end, const char **k, size_t *n)
 {
     p = skip_ws(p, end);
@@ -277,7 +285,10 @@ static const char *read_key(const char *p, const char *end, const char **k, size
     *k = p + 1;
     *n = (size_t)(q - p - 2);
     q = skip_ws(q, end);
-    return q < end && *q == ':' ? skip_ws(q + 1, end) : NULL;
+    if (q >= end || *q != ':')
+        return NULL;
+    q = skip_ws(q + 1, end);
+    return q < end ? q : NULL;
 }
 
 static bool key_is(const char *k, size_t n, const char *want)
@@ -304,7 +315,7 @@ static void read_refusal(const char *data, const char *data_end, long http_statu
 {
     json_t *body = json_loadb(data, (size_t)(data_end - data), 0, NULL);
     json_t *issues = json_object_get(body, "data");
-    result->http_status = http_status > 0 ? (int)http_status : 400;
+    result->http_status = refusal_status(http_status);
     result->message = dup_or_null(json_string_value(json_object_get(body, "message")));
     if (json_is_array(issues))
         result->details = json_dumps(issues, JSON_COMPACT);
@@ -333,8 +344,10 @@ static const char *scan_element(const char *p, const char *end, size_t index, ta
         else if (key_is(k, n, "data")) {
             data = v;
             data_end = p;
-        } else if (key_is(k, n, "status") && *v == '"') {
-            for (size_t s = 0; s < sizeof STATUSES / sizeof STATUSES[0]; s++)
+        } else if (key_is(k, n, "status")) {
+            /* a repeated key: the last one counts, as in jansson's tree */
+            result->outcome = 0;
+            for (size_t s = 0; *v == '"' && s < sizeof STATUSES / sizeof STATUSES[0]; s++)
                 if (key_is(v + 1, (size_t)(p - v - 2), STATUSES[s].name))
                     result->outcome = STATUSES[s].outcome;
         }
@@ -381,7 +394,11 @@ bool tc_tx_scan_answer(const char *p, size_t len, size_t n, taxd_tx_result *resu
         size_t kn;
         if (!(v = read_key(p, end, &k, &kn)))
             return false;
-        if (key_is(k, kn, "data") && *v == '[' && !seen) {
+        if (key_is(k, kn, "data")) {
+            /* a second "data" (jansson's tree keeps the last) or one that
+             * is not an array: the tree parser decides */
+            if (seen || *v != '[')
+                return false;
             seen = true;
             p = scan_elements(v + 1, end, n, results, &got);
         } else {

@@ -25,6 +25,13 @@ static void test_retry_after_delta_seconds(void **state)
     assert_int_equal(tc_retry_after_ms(" 3 ", 0), 3000);
     /* a huge value saturates instead of wrapping to a negative wait */
     assert_true(tc_retry_after_ms("99999999999999999999999", 0) > 0);
+    /* saturation (fuzz_client_retry): a longer value never waits less, and
+     * every value past the most seconds whose milliseconds fit waits that */
+    const long most = LONG_MAX / 1000 * 1000;
+    assert_true(tc_retry_after_ms("9223372036854770", 0) >= tc_retry_after_ms("9223372036854769", 0));
+    assert_int_equal(tc_retry_after_ms("9223372036854775", 0), most);
+    assert_int_equal(tc_retry_after_ms("9223372036854776", 0), most);
+    assert_int_equal(tc_retry_after_ms("99999999999999999999999", 0), most);
 }
 
 static void test_retry_after_unreadable_is_absent(void **state)

@@ -79,11 +79,48 @@ static void test_anything_else_is_refused_for_the_tree_parser(void **state)
     clear(two, 2);
 }
 
+/* What fuzz_client_answer found: the scanner must read as jansson's tree
+ * reads (the last of repeated keys; one rule for http_status) or leave the
+ * body to the tree parser, and never read past a cut body. */
+static void test_the_scanner_agrees_with_the_tree(void **state)
+{
+    (void)state;
+    const char *bad[] = {
+        /* the tree keeps the last status: not one the scanner may report */
+        "{\"data\":[{\"index\":0,\"status\":\"created\",\"status\":\"made\",\"data\":{}}]}",
+        "{\"data\":[{\"index\":0,\"status\":\"created\",\"status\":1,\"data\":{}}]}",
+        /* the tree keeps the last "data" */
+        "{\"data\":[{\"index\":0,\"status\":\"created\",\"data\":{}}],\"data\":{}}",
+        "{\"data\":{},\"data\":[{\"index\":0,\"status\":\"created\",\"data\":{}}]}",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        taxd_tx_result r[1];
+        assert_false(scan(bad[i], 1, r));
+        clear(r, 1);
+    }
+    taxd_tx_result r[2];
+    assert_true(scan("{\"data\":[{\"index\":0,\"status\":\"made\",\"status\":\"unchanged\",\"data\":{}},"
+                     "{\"index\":1,\"status\":\"error\",\"http_status\":999,\"data\":{\"message\":\"m\"}}]}",
+                     2, r));
+    assert_int_equal(r[0].outcome, TAXD_TX_UNCHANGED);
+    assert_int_equal(r[1].http_status, 400); /* not an HTTP status: 400, as the tree gives */
+    clear(r, 2);
+    /* cut right after "data": (ASan sees a read past the exact-size copy) */
+    const char *cut = "{\"data\": ";
+    char *exact = malloc(strlen(cut));
+    memcpy(exact, cut, strlen(cut));
+    memset(r, 0, sizeof r);
+    assert_false(tc_tx_scan_answer(exact, strlen(cut), 1, r));
+    clear(r, 1);
+    free(exact);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_each_status_in_order),
         cmocka_unit_test(test_anything_else_is_refused_for_the_tree_parser),
+        cmocka_unit_test(test_the_scanner_agrees_with_the_tree),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
