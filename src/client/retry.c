@@ -166,10 +166,12 @@ long tc_retry_after_ms(const char *value, int64_t now_ms)
     int64_t at = http_date_ms(value);
     if (at < 0)
         return -1;
-    int64_t wait = at - now_ms;
-    if (wait <= 0)
+    if (at <= now_ms)
         return 0;
-    return wait > LONG_MAX ? LONG_MAX : (long)wait;
+    /* at > now_ms: the difference fits in 64 unsigned bits even when
+     * at - now_ms would overflow int64_t (a clock far from the date) */
+    uint64_t wait = (uint64_t)at - (uint64_t)now_ms;
+    return wait > (uint64_t)LONG_MAX ? LONG_MAX : (long)wait;
 }
 
 /* ---- backoff */

@@ -68,6 +68,9 @@ static void test_retry_after_date_in_the_past_is_zero(void **state)
     (void)state;
     assert_int_equal(tc_retry_after_ms("Sun, 06 Nov 1994 08:49:37 GMT", RFC_EXAMPLE_MS + 1), 0);
     assert_int_equal(tc_retry_after_ms("Sun, 06 Nov 1994 08:49:37 GMT", RFC_EXAMPLE_MS), 0);
+    /* a clock far from the date (fuzz_client_retry): no overflow, no negative wait */
+    assert_int_equal(tc_retry_after_ms("Sun, 06 Nov 1994 08:49:37 GMT", INT64_MAX), 0);
+    assert_int_equal(tc_retry_after_ms("Sun, 06 Nov 1994 08:49:37 GMT", INT64_MIN), LONG_MAX);
 }
 
 /* ---- backoff */
