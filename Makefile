@@ -326,7 +326,12 @@ FUZZ_LIB  = src/core/validate.c src/http/errors.c src/http/url.c src/http/router
             src/webhooks/payload.c src/webhooks/signature.c \
             src/reports/format.c src/reports/links.c
 FUZZ_OBJ  = $(FUZZ_LIB:%.c=build/fuzz/obj/%.o)
-.SECONDARY: $(FUZZ_OBJ)
+# The client's targets (tests/fuzz/fuzz_client_*.c) link libtaxdclient's
+# sources (which need -Iinclude, and curl, jansson and libcrypto) and taxctl's
+# CSV reader and converter instead of taxd's modules.
+FUZZ_CLIENT_LIB = $(CLIENT_SRC) src/taxctl/csv.c src/taxctl/txconv.c
+FUZZ_CLIENT_OBJ = $(FUZZ_CLIENT_LIB:%.c=build/fuzz/obj/%.o)
+.SECONDARY: $(FUZZ_OBJ) $(FUZZ_CLIENT_OBJ)
 FUZZ_SECONDS ?= 30
 FUZZ_SMOKE_SECONDS ?= 3
 FUZZ_FLAGS = -std=c17 -D_GNU_SOURCE -Isrc -g -O1 -fsanitize=address,undefined \
@@ -337,6 +342,17 @@ build/fuzz/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	@echo "  CC fuzz $<"
 	@clang $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link $(DEPFLAGS) -c $< -o $@
+
+build/fuzz/obj/src/client/%.o: src/client/%.c
+	@mkdir -p $(dir $@)
+	@echo "  CC fuzz $<"
+	@clang $(FUZZ_FLAGS) -Iinclude -fsanitize=fuzzer-no-link $(DEPFLAGS) -c $< -o $@
+
+build/fuzz/fuzz_client_%: tests/fuzz/fuzz_client_%.c $(FUZZ_CLIENT_OBJ)
+	@mkdir -p $(dir $@)
+	@echo "  FUZZ    $@"
+	@clang $(FUZZ_FLAGS) -Iinclude -fsanitize=fuzzer $(DEPFLAGS) -MF $@.d -MT $@ -o $@ $< \
+	  $(FUZZ_CLIENT_OBJ) $(CLIENT_LIBS)
 
 build/fuzz/%: tests/fuzz/%.c $(FUZZ_OBJ)
 	@mkdir -p $(dir $@)
@@ -350,4 +366,4 @@ fuzz: $(FUZZ_TARGETS:%=build/fuzz/%)
 fuzz-smoke: $(FUZZ_TARGETS:%=build/fuzz/%)
 	@tests/fuzz/run.sh smoke $(FUZZ_SMOKE_SECONDS) $(FUZZ_TARGETS)
 
--include $(OBJ:.o=.d) $(ASAN_OBJ:.o=.d) $(CLIENT_OBJ:.o=.d) $(TAXCTL_OBJ:.o=.d) $(CLIENT_ASAN_OBJ:.o=.d) $(TAXCTL_ASAN_OBJ:.o=.d) $(FUZZ_OBJ:.o=.d) $(FUZZ_BIN:%=%.d)
+-include $(OBJ:.o=.d) $(ASAN_OBJ:.o=.d) $(CLIENT_OBJ:.o=.d) $(TAXCTL_OBJ:.o=.d) $(CLIENT_ASAN_OBJ:.o=.d) $(TAXCTL_ASAN_OBJ:.o=.d) $(FUZZ_OBJ:.o=.d) $(FUZZ_CLIENT_OBJ:.o=.d) $(FUZZ_BIN:%=%.d)

@@ -291,6 +291,165 @@ for name, parts in {
     seed("fuzz_links", name, "\0".join(parts))
 
 
+# ---------------------------------------------------------------- the client (fuzz_client_*.c)
+# Batch answers as taxd gives them (docs/openapi.yaml TransactionBatchResult): each element
+# carries its stored record (created/updated/unchanged) or its error body (error).
+# fuzz_client_answer input: byte 0 = n - 1, bytes 1-2 the status (big endian), the body.
+
+def record(tx, created="2024-03-01T10:00:00.000Z", updated=None):
+    rec = dict(tx, created_at=created, updated_at=updated or created)
+    return rec
+
+
+def refused(http_status, message, issues=None):
+    return {"status": "error", "message": message, "data": issues if issues is not None else []}
+
+
+BATCH = [
+    {"index": 0, "status": "created", "data": record(TX["trade"])},
+    {"index": 1, "status": "updated", "data": record(TX["deposit"], updated="2024-03-02T00:00:00.000Z")},
+    {"index": 2, "status": "unchanged", "data": record(TX["withdraw"])},
+    {"index": 3, "status": "error", "http_status": 404,
+     "data": refused(404, "Account 'zz' not found")},
+    {"index": 4, "status": "error", "http_status": 400,
+     "data": refused(400, "Validation failed",
+                     [{"code": "custom", "path": ["id"],
+                       "message": "Duplicate id 't1' in the batch (first at index 0)"}])},
+    {"index": 5, "status": "error", "http_status": 400,
+     "data": refused(400, "Validation failed",
+                     [{"code": "invalid_type", "path": ["sent", 0, "asset_amount", "amount"],
+                       "message": "Expected string, received number", "expected": "string"}])},
+]
+
+
+def answer_seed(name, n, status, body):
+    if isinstance(body, str):
+        body = body.encode()
+    seed("fuzz_client_answer", name, bytes([n - 1, status >> 8, status & 0xFF]) + body)
+
+
+answer_seed("batch_all_statuses.json", 6, 200, compact({"data": BATCH}))
+answer_seed("batch_pretty.json", 6, 200, json.dumps({"data": BATCH}, indent=2))
+answer_seed("batch_one_created.json", 1, 200, compact({"data": BATCH[:1]}))
+answer_seed("batch_one_refused.json", 1, 200, compact({"data": [dict(BATCH[3], index=0)]}))
+answer_seed("batch_keys_reordered.json", 2, 200,
+            '{"meta":{"x":[{}]},"data":[{"data":{"id":"a]}\\\"{"},"status":"created","index":0},'
+            '{"http_status":400,"data":{"message":"m\u00e9","data":[]},"index":1,"status":"error"}]}')
+answer_seed("batch_escaped_status.json", 1, 200,
+            '{"data":[{"index":0,"status":"cr\u0065ated","data":{}}]}')
+answer_seed("batch_repeated_keys.json", 1, 200,
+            '{"data":[{"index":0,"status":"created","status":"error","http_status":999,'
+            '"data":{"message":"a"},"data":{"message":"b","data":[1]}}]}')
+answer_seed("batch_http_status_odd.json", 3, 200,
+            '{"data":[{"index":0,"status":"error","http_status":-404,"data":{}},'
+            '{"index":1,"status":"error","http_status":4.04e2,"data":{}},'
+            '{"index":2,"status":"error","http_status":12345678901,"data":{}}]}')
+# What the fuzzer found (kept so that every smoke run replays it): a body cut right
+# after "data": was read one byte past its end.
+answer_seed("found_cut_after_key", 1, 200, b'{"data":\r')
+# Error bodies of every shape the client reads (tests/client/faultproxy.py, spec § Errors).
+for name, (status, body) in {
+    "error_json": (503, compact({"error": "Service Unavailable", "message": "Service Unavailable (injected)"})),
+    "error_Message": (502, compact({"Message": "Bad Gateway (injected)"})),
+    "error_message_only": (500, compact({"message": "Internal Server Error (injected)"})),
+    "error_html": (504, "<html><head><title>504 Gateway Timeout</title></head><body><center>"
+                        "<h1>504 Gateway Timeout</h1></center><hr><center>gateway</center></body></html>\n"),
+    "error_empty": (502, ""),
+    "error_429_seconds": (429, compact({"error": "rate_limit_exceeded",
+                                        "message": "Rate limit exceeded. Try again in 3 seconds."})),
+    "error_429_standard": (429, compact({"error": "Too Many Requests", "message": "Too Many Requests"})),
+    "error_401": (401, '{"message":"Invalid token","error":"Unauthorized"}'),
+    "error_validation": (400, compact({"error": "Bad Request", "message": "Validation failed",
+                                       "issues": [{"code": "too_small", "path": ["name"],
+                                                   "message": "String must contain at least 1 character(s)"}]})),
+    "error_transactions_shape": (404, compact({"status": "error", "message": "Account 'zz' not found",
+                                               "data": [], "error": {"code": 404}})),
+    "error_controls": (500, b"\x1b[31mred\x07\r\n\x00<b>bold</b>\xff\xfe"),
+}.items():
+    answer_seed(name, 1, status, body)
+
+# fuzz_client_retry: 8 bytes now_ms, 2 bytes status, transport code, flag bits, the value.
+NOW_MS = 784111777000 - 5000  # five seconds before RFC 9110's example date
+
+
+def retry_seed(name, value, status=503, transport=0, bits=0b0010, now=NOW_MS):
+    seed("fuzz_client_retry", name, now.to_bytes(8, "big", signed=True) + bytes([status >> 8, status & 0xFF,
+                                                                                 transport, bits]) + value.encode())
+
+
+for name, value in {
+    "imf_fixdate": "Sun, 06 Nov 1994 08:49:37 GMT",
+    "rfc850": "Sunday, 06-Nov-94 08:49:37 GMT",
+    "asctime": "Sun Nov  6 08:49:37 1994",
+    "lower_case_month": "Sun, 06 nov 1994 08:49:37 GMT",
+    "leap_day": "Thu, 29 Feb 2024 00:00:00 GMT",
+    "year_2100": "Fri, 01 Jan 2100 00:00:00 GMT",
+    "utc_not_gmt": "Sun, 06 Nov 1994 08:49:37 UTC",
+    "leap_second": "Sat, 31 Dec 2016 23:59:60 GMT",
+    "delta": "120",
+    "delta_spaces": " \t3 \t",
+    "delta_zero": "0",
+    "delta_huge": "99999999999999999999999",
+    "delta_edge": "9223372036854770",
+    "negative": "-1",
+    "fraction": "1.5",
+    "words": "12 seconds",
+    "empty": "",
+}.items():
+    retry_seed(name, value)
+retry_seed("decide_401_refreshed", "", status=401, bits=0b1010)
+retry_seed("decide_409_create", "", status=409, bits=0b0110)
+retry_seed("decide_timeout_create", "", status=0, transport=5, bits=0b0100)
+# now_negative was fuzz_client_retry's first find: the date minus a clock that far overflowed.
+retry_seed("now_negative", "Sun, 06 Nov 1994 08:49:37 GMT", now=-(2 ** 63))
+retry_seed("now_max", "Sun, 06 Nov 1994 08:49:37 GMT", now=2 ** 63 - 1)
+
+# fuzz_client_webhook: secret \n second secret \n header \n body (real envelopes).
+DELIVERY = compact({"timestamp": "2024-03-01T10:00:00.000Z",
+                    "data": [dict(EVENT, event_type=EVENT["type"])]})
+for name, (s1, s2, header, body) in {
+    "genuine": (SECRET, "", v1(SECRET, DELIVERY), DELIVERY),
+    "rotation": (SECRET, "old-secret", v1(SECRET, DELIVERY) + "," + v1("old-secret", DELIVERY), DELIVERY),
+    "rotation_spaced": ("old-secret", "", v1(SECRET, DELIVERY) + ", " + v1("old-secret", DELIVERY), DELIVERY),
+    "future_scheme": (SECRET, "", "v2=abc," + v1(SECRET, DELIVERY), DELIVERY),
+    "tampered": (SECRET, "", v1(SECRET, DELIVERY), DELIVERY.replace("a1", "a2")),
+    "pretty_two_events": (SECRET, "", "v1=", json.dumps(
+        {"timestamp": "2024-03-01T10:00:00.000Z", "extra": {"x": [1, 2.5e-3]},
+         "data": [dict(EVENT, event_type="INVENTORY_UPDATE"),
+                  {"event_type": "TIN_VALIDATION_COMPLETED", "event_id": "e2", "status": "VALID",
+                   "note": "k\u00f6ln \"q\" \\ \u001f", "n": -12345678901234}]}, indent=2)),
+    "escaped_data_key": ("s", "", "", '{"d\\u0061ta":[{"event_type":"X","n":1.0}]}'),
+    "no_event_id": ("s", "", "", '{"data":[{"event_type":"X"},{"event_type":"Y","event_id":7}]}'),
+    "empty_data": ("s", "", "", '{"data":[]}'),
+    "not_envelope": ("s", "", "", '[{"event_type":"X"}]'),
+}.items():
+    seed("fuzz_client_webhook", name, "\n".join([s1, s2, header, body]))
+
+# fuzz_client_csv: whole files as taxctl import reads them.
+CSV_COLUMNS = ("id,account_id,datetime,type,subtype,sent_asset,sent_amount,sent_usd_rate,"
+               "received_asset,received_amount,received_usd_rate,fee_asset,fee_amount,fee_usd_rate")
+with open(os.path.join(os.path.dirname(ROOT), "..", "..", "examples", "trades.csv"), "rb") as f:
+    seed("fuzz_client_csv", "examples_trades.csv", f.read())
+seed("fuzz_client_csv", "import_test_rows.csv", CSV_COLUMNS + "\n"
+     "t0,a0,2024-01-01T00:00:00Z,deposit,,,,,ETH,0.000000000000000001,2000,,,\n"
+     "t1,a1,2024-01-01T00:00:01.250+01:00,trade,buy,USD,1.5,,BTC,99999999999999999999.999999999999999999,"
+     "30000.25,USD,0.1,\n"
+     "t2,a2,2024-02-29T23:59:59-05:00,withdraw,,BTC:crypto,0.5,,,,,,,\n")
+seed("fuzz_client_csv", "quoted_and_crlf.csv",
+     "\ufeffid,account_id,datetime,type,received_asset,received_amount\r\n"
+     "\"q,1\",\"a \"\"x\"\"\",2024-03-01T10:00:00Z,income,NFT-1.x_y:nft,1\r\n"
+     "\"multi\nline\",a,2024-03-01T10:00:00Z,deposit,EUR:fiat,12.50\r\n\r\n")
+seed("fuzz_client_csv", "bad_lines.csv", CSV_COLUMNS + "\n"
+     "x,a,2024-13-01T00:00:00Z,trade,,USD,-1,,B TC,1e5,abc,,,\n"
+     ",,,,,,,,,,,,,\n"
+     "\"open quote,a,2024-01-01T00:00:00Z\n"
+     "y,a,2024-01-01T00:00:00Z,withdraw\n")
+seed("fuzz_client_csv", "columns_reordered.csv",
+     "type,fee_amount,fee_asset,datetime,account_id,id,sent_amount,sent_asset\n"
+     "expense,0.001,ETH,2024-01-01T00:00:00.5Z,acct-\u00e9,\u6771\u4eac,12,USD\n")
+seed("fuzz_client_csv", "unknown_column.csv", "id,account_id,datetime,type,colour\nx,a,b,c,d\n")
+
+
 def main():
     for target, files in CORPORA.items():
         directory = os.path.join(ROOT, target)
