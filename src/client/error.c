@@ -65,14 +65,16 @@ taxd_code tc_fail(taxd_error *err, taxd_code code, const char *fmt, ...)
     return code;
 }
 
-/* The value of the first key equal to "message" ignoring case, when it is
- * a string. */
+/* The value of the first key equal to "message" ignoring case whose value
+ * is a non-empty string (an empty one would leave the caller nothing to
+ * print: the fallback message says more). */
 static const char *message_of(json_t *body)
 {
     const char *key;
     json_t *value;
     json_object_foreach(body, key, value) {
-        if (strcasecmp(key, "message") == 0 && json_is_string(value))
+        if (strcasecmp(key, "message") == 0 && json_is_string(value) &&
+            json_string_length(value) > 0)
             return json_string_value(value);
     }
     return NULL;

@@ -347,6 +347,8 @@ answer_seed("batch_http_status_odd.json", 3, 200,
 # What the fuzzer found (kept so that every smoke run replays it): a body cut right
 # after "data": was read one byte past its end.
 answer_seed("found_cut_after_key", 1, 200, b'{"data":\r')
+# ... and an error body whose message is empty (the caller had nothing to print).
+answer_seed("found_empty_message", 1, 502, '{"Message":""}')
 # Error bodies of every shape the client reads (tests/client/faultproxy.py, spec § Errors).
 for name, (status, body) in {
     "error_json": (503, compact({"error": "Service Unavailable", "message": "Service Unavailable (injected)"})),

@@ -90,6 +90,14 @@ static void test_5xx_without_error_or_message(void **state)
     assert_string_equal(err.error, "Internal Server Error");
     assert_string_equal(err.message, "HTTP 500: {\"error\":\"Internal Server Error\"}");
     taxd_error_clear(&err);
+    /* an empty message is no message (fuzz_client_answer): the caller
+     * would print nothing */
+    err = answer(502, "{\"Message\":\"\"}");
+    assert_string_equal(err.message, "HTTP 502: {\"Message\":\"\"}");
+    taxd_error_clear(&err);
+    err = answer(502, "{\"message\":\"\",\"Message\":\"second\"}");
+    assert_string_equal(err.message, "second");
+    taxd_error_clear(&err);
 }
 
 static void test_bodies_that_are_not_json(void **state)
