@@ -15,7 +15,7 @@
  *    prefixed "v1=", compared with every comma-separated part of the
  *    header with spaces and tabs trimmed (an empty body verifies nothing);
  *  - a header made here for a non-empty body ("v1=<sig>" per secret, comma
- *    separated, with or without a space) verifies under each of its
+ *    separated, spaces and tabs around entries or not) verifies under each of its
  *    secrets, and not for the body with one byte changed. */
 #include <stdbool.h>
 #include <stdint.h>
@@ -154,15 +154,20 @@ static void check_made(const char *s1, const char *s2, const char *body, size_t 
         return;
     const char *secrets[2] = {s1, s2};
     size_t count = s2[0] != '\0' ? 2 : 1;
-    char header[2 * 48 + 2] = "";
+    /* the separators vary with the body: ",", ", " or " ,\t" (spaces and
+     * tabs around an entry are the sender's choice) */
+    static const char *const SEP[] = {",", ", ", " ,\t"};
+    char header[2 * 48 + 8] = "";
     char sig[48];
     reference_sig(s1, body, len, sig);
-    memcpy(header, sig, 47);
+    strncat(header, sig, 47);
     if (count == 2) {
         reference_sig(s2, body, len, sig);
-        memcpy(header + 47, len % 2 ? ", " : ",", len % 2 ? 2 : 1);
+        strcat(header, SEP[len % 3]);
         strncat(header, sig, 47);
     }
+    if (len % 2)
+        strcat(header, " ");
     for (size_t i = 0; i < count; i++)
         if (!taxd_webhook_verify(header, &secrets[i], 1, body, len))
             FAIL("a made header does not verify under its secret");
