@@ -2,15 +2,50 @@
  * of its own (creating account owners and accounts before an import, most
  * of all). The body is JSON from the argument, from @FILE, or from standard
  * input; the answer's body is printed as it came. A POST is a create: it is
- * never sent twice (a lost answer is reported, exit 3, and the caller looks
- * before trying again); PATCH and DELETE are sent again only when nothing
- * reached the service. */
+ * never sent twice blindly. For the collections whose records are keyed by
+ * a field of the body (READBACKS), a lost answer is read back from the
+ * record's own route and a 404 there lets the create go again; elsewhere a
+ * lost answer is reported (exit 3). PATCH and DELETE are sent again only
+ * when nothing reached the service. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "taxctl.h"
+
+/* Creates whose record can be read back at COLLECTION/<the body's KEY>. */
+static const struct {
+    const char *collection, *key;
+} READBACKS[] = {
+    {"/v1/accounts", "id"},
+    {"/v1/account-owners", "id"},
+    {"/v1/filers", "id"},
+    {"/v1/assets", "code"},
+};
+
+/* The readback path of a create of body at path, malloc'd; NULL when the
+ * route has none (or the body names no key). */
+static char *readback_path(const char *path, const char *body)
+{
+    const char *key = NULL;
+    for (size_t i = 0; i < sizeof READBACKS / sizeof READBACKS[0]; i++)
+        if (strcmp(path, READBACKS[i].collection) == 0)
+            key = READBACKS[i].key;
+    if (!key)
+        return NULL;
+    json_t *doc = json_loads(body, 0, NULL);
+    const char *id = json_string_value(json_object_get(doc, key));
+    char *escaped = id && *id ? taxd_escape(id) : NULL;
+    char *out = NULL;
+    if (escaped && asprintf(&out, "%s/%s", path, escaped) < 0)
+        out = NULL;
+    free(escaped);
+    json_decref(doc);
+    return out;
+}
 
 static void usage(FILE *out, const char *method)
 {
@@ -79,8 +114,10 @@ static int write_request(const taxctl_globals *g, const char *method, int argc, 
         free(body);
         return TAXCTL_EXIT_USAGE;
     }
+    bool create = strcmp(method, "POST") == 0;
+    char *readback = create ? readback_path(argv[1], body) : NULL;
     taxd_request req = {.method = method, .path = argv[1], .body = body,
-                        .flags = strcmp(method, "POST") == 0 ? TAXD_CREATE : 0};
+                        .flags = create ? TAXD_CREATE : 0, .readback_path = readback};
     taxd_response resp = {0};
     taxd_error err = {0};
     int status = TAXCTL_EXIT_OK;
@@ -94,6 +131,7 @@ static int write_request(const taxctl_globals *g, const char *method, int argc, 
     taxd_response_clear(&resp);
     taxd_error_clear(&err);
     taxd_client_free(client);
+    free(readback);
     free(body);
     return status;
 }

@@ -130,7 +130,12 @@ typedef struct {
     const secrets *secrets;
     int status;   /* the answer to a verified delivery */
     bool verbose;
+    /* Event ids seen, so a repeat is marked (delivery is at least once).
+     * MHD's one internal polling thread runs every handler: no lock. */
+    taxd_dedup *seen;
 } listener;
+
+enum { SEEN_EVENT_IDS = 100000 }; /* about 10 MB of ids at most */
 
 /* One request's body, read as it arrives (MHD calls the handler per chunk). */
 typedef struct {
@@ -193,10 +198,27 @@ static void now_iso(char out[32])
     snprintf(out + n, 32 - n, ".%03ldZ", ts.tv_nsec / 1000000);
 }
 
+/* Writes ,"repeated_event_ids":[...] for the events of d already seen
+ * (and records the others); nothing when none was. */
+static void put_repeats(FILE *f, taxd_dedup *seen, const taxd_webhook_delivery *d)
+{
+    size_t repeats = 0;
+    for (size_t i = 0; i < d->count; i++) {
+        if (d->events[i].event_id == NULL || !taxd_dedup_seen(seen, d->events[i].event_id))
+            continue;
+        char *id = json_text(d->events[i].event_id);
+        fprintf(f, "%s%s", repeats++ == 0 ? ",\"repeated_event_ids\":[" : ",", id);
+        free(id);
+    }
+    if (repeats > 0)
+        fputc(']', f);
+}
+
 /* The line of a verified delivery:
  * {"received_at","trace_id","verified":true,"timestamp","events":[...]},
- * the events as the sender wrote them (taxd_webhook_parse keeps their bytes). */
-static char *delivery_line(const char *trace_id, const taxd_webhook_delivery *d)
+ * the events as the sender wrote them (taxd_webhook_parse keeps their bytes),
+ * and "repeated_event_ids" when some event arrived before. */
+static char *delivery_line(taxd_dedup *seen, const char *trace_id, const taxd_webhook_delivery *d)
 {
     char received[32];
     now_iso(received);
@@ -209,7 +231,9 @@ static char *delivery_line(const char *trace_id, const taxd_webhook_delivery *d)
                    "\"events\":[", received, trace, stamp);
         for (size_t i = 0; i < d->count; i++)
             fprintf(f, "%s%s", i > 0 ? "," : "", d->events[i].json);
-        fputs("]}\n", f);
+        fputc(']', f);
+        put_repeats(f, seen, d);
+        fputs("}\n", f);
     }
     if (f != NULL && fclose(f) != 0) {
         free(line);
@@ -220,7 +244,7 @@ static char *delivery_line(const char *trace_id, const taxd_webhook_delivery *d)
     return line;
 }
 
-static enum MHD_Result deliver(const listener *l, struct MHD_Connection *c, const request *r)
+static enum MHD_Result deliver(listener *l, struct MHD_Connection *c, const request *r)
 {
     const char *signature = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "x-service-signature");
     if (signature == NULL || signature[0] == '\0')
@@ -235,7 +259,8 @@ static enum MHD_Result deliver(const listener *l, struct MHD_Connection *c, cons
         taxd_error_clear(&err);
         return ok;
     }
-    char *line = delivery_line(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "x-trace-id"), &d);
+    char *line = delivery_line(l->seen, MHD_lookup_connection_value(c, MHD_HEADER_KIND, "x-trace-id"),
+                               &d);
     taxd_webhook_delivery_clear(&d);
     if (line == NULL)
         return reply(c, MHD_HTTP_SERVICE_UNAVAILABLE, "{\"ok\":false,\"error\":\"out of memory\"}");
@@ -284,7 +309,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                                   size_t *upload_size, void **state)
 {
     (void)version;
-    const listener *l = cls;
+    listener *l = cls;
     request *r = *state;
     if (r == NULL) { /* the first call: headers only */
         if (l->verbose)
@@ -484,8 +509,15 @@ static int cmd_listen(const taxctl_globals *g, int argc, char **argv)
         rc = usage_error("no secret: give --secret S or set TAXD_WEBHOOK_SECRETS");
         goto out;
     }
-    listener l = {.secrets = &s, .status = o.status, .verbose = g->verbose};
+    listener l = {.secrets = &s, .status = o.status, .verbose = g->verbose,
+                  .seen = taxd_dedup_new(SEEN_EVENT_IDS)};
+    if (l.seen == NULL) {
+        fprintf(stderr, "taxctl webhooks listen: out of memory\n");
+        rc = TAXCTL_EXIT_INCOMPLETE;
+        goto out;
+    }
     rc = serve(&o, &l);
+    taxd_dedup_free(l.seen);
 out:
     secrets_clear(&s);
     return rc;

@@ -205,6 +205,27 @@ def test_a_create_that_never_arrived_is_sent_again_after_the_readback(proxy, boo
     assert count_accounts(book, "again") == 1
 
 
+def test_taxctl_post_reads_a_lost_create_back_from_the_records_route(proxy, book, tmp_path):
+    """taxctl post knows where the collections keyed by a body field keep
+    their records: a create whose answer was lost is read back there, not
+    created twice, and its record printed (exit 0)."""
+    proxy.add("POST", "/v1/accounts", "reset_after")
+    body = json.dumps({"id": "lost cli", "account_owner_id": "o1"})
+    r = taxctl(["post", "/v1/accounts", body], cli_env(tmp_path, proxy.url, book))
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["data"]["id"] == "lost cli"
+    assert proxy.attempts("POST", "/v1/accounts") == 1
+    assert proxy.attempts("GET", "/v1/accounts/lost%20cli") == 1
+    assert count_accounts(book, "lost cli") == 1
+    # a route without a readback: the lost answer is reported, never resent
+    proxy.add("POST", "/v1/tin-validations", "reset_after")
+    r = taxctl(["post", "/v1/tin-validations", json.dumps({"tin": "000000000", "tin_type": "SSN",
+                                                           "name": "X"})],
+               cli_env(tmp_path, proxy.url, book))
+    assert r.returncode == 3, r.stderr
+    assert proxy.attempts("POST", "/v1/tin-validations") == 1
+
+
 # ---------------------------------------------------------------- never retried
 
 @pytest.mark.parametrize("status", [400, 403, 404, 409])

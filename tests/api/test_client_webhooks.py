@@ -198,7 +198,7 @@ def test_listen_prints_each_delivery_taxd_makes_and_answers_200(server, book, li
     move(server, sub, lis.url("/hooks/inventory"))
     deposit(book, "t1")
     line = lis.wait_lines(1)[0]
-    assert list(line) == ["received_at", "trace_id", "verified", "timestamp", "events"]
+    assert list(line) == ["received_at", "trace_id", "verified", "timestamp", "events"]  # no repeat
     assert line["verified"] is True and len(line["events"]) == 1
     event = line["events"][0]
     assert event["event_type"] == "INVENTORY_UPDATE" and uuid.UUID(event["event_id"]).version == 4
@@ -241,6 +241,16 @@ def test_python_hmac_and_taxctl_agree_on_a_body_taxd_delivered(server, book, rec
     line = lis.wait_lines(1)[0]
     assert line["trace_id"] == "replay-1"
     assert line["events"] == json.loads(body)["data"]
+    assert "repeated_event_ids" not in line
+
+    # delivery is at least once: the same event again is printed, marked as a repeat
+    r = requests.post(lis.url("/replayed"), data=body, verify=str(lis_ca(lis)), timeout=WAIT_S,
+                      headers={"content-type": "application/json", "x-service-signature": signature,
+                               "x-trace-id": "replay-2"})
+    assert (r.status_code, r.json()) == (200, {"ok": True})
+    again = lis.wait_lines(2)[1]
+    assert again["trace_id"] == "replay-2"
+    assert again["repeated_event_ids"] == [e["event_id"] for e in json.loads(body)["data"]]
 
 
 def lis_ca(lis):
