@@ -324,7 +324,7 @@ FUZZ_SRC  = $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_TARGETS ?= $(FUZZ_SRC:tests/fuzz/%.c=%)
 FUZZ_BIN  = $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/%)
 FUZZ_LIB  = src/core/validate.c src/http/errors.c src/http/url.c src/http/router.c \
-            src/http/token.c src/core/scopes.c src/core/crypto.c \
+            src/http/token.c src/core/scopes.c src/core/crypto.c src/core/ids.c \
             src/core/clock.c src/core/buf.c src/core/utf8.c src/core/dbuf.c \
             src/core/decimal.c src/core/domain.c src/api/tx_document.c \
             src/webhooks/payload.c src/webhooks/signature.c \

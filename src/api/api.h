@@ -22,6 +22,7 @@ const route_t *api_routes(bool test_hooks, size_t *count);
 
 /* src/api/oauth.c */
 void api_oauth_token(request_t *req);
+void api_oauth_owner_token(request_t *req);
 /* src/api/health.c */
 void api_healthz(request_t *req);
 void api_livez(request_t *req);

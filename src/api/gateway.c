@@ -14,14 +14,24 @@
  * the two. Keys are "<tenant>\n<METHOD /template>" for the tenant bucket and
  * "<tenant>\n<METHOD /template>\nendpoint" for an endpoint's own bucket: an
  * endpoint limit set "for every tenant" gives every tenant its own bucket
- * under that rule, because one tenant must never exhaust another's quota. */
+ * under that rule, because one tenant must never exhaust another's quota.
+ *
+ * Account-owner tokens (claim aoi, issue 19 item 1) reach only routes flagged
+ * ROUTE_OWNER, and on a route with {accountOwnerId} only when that id resolves,
+ * in the token's tenant, to the token's owner; anything else is the same 403
+ * as a scope deny. The flag is judged with the scopes, before the limits; the
+ * path's owner after them, since it needs the database. Their buckets carry
+ * the owner: "<tenant>\n<owner uuid>\n<METHOD /template>" (same rule values),
+ * so one browser cannot drain its tenant's quota. */
 #include "api/gateway.h"
 
 #include <string.h>
 
+#include "api/api.h"
 #include "core/buf.h"
 #include "core/clock.h"
 #include "http/errors.h"
+#include "store/owners.h"
 
 /* ---- authentication --------------------------------------------------- */
 
@@ -72,6 +82,42 @@ static bool scope_allows(const request_t *req)
     return granted == 0 || (granted & req->match.route->scopes) != 0;
 }
 
+/* ---- account-owner tokens --------------------------------------------- */
+
+static bool is_owner_token(const request_t *req)
+{
+    return req->claims.owner_uuid[0] != '\0';
+}
+
+/* True unless an owner token calls a route not flagged for owners. */
+static bool owner_flag_allows(const request_t *req)
+{
+    return !is_owner_token(req) || (req->match.route->flags & ROUTE_OWNER) != 0;
+}
+
+/* For an owner token on a route with {accountOwnerId}: true when the id
+ * resolves in the tenant to the token's owner. An unknown id is not that
+ * owner. False after answering (403 deny, or 5xx from the store). */
+static bool owner_path_allows(request_t *req)
+{
+    const char *id = router_param(&req->match, "accountOwnerId");
+    if (!is_owner_token(req) || id == NULL)
+        return true;
+    store_conn_t *db = api_db(req);
+    if (db == NULL)
+        return false;
+    char uuid[STORE_UUID_LEN];
+    store_status_t rc = store_owner_uuid(db, req->claims.tenant_id, id, uuid);
+    if (rc != STORE_OK && rc != STORE_NOT_FOUND) {
+        reply_store_failure(req, rc);
+        return false;
+    }
+    if (rc == STORE_OK && strcmp(uuid, req->claims.owner_uuid) == 0)
+        return true;
+    reply_error_body(req, 403, error_body_gateway_deny());
+    return false;
+}
+
 /* ---- rate limits ------------------------------------------------------ */
 
 static void record_headers(api_exchange_t *x, ratelimit_result_t r)
@@ -103,10 +149,14 @@ static verdict_t take_tokens(request_t *req, ratelimit_result_t *refused)
     const char *tenant = req->claims.tenant_id;
     const char *label = ctx->route_labels[req->match.route->index];
     int64_t now = clock_monotonic_ms();
-    char key[TOKEN_ID_MAX + 320];
+    char key[TOKEN_ID_MAX + IDS_UUID_LEN + 320];
     buf_t b = buf_over(key, sizeof key);
     buf_puts(&b, tenant);
     buf_putc(&b, '\n');
+    if (is_owner_token(req)) {
+        buf_puts(&b, req->claims.owner_uuid);
+        buf_putc(&b, '\n');
+    }
     buf_puts(&b, label);
 
     ratelimit_rule_t rule = settings->tenant_rule(settings->cls, tenant);
@@ -150,7 +200,7 @@ static void run_phases(api_context_t *ctx, request_t *req)
 {
     if (!authenticate(ctx, req))
         return;
-    if (req->authenticated && !scope_allows(req)) {
+    if (req->authenticated && (!scope_allows(req) || !owner_flag_allows(req))) {
         /* Counted against its bucket so the headers that follow a verified
          * token stay truthful; the 403 wins over a 429. */
         ratelimit_result_t ignored;
@@ -159,6 +209,8 @@ static void run_phases(api_context_t *ctx, request_t *req)
         return;
     }
     if (req->authenticated && !limits_admit(req))
+        return;
+    if (req->authenticated && !owner_path_allows(req))
         return;
     api_handler_fn handler = (api_handler_fn)req->match.route->handler;
     handler(req);

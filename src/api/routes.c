@@ -13,6 +13,7 @@
 
 static const route_t ROUTES[] = {
     {"POST", "/v1/oauth/token", 0, 0, (void *)api_oauth_token, 0, 0},
+    {"POST", "/v1/oauth/account-owner-token", 0, 0, (void *)api_oauth_owner_token, 0, 0},
     {"GET", "/healthz", 0, 0, (void *)api_healthz, 0, ROUTE_INLINE},
     {"GET", "/livez", 0, 0, (void *)api_livez, 0, ROUTE_INLINE},
     /* not inline: it reads (and may probe) the database, under a 1 s deadline */
@@ -20,9 +21,10 @@ static const route_t ROUTES[] = {
     {"GET", "/metrics", 0, 0, (void *)api_metrics, 0, ROUTE_INLINE},
     {"POST", "/v1/account-owners", SCOPE_ACCOUNTS, 0, (void *)api_owners_create, 0, 0},
     {"GET", "/v1/account-owners", SCOPE_ACCOUNTS, 0, (void *)api_owners_list, 0, 0},
-    {"GET", "/v1/account-owners/{accountOwnerId}", SCOPE_ACCOUNTS, 0, (void *)api_owners_get, 0, 0},
+    {"GET", "/v1/account-owners/{accountOwnerId}", SCOPE_ACCOUNTS, 0, (void *)api_owners_get, 0,
+     ROUTE_OWNER},
     {"PATCH", "/v1/account-owners/{accountOwnerId}", SCOPE_ACCOUNTS, 0,
-     (void *)api_owners_update, 0, 0},
+     (void *)api_owners_update, 0, ROUTE_OWNER},
     {"POST", "/v1/accounts", SCOPE_ACCOUNTS, 0, (void *)api_accounts_create, 0, 0},
     {"GET", "/v1/accounts", SCOPE_ACCOUNTS, 0, (void *)api_accounts_list, 0, 0},
     {"GET", "/v1/accounts/{accountId}", SCOPE_ACCOUNTS, 0, (void *)api_accounts_get, 0, 0},
@@ -84,9 +86,9 @@ static const route_t ROUTES[] = {
     {"GET", "/v1/tin-validations/{validationId}", SCOPE_TAX_DOCUMENTS, 0,
      (void *)api_tin_validations_get, 0, 0},
     {"POST", "/v1/account-owners/{accountOwnerId}/tax-documentation", SCOPE_TAX_DOCUMENTS, 0,
-     (void *)api_tax_documentation_submit, 0, 0},
+     (void *)api_tax_documentation_submit, 0, ROUTE_OWNER},
     {"GET", "/v1/account-owners/{accountOwnerId}/tax-documentation", SCOPE_TAX_DOCUMENTS, 0,
-     (void *)api_tax_documentation_get, 0, 0},
+     (void *)api_tax_documentation_get, 0, ROUTE_OWNER},
     {"GET", "/v1/tax-documents", SCOPE_TAX_DOCUMENTS, 0, (void *)api_tax_documents_list, 0, 0},
     /* test hooks */
     {"POST", "/_test/clock", 0, 0, (void *)api_test_clock, 0, 0},

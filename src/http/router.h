@@ -25,6 +25,10 @@ typedef struct route {
  * hold): it runs on the connection thread, so it answers even when every
  * worker is busy (health checks). */
 #define ROUTE_INLINE 1u
+/* An account-owner token may call the route (issue 19, item 1); every other
+ * route refuses one. When the template has {accountOwnerId}, it must name the
+ * token's owner. */
+#define ROUTE_OWNER 2u
 
 typedef enum router_status {
     ROUTER_OK = 0,

@@ -91,6 +91,13 @@ static bool token_id_ok(const char *id)
     return n > 0 && n < TOKEN_ID_MAX;
 }
 
+/* True when s is a uuid in its canonical 36-character text. */
+static bool token_uuid_ok(const char *s)
+{
+    uint8_t bytes[IDS_UUID_BYTES];
+    return strnlen(s, IDS_UUID_LEN) == IDS_UUID_LEN - 1 && ids_uuid_parse(s, bytes);
+}
+
 /* Renders obj compactly into buf; returns the length, or 0 when it does not fit. */
 static size_t token_dump(json_t *obj, char *buf, size_t cap)
 {
@@ -113,6 +120,8 @@ static json_t *token_build_payload(const token_claims_t *c)
               json_object_set_new(p, "tid", json_string(c->tenant_id));
     if (c->scopes != 0)
         bad |= json_object_set_new(p, "scope", json_string(scope));
+    if (c->owner_uuid[0] != '\0')
+        bad |= json_object_set_new(p, "aoi", json_string(c->owner_uuid));
     bad |= json_object_set_new(p, "iat", json_integer(c->issued_at)) |
            json_object_set_new(p, "exp", json_integer(c->expires_at));
     if (bad != 0) {
@@ -126,7 +135,8 @@ char *token_sign(const token_signer_t *signer, const token_claims_t *claims)
 {
     if (signer == NULL || claims == NULL || signer->count == 0 ||
         !token_id_ok(claims->tenant_id) || !token_id_ok(claims->client_id) ||
-        (claims->scopes & ~SCOPE_ALL) != 0)
+        (claims->scopes & ~SCOPE_ALL) != 0 ||
+        (claims->owner_uuid[0] != '\0' && !token_uuid_ok(claims->owner_uuid)))
         return NULL;
     char header[TOKEN_HEADER_MAX], payload[TOKEN_PAYLOAD_MAX];
     size_t h_len = token_dump(json_pack("{s:s, s:s, s:s}", "alg", "HS256", "typ", "JWT", "kid",
@@ -237,6 +247,19 @@ static token_status_t token_read_times(const json_t *p, token_claims_t *c)
     return TOKEN_OK;
 }
 
+/* Reads the optional aoi claim: absent, or a uuid string. */
+static bool token_read_owner(const json_t *p, token_claims_t *c)
+{
+    const json_t *aoi = json_object_get(p, "aoi");
+    c->owner_uuid[0] = '\0';
+    if (aoi == NULL)
+        return true;
+    if (!json_is_string(aoi) || json_string_length(aoi) != IDS_UUID_LEN - 1)
+        return false;
+    memcpy(c->owner_uuid, json_string_value(aoi), IDS_UUID_LEN);
+    return token_uuid_ok(c->owner_uuid);
+}
+
 /* Reads the claims of a payload whose signature has been verified. */
 static token_status_t token_read_claims(const json_t *p, token_claims_t *c)
 {
@@ -245,7 +268,7 @@ static token_status_t token_read_claims(const json_t *p, token_claims_t *c)
     if (!token_json_string_is(iss, TOKEN_ISSUER) ||
         !token_copy_id(json_object_get(p, "tid"), c->tenant_id) ||
         !token_copy_id(json_object_get(p, "sub"), c->client_id) ||
-        token_read_times(p, c) != TOKEN_OK)
+        !token_read_owner(p, c) || token_read_times(p, c) != TOKEN_OK)
         return TOKEN_BAD_CLAIMS;
     c->scopes = 0;
     if (scope == NULL)

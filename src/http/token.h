@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/ids.h"
 #include "core/keys.h"
 #include "core/scopes.h"
 
@@ -26,6 +27,9 @@ typedef struct token_claims {
     int64_t issued_at; /* seconds since the epoch */
     int64_t expires_at;
     int64_t not_before; /* nbf; INT64_MIN when absent. token_sign never writes it */
+    /* aoi: the one account owner (service uuid) an account-owner token may
+     * act for; "" for a tenant token (issue 19, item 1). */
+    char owner_uuid[IDS_UUID_LEN];
 } token_claims_t;
 
 /* A ring of signing keys prepared for use from many threads. Built from a

@@ -517,6 +517,40 @@ static void test_bad_claims_under_valid_signature(void **state)
     }
 }
 
+/* The account-owner claim (issue 19): signed when set, read back, and
+ * accepted only as a canonical uuid string. */
+static void test_owner_claim(void **state)
+{
+    struct fixture *f = *state;
+    token_claims_t c = sample_claims();
+    strcpy(c.owner_uuid, "0d7f1c1e-2a3b-4c5d-8e9f-0123456789ab");
+    char *t = token_sign(f->signer, &c);
+    assert_non_null(t);
+    token_claims_t got;
+    assert_int_equal(verify_str(f, t, T_IAT, &got), TOKEN_OK);
+    assert_string_equal(got.owner_uuid, c.owner_uuid);
+    free(t);
+    strcpy(c.owner_uuid, "not-a-uuid");
+    assert_null(token_sign(f->signer, &c));
+    const char *bad[] = {
+        "{\"iss\":\"taxd\",\"sub\":\"c\",\"tid\":\"t\",\"aoi\":\"\","
+        "\"iat\":1700000000,\"exp\":1700086400}",
+        "{\"iss\":\"taxd\",\"sub\":\"c\",\"tid\":\"t\",\"aoi\":5,"
+        "\"iat\":1700000000,\"exp\":1700086400}",
+        "{\"iss\":\"taxd\",\"sub\":\"c\",\"tid\":\"t\",\"aoi\":\"0d7f1c1e-2a3b-4c5d-8e9f-0123456789abX\","
+        "\"iat\":1700000000,\"exp\":1700086400}",
+        "{\"iss\":\"taxd\",\"sub\":\"c\",\"tid\":\"t\",\"aoi\":\"0d7f1c1e-2a3b-4c5d-8e9f-0123456789aZ\","
+        "\"iat\":1700000000,\"exp\":1700086400}",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char *b = make_token(good_header, bad[i], f->ring.key[0]);
+        token_status_t st = verify_str(f, b, T_IAT, &got);
+        if (st != TOKEN_BAD_CLAIMS)
+            fail_msg("payload %zu gave %s", i, token_status_name(st));
+        free(b);
+    }
+}
+
 static void test_id_length_limits(void **state)
 {
     struct fixture *f = *state;
@@ -789,6 +823,7 @@ int main(void)
         T(test_kid_selects_its_own_key),
         T(test_older_ring_key_still_verifies),
         T(test_bad_claims_under_valid_signature),
+        T(test_owner_claim),
         T(test_id_length_limits),
         T(test_duplicate_keys_and_nul_malformed),
         T(test_garbage_is_malformed),
