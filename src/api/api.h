@@ -94,6 +94,24 @@ void api_tin_validations_get(request_t *req);
 /* src/api/tax_documentation.c */
 void api_tax_documentation_submit(request_t *req);
 void api_tax_documentation_get(request_t *req);
+
+/* src/api/taxbit_sdk.c: Taxbit's SDK routes (an owner token names the owner) */
+void api_sdk_status_get(request_t *req);
+void api_sdk_submission_create(request_t *req);
+void api_sdk_submissions_get(request_t *req);
+void api_sdk_document_create(request_t *req);
+void api_sdk_document_get(request_t *req);
+void api_tax_documentation_download(request_t *req);
+
+/* src/api/tax_documentation_data.c: Taxbit's server-side routes */
+void api_tdd_submit_w9(request_t *req);
+void api_tdd_submit_w8ben(request_t *req);
+void api_tdd_submit_w8bene(request_t *req);
+void api_tdd_submit_self_certification(request_t *req);
+void api_tdd_data_get(request_t *req);
+void api_tdd_status_get(request_t *req);
+void api_tdd_document_create(request_t *req);
+void api_tdd_document_get(request_t *req);
 /* src/api/tax_documents.c */
 void api_tax_documents_list(request_t *req);
 /* src/api/testhooks.c (only routed with --test-hooks) */

@@ -89,10 +89,14 @@ static bool is_owner_token(const request_t *req)
     return req->claims.owner_uuid[0] != '\0';
 }
 
-/* True unless an owner token calls a route not flagged for owners. */
+/* True unless an owner token calls a route not flagged for owners, or a
+ * tenant token calls a route whose owner only a token can name. */
 static bool owner_flag_allows(const request_t *req)
 {
-    return !is_owner_token(req) || (req->match.route->flags & ROUTE_OWNER) != 0;
+    unsigned flags = req->match.route->flags;
+    if (!is_owner_token(req))
+        return (flags & ROUTE_OWNER_ONLY) == 0;
+    return (flags & ROUTE_OWNER) != 0;
 }
 
 /* For an owner token on a route with {accountOwnerId}: true when the id

@@ -10,6 +10,8 @@
 #define REPORT_TRIGGER_MAX_BODY (16u * 1024 * 1024)
 /* A batch of 1,000 transactions (docs/decisions.md, Batch upserts). */
 #define TX_UPSERT_MAX_BODY (16u * 1024 * 1024)
+/* Taxbit's SDK routes: the owner comes from an owner token, browsers call by CORS */
+#define SDK_ROUTE (ROUTE_OWNER | ROUTE_OWNER_ONLY | ROUTE_CORS)
 
 static const route_t ROUTES[] = {
     {"POST", "/v1/oauth/token", 0, 0, (void *)api_oauth_token, 0, 0},
@@ -90,6 +92,37 @@ static const route_t ROUTES[] = {
     {"GET", "/v1/account-owners/{accountOwnerId}/tax-documentation", SCOPE_TAX_DOCUMENTS, 0,
      (void *)api_tax_documentation_get, 0, ROUTE_OWNER},
     {"GET", "/v1/tax-documents", SCOPE_TAX_DOCUMENTS, 0, (void *)api_tax_documents_list, 0, 0},
+    /* Taxbit's SDK (issue 19): an owner token names the owner; browsers by CORS */
+    {"GET", "/v1/tax-documentation-status", SCOPE_TAX_DOCUMENTS, 0, (void *)api_sdk_status_get, 0,
+     SDK_ROUTE},
+    {"POST", "/v1/tax-documentation/submissions", SCOPE_TAX_DOCUMENTS, 0,
+     (void *)api_sdk_submission_create, 0, SDK_ROUTE | ROUTE_TEXT_JSON},
+    {"GET", "/v1/tax-documentation/submissions", SCOPE_TAX_DOCUMENTS, 0,
+     (void *)api_sdk_submissions_get, 0, SDK_ROUTE},
+    {"POST", "/v1/tax-documentation/document", SCOPE_TAX_DOCUMENTS, 0,
+     (void *)api_sdk_document_create, 0, SDK_ROUTE | ROUTE_TEXT_JSON},
+    {"GET", "/v1/tax-documentation/document/{documentId}", SCOPE_TAX_DOCUMENTS, 0,
+     (void *)api_sdk_document_get, 0, SDK_ROUTE},
+    /* no token: the signed link is the credential */
+    {"GET", "/v1/tax-documentation/document/{documentId}/download", 0, 0,
+     (void *)api_tax_documentation_download, 0, ROUTE_CORS},
+    /* Taxbit's server-side routes for the same data (tenant token, or the owner's own) */
+    {"POST", "/v1/account-owners/{accountOwnerId}/tax-documentation-data/w-9", SCOPE_TAX_DOCUMENTS,
+     0, (void *)api_tdd_submit_w9, 0, ROUTE_OWNER},
+    {"POST", "/v1/account-owners/{accountOwnerId}/tax-documentation-data/w-8ben",
+     SCOPE_TAX_DOCUMENTS, 0, (void *)api_tdd_submit_w8ben, 0, ROUTE_OWNER},
+    {"POST", "/v1/account-owners/{accountOwnerId}/tax-documentation-data/w-8ben-e",
+     SCOPE_TAX_DOCUMENTS, 0, (void *)api_tdd_submit_w8bene, 0, ROUTE_OWNER},
+    {"POST", "/v1/account-owners/{accountOwnerId}/tax-documentation-data/self-certification",
+     SCOPE_TAX_DOCUMENTS, 0, (void *)api_tdd_submit_self_certification, 0, ROUTE_OWNER},
+    {"GET", "/v1/account-owners/{accountOwnerId}/tax-documentation-data", SCOPE_TAX_DOCUMENTS, 0,
+     (void *)api_tdd_data_get, 0, ROUTE_OWNER},
+    {"GET", "/v1/account-owners/{accountOwnerId}/tax-documentation-status", SCOPE_TAX_DOCUMENTS, 0,
+     (void *)api_tdd_status_get, 0, ROUTE_OWNER},
+    {"POST", "/v1/account-owners/{accountOwnerId}/tax-documentation-data/document",
+     SCOPE_TAX_DOCUMENTS, 0, (void *)api_tdd_document_create, 0, ROUTE_OWNER},
+    {"GET", "/v1/account-owners/{accountOwnerId}/tax-documentation-data/document/{documentId}",
+     SCOPE_TAX_DOCUMENTS, 0, (void *)api_tdd_document_get, 0, ROUTE_OWNER},
     /* test hooks */
     {"POST", "/_test/clock", 0, 0, (void *)api_test_clock, 0, 0},
     {"GET", "/_test/pause", 0, 0, (void *)api_test_pause, 0, 0},

@@ -29,6 +29,17 @@ typedef struct route {
  * route refuses one. When the template has {accountOwnerId}, it must name the
  * token's owner. */
 #define ROUTE_OWNER 2u
+/* Only an account-owner token may call the route: the owner comes from the
+ * token, not the path (Taxbit's SDK routes); a tenant token gets the 403 deny. */
+#define ROUTE_OWNER_ONLY 4u
+/* Browsers of the --cors-origin origins may call the route: the server
+ * answers its OPTIONS preflight itself (before routing's 405 and before any
+ * token is read) and adds the CORS headers to every answer (issue 19). */
+#define ROUTE_CORS 8u
+/* A body sent as text/plain (charset UTF-8 or none) is read as JSON, and an
+ * empty body with no content type is no body: what a browser's fetch sends
+ * for a string body or no body without a Content-Type (Taxbit's SDK). */
+#define ROUTE_TEXT_JSON 16u
 
 typedef enum router_status {
     ROUTER_OK = 0,

@@ -21,6 +21,7 @@
 #define STORE_TAXDOC_ISSUES_MAX 8192 /* the issues array as compact JSON */
 #define STORE_TAXDOC_DATE_LEN 11     /* YYYY-MM-DD plus the NUL */
 #define STORE_TAXDOC_CURRENT_MAX 3   /* objects of an owner's state: one current each */
+#define STORE_TAXDOC_WORD_MAX 32     /* model, source, questionnaire, tin_type, vat_note */
 
 /* One submission as stored. Text that does not belong to its document type
  * is "" and times that do not are 0 (NULL in the table). */
@@ -39,6 +40,13 @@ typedef struct store_taxdoc {
     char vat_status[STORE_TAXDOC_STATUS_MAX];
     int64_t vat_validated_at;
     int64_t created_at;
+    /* Since schema v15 (issue 19); rows written before have "" (NULL) and
+     * model "native". */
+    char model[STORE_TAXDOC_WORD_MAX];   /* which JSON document_sealed holds: native | comprehensive */
+    char source[STORE_TAXDOC_WORD_MAX];  /* api | sdk | tax-documentation-data ("" before v15) */
+    char questionnaire[STORE_TAXDOC_WORD_MAX]; /* DPS | W-FORM | "" (native self-certification) */
+    char tin_type[STORE_TAXDOC_WORD_MAX];      /* W-9: SSN, EIN, ITIN, ATIN; "" before v15 */
+    char vat_note[STORE_TAXDOC_WORD_MAX];      /* DPS: NOT_REQUIRED | NON_EU | "" */
 } store_taxdoc_t;
 
 typedef struct store_taxdoc_new {
@@ -80,5 +88,33 @@ store_status_t store_taxdoc_get_in_tx(store_conn_t *conn, const char *tenant_id,
  * on a W-9. STORE_NOT_FOUND when the tenant has no such W-9. */
 store_status_t store_taxdoc_set_tin_result_in_tx(store_conn_t *conn, const char *tenant_id,
                                                  const store_taxdoc_t *doc);
+
+/* Submission id of the tenant with its sealed document and sealed W-9 TIN
+ * (*tin NULL and *tin_len 0 when it has none), outside any transaction.
+ * *doc and *tin are malloc'd (caller frees). STORE_NOT_FOUND when the tenant
+ * has no such submission. */
+store_status_t store_taxdoc_sealed(store_conn_t *conn, const char *tenant_id, const char *id,
+                                   store_taxdoc_t *out, uint8_t **doc, size_t *doc_len,
+                                   uint8_t **tin, size_t *tin_len);
+
+/* ---- documents (PDFs) made of a submission: tax_documentation_files.
+ * A row records that a document was made; its bytes are drawn again from the
+ * sealed submission at each download, so no TIN is stored in clear. */
+
+typedef struct store_taxdoc_file {
+    char id[STORE_UUID_LEN];
+    char tenant_id[STORE_ID_MAX];
+    char owner_uuid[STORE_UUID_LEN];
+    char document_id[STORE_UUID_LEN];   /* the tax_documentation_id it shows */
+    int64_t created_at;
+} store_taxdoc_file_t;
+
+/* Inserts a file row (f->id chosen by the caller). STORE_NOT_FOUND when the
+ * tenant has no such submission or it is not the owner's. */
+store_status_t store_taxdoc_file_insert_in_tx(store_conn_t *conn, const store_taxdoc_file_t *f);
+
+/* The file row with this id, whatever its tenant (the download's signed link
+ * carries no tenant), outside any transaction. STORE_NOT_FOUND when none. */
+store_status_t store_taxdoc_file_get(store_conn_t *conn, const char *id, store_taxdoc_file_t *out);
 
 #endif
