@@ -137,10 +137,15 @@ int app_worker(int argc, char **argv)
 
 /* The server's own configuration: the listen address and limits from the
  * service's configuration, the route table's parts, and the API's gateway as
- * the dispatch callback over api (which must outlive the server). */
-static http_server_config_t server_config(service_t *svc, api_context_t *api)
+ * the dispatch callback over api (which must outlive the server). origins
+ * (CONFIG_MAX_CORS_ORIGINS entries) receives the allowed CORS origins and
+ * must outlive the server too. */
+static http_server_config_t server_config(service_t *svc, api_context_t *api,
+                                          const char **origins)
 {
     const taxd_config_t *cfg = &svc->cfg;
+    for (size_t i = 0; i < cfg->cors_origin_count; i++)
+        origins[i] = cfg->cors_origins[i];
     return (http_server_config_t){
         .listen_host = cfg->listen_host,
         .listen_port = cfg->listen_port,
@@ -161,6 +166,8 @@ static http_server_config_t server_config(service_t *svc, api_context_t *api)
         .metrics = svc->metrics,
         .base_url = svc->cfg.base_url,
         .base_url_cap = sizeof svc->cfg.base_url,
+        .cors_origins = origins,
+        .cors_origin_count = cfg->cors_origin_count,
         .dispatch = api_gateway_dispatch,
         .user = api,
     };
@@ -178,7 +185,8 @@ int app_serve(int argc, char **argv)
         return start_failed(&svc, err);
     api_context_t api;
     service_api_context(&svc, &api);
-    http_server_config_t server_cfg = server_config(&svc, &api);
+    const char *origins[CONFIG_MAX_CORS_ORIGINS];
+    http_server_config_t server_cfg = server_config(&svc, &api, origins);
     http_server_t *server = http_server_start(&server_cfg, &err);
     if (server == NULL) {
         workers_stop(svc.workers);

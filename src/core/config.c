@@ -5,12 +5,13 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 typedef enum {
-    OPT_LISTEN, OPT_PATH, OPT_URL, OPT_UINT, OPT_U32, OPT_SIZE, OPT_MS, OPT_BOOL
+    OPT_LISTEN, OPT_PATH, OPT_URL, OPT_UINT, OPT_U32, OPT_SIZE, OPT_MS, OPT_BOOL, OPT_ORIGINS
 } opt_kind_t;
 
 typedef struct option_def {
@@ -23,6 +24,8 @@ typedef struct option_def {
 } option_def_t;
 
 #define OFF(field) offsetof(taxd_config_t, field)
+#define CONFIG_STR_(x) #x
+#define CONFIG_STR(x) CONFIG_STR_(x)
 
 static const option_def_t OPTIONS[] = {
     {"--listen", "TAXD_LISTEN", OPT_LISTEN, 0, 0, "HOST:PORT to listen on (port 0: any free port)"},
@@ -89,6 +92,12 @@ static const option_def_t OPTIONS[] = {
     {"--webhook-test-proxy", "TAXD_WEBHOOK_TEST_PROXY", OPT_PATH, OFF(webhook_test_proxy),
      sizeof(((taxd_config_t *)0)->webhook_test_proxy),
      "with --test-hooks only: send webhook deliveries through this HTTP proxy (407 tests)"},
+    {"--cors-origin", "TAXD_CORS_ORIGIN", OPT_ORIGINS, 0, 0,
+     "let browser pages of this origin (scheme://host[:port], exact) call the SDK routes;"
+     " repeatable, the variable takes a comma list (default: none)"},
+    {"--pdf-font", "TAXD_PDF_FONT", OPT_PATH, OFF(pdf_font),
+     sizeof(((taxd_config_t *)0)->pdf_font),
+     "TrueType font embedded in tax-form PDFs (default " CONFIG_DEFAULT_PDF_FONT ")"},
     {"--test-fail-migration", "TAXD_TEST_FAIL_MIGRATION", OPT_BOOL, OFF(test_fail_migration), 0,
      "with --test-hooks only: run every pending migration, then roll back and fail"},
     {"--test-hooks", "TAXD_TEST_HOOKS", OPT_BOOL, OFF(test_hooks), 0,
@@ -124,6 +133,7 @@ static void config_defaults(taxd_config_t *cfg)
     cfg->tin_check_lease_ms = 60000;
     cfg->default_rate = 100;
     cfg->default_burst = 1000;
+    snprintf(cfg->pdf_font, sizeof cfg->pdf_font, "%s", CONFIG_DEFAULT_PDF_FONT);
 }
 
 int config_parse_listen(const char *text, char *host, size_t host_cap, unsigned *port)
@@ -184,12 +194,153 @@ static int parse_base_url(const char *value, char *out, size_t cap)
     return 0;
 }
 
+/* ---- CORS origins -------------------------------------------------------
+ *
+ * An allowed origin is compared byte for byte with the request's Origin
+ * header, so it must be written exactly as a browser serializes an origin:
+ * scheme "http" or "https", "://", the host in lower case (a name, an IPv4
+ * address, or an IPv6 address in brackets), and a port only when it is not
+ * the scheme's default. Anything else could never match, so it is refused at
+ * start rather than failing silently in a browser: a path or trailing slash,
+ * a wildcard (each origin is named: a wildcard would let any page spend a
+ * user's token), upper case, userinfo, a default or malformed port. */
+
+static bool origin_host_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.';
+}
+
+static bool origin_ipv6_char(char c)
+{
+    return (c >= 'a' && c <= 'f') || (c >= '0' && c <= '9') || c == ':' || c == '.';
+}
+
+/* Where the host of the authority [p, end) ends, or NULL with *why set. */
+static const char *origin_host_end(const char *p, const char *end, const char **why)
+{
+    const char *h = p;
+    if (h < end && *h == '[') {
+        for (h++; h < end && *h != ']'; h++)
+            if (!origin_ipv6_char(*h)) {
+                *why = "an IPv6 host is lower-case hex digits, ':' and '.' in brackets";
+                return NULL;
+            }
+        if (h == end || h == p + 1) {
+            *why = "an IPv6 host needs its closing bracket";
+            return NULL;
+        }
+        return h + 1;
+    }
+    for (; h < end && *h != ':'; h++) {
+        if (*h >= 'A' && *h <= 'Z') {
+            *why = "the host must be lower case, as browsers send it";
+            return NULL;
+        }
+        if (!origin_host_char(*h)) {
+            *why = "the host may hold only letters, digits, '-' and '.'";
+            return NULL;
+        }
+    }
+    if (h == p)
+        *why = "the host is missing";
+    return h == p ? NULL : h;
+}
+
+static const char *origin_port_problem(const char *p, const char *end, bool https)
+{
+    size_t n = (size_t)(end - p);
+    if (n == 0 || n > 5 || *p == '0')
+        return "the port must be a number from 1 to 65535 without leading zeros";
+    unsigned port = 0;
+    for (; p < end; p++) {
+        if (*p < '0' || *p > '9')
+            return "the port must be a number from 1 to 65535 without leading zeros";
+        port = port * 10 + (unsigned)(*p - '0');
+    }
+    if (port > 65535)
+        return "the port must be a number from 1 to 65535 without leading zeros";
+    if (port == (https ? 443u : 80u))
+        return "leave out the scheme's default port: browsers do";
+    return NULL;
+}
+
+/* NULL when [o, o+len) is an origin as a browser sends it; else why not. */
+static const char *origin_problem(const char *o, size_t len)
+{
+    if (len == 0)
+        return "an origin is empty";
+    if (memchr(o, '*', len) != NULL)
+        return "wildcards are not allowed: name each origin";
+    if (len >= CONFIG_ORIGIN_MAX)
+        return "the origin is too long";
+    bool https = len > 8 && memcmp(o, "https://", 8) == 0;
+    bool http = len > 7 && memcmp(o, "http://", 7) == 0;
+    if (!https && !http)
+        return "an origin is http:// or https:// followed by a host";
+    const char *end = o + len;
+    const char *p = o + (https ? 8 : 7);
+    for (const char *c = p; c < end; c++)
+        if (*c == '/' || *c == '?' || *c == '#')
+            return "an origin is scheme://host[:port]: no path, query or trailing slash";
+    const char *why = NULL;
+    const char *host_end = origin_host_end(p, end, &why);
+    if (host_end == NULL)
+        return why;
+    if (host_end == end)
+        return NULL;
+    if (*host_end != ':')
+        return "the host may hold only letters, digits, '-' and '.'";
+    return origin_port_problem(host_end + 1, end, https);
+}
+
+static bool origin_known(const taxd_config_t *cfg, const char *o, size_t len)
+{
+    for (size_t i = 0; i < cfg->cors_origin_count; i++)
+        if (strlen(cfg->cors_origins[i]) == len && memcmp(cfg->cors_origins[i], o, len) == 0)
+            return true;
+    return false;
+}
+
+/* Adds each origin of a comma list (spaces around items ignored); a
+ * repeated origin is kept once. */
+static int apply_origins(taxd_config_t *cfg, const option_def_t *opt, const char *value,
+                         char *err, size_t err_cap)
+{
+    const char *p = value;
+    for (;;) {
+        size_t len = strcspn(p, ",");
+        const char *next = p[len] == ',' ? p + len + 1 : NULL;
+        while (len > 0 && (*p == ' ' || *p == '\t'))
+            p++, len--;
+        while (len > 0 && (p[len - 1] == ' ' || p[len - 1] == '\t'))
+            len--;
+        const char *why = origin_problem(p, len);
+        if (why == NULL && !origin_known(cfg, p, len) &&
+            cfg->cors_origin_count == CONFIG_MAX_CORS_ORIGINS)
+            why = "too many origins (at most " CONFIG_STR(CONFIG_MAX_CORS_ORIGINS) ")";
+        if (why != NULL) {
+            snprintf(err, err_cap, "invalid value for %s (%s): '%.*s': %s", opt->flag, opt->env,
+                     (int)(len < CONFIG_ORIGIN_MAX ? len : CONFIG_ORIGIN_MAX), p, why);
+            return -1;
+        }
+        if (!origin_known(cfg, p, len)) {
+            memcpy(cfg->cors_origins[cfg->cors_origin_count], p, len);
+            cfg->cors_origins[cfg->cors_origin_count++][len] = '\0';
+        }
+        if (next == NULL)
+            return 0;
+        p = next;
+    }
+}
+
 static int apply_option(taxd_config_t *cfg, const option_def_t *opt, const char *value,
                         char *err, size_t err_cap)
 {
     char *base = (char *)cfg;
     uint64_t n = 0;
     switch (opt->kind) {
+    case OPT_ORIGINS:
+        return apply_origins(cfg, opt, value, err, err_cap);
     case OPT_LISTEN:
         if (config_parse_listen(value, cfg->listen_host, sizeof cfg->listen_host,
                                 &cfg->listen_port) == 0)
@@ -304,6 +455,7 @@ static const option_def_t *find_option(const char *flag, size_t flag_len)
 
 int config_parse_serve_args(taxd_config_t *cfg, int argc, char **argv, char *err, size_t err_cap)
 {
+    bool origins_from_flags = false; /* the first --cors-origin replaces the environment's list */
     for (int i = 0; i < argc; i++) {
         const char *arg = argv[i];
         if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
@@ -326,6 +478,10 @@ int config_parse_serve_args(taxd_config_t *cfg, int argc, char **argv, char *err
                 return -1;
             }
             value = argv[++i];
+        }
+        if (opt->kind == OPT_ORIGINS && !origins_from_flags) {
+            cfg->cors_origin_count = 0;
+            origins_from_flags = true;
         }
         if (apply_option(cfg, opt, value, err, err_cap) != 0)
             return -1;

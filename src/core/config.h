@@ -10,6 +10,11 @@
 
 #define CONFIG_DEFAULT_DB "./var/taxd.db"
 #define CONFIG_DEFAULT_LISTEN "127.0.0.1:8080"
+#define CONFIG_DEFAULT_PDF_FONT "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
+/* --cors-origin: at most this many origins, each shorter than
+ * CONFIG_ORIGIN_MAX bytes (a browser's Origin: scheme://host[:port]). */
+#define CONFIG_MAX_CORS_ORIGINS 16
+#define CONFIG_ORIGIN_MAX 256
 
 typedef struct taxd_config {
     char listen_host[256];
@@ -46,6 +51,12 @@ typedef struct taxd_config {
     int64_t tin_check_lease_ms; /* a claimed TIN check's lease */
     int64_t tin_check_test_pause_ms; /* test hooks only: hold each claimed check this long */
     char webhook_test_proxy[512]; /* test hooks only: deliveries through this HTTP proxy */
+    /* Browser origins allowed on the ROUTE_CORS routes (issue 19): each
+     * exactly scheme://host[:port] as a browser serializes it, compared
+     * byte for byte with the Origin header. None by default. */
+    char cors_origins[CONFIG_MAX_CORS_ORIGINS][CONFIG_ORIGIN_MAX];
+    size_t cors_origin_count;
+    char pdf_font[4096];        /* the TrueType font embedded in tax-form PDFs */
 } taxd_config_t;
 
 /* Fills cfg with defaults, then TAXD_* environment variables. Returns 0, or

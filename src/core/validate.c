@@ -37,6 +37,9 @@
  * - v_parse_body accepts any media type parameters after application/json
  *   (RFC 8259 JSON is UTF-8 regardless) and only objects or arrays at the top
  *   level (jansson's default), since no endpoint takes a bare scalar.
+ * - v_parse_body_text also takes text/plain, whose charset must be UTF-8 or
+ *   absent (a browser's fetch labels a string body text/plain;charset=UTF-8):
+ *   bytes declared in another charset are refused rather than misread.
  */
 #include "core/validate.h"
 
@@ -509,8 +512,82 @@ static bool v_is_json_media_type(const char *content_type)
     return *s == '\0' || *s == ';';
 }
 
+/* The length of a media-type parameter's value at s (a token, or a quoted
+ * string with its quotes), and in *inner and *inner_len the value itself. */
+static size_t v_param_value(const char *s, const char **inner, size_t *inner_len)
+{
+    if (*s != '"') {
+        size_t n = strcspn(s, "; \t");
+        *inner = s;
+        *inner_len = n;
+        return n;
+    }
+    const char *close = strchr(s + 1, '"');
+    size_t n = close != NULL ? (size_t)(close - s) + 1 : strlen(s);
+    *inner = s + 1;
+    *inner_len = close != NULL ? (size_t)(close - s) - 1 : n - 1;
+    return n;
+}
+
+typedef enum v_text_verdict { V_TEXT_NO, V_TEXT_UTF8, V_TEXT_OTHER_CHARSET } v_text_verdict;
+
+/* text/plain, any case, whose charset parameters (if any) all say UTF-8, any
+ * case, quoted or not: what a browser's fetch sends for a string body. */
+static v_text_verdict v_text_media_type(const char *content_type)
+{
+    static const char text[] = "text/plain";
+    if (content_type == NULL)
+        return V_TEXT_NO;
+    const char *s = v_skip_space(content_type);
+    if (strncasecmp(s, text, sizeof text - 1) != 0)
+        return V_TEXT_NO;
+    s = v_skip_space(s + sizeof text - 1);
+    if (*s != '\0' && *s != ';')
+        return V_TEXT_NO;
+    while (*s == ';') {
+        s = v_skip_space(s + 1);
+        size_t name_len = strcspn(s, "=; \t");
+        const char *eq = v_skip_space(s + name_len);
+        if (*eq != '=')
+            return name_len == 0 && *eq == '\0' ? V_TEXT_UTF8 : V_TEXT_OTHER_CHARSET;
+        const char *value;
+        size_t value_len;
+        size_t skip = v_param_value(v_skip_space(eq + 1), &value, &value_len);
+        bool charset = name_len == 7 && strncasecmp(s, "charset", 7) == 0;
+        if (charset && !(value_len == 5 && strncasecmp(value, "utf-8", 5) == 0))
+            return V_TEXT_OTHER_CHARSET;
+        s = v_skip_space(v_skip_space(eq + 1) + skip);
+        if (*s != '\0' && *s != ';')
+            return V_TEXT_OTHER_CHARSET;
+    }
+    return V_TEXT_UTF8;
+}
+
+/* Whether content_type may carry the body; writes the refusal into msg. */
+static bool v_media_type_ok(const char *content_type, bool accept_text, char *msg,
+                            size_t msg_cap)
+{
+    if (v_is_json_media_type(content_type))
+        return true;
+    if (!accept_text) {
+        v_set_msg(msg, msg_cap, "Content-Type must be application/json");
+        return false;
+    }
+    switch (v_text_media_type(content_type)) {
+    case V_TEXT_UTF8:
+        return true;
+    case V_TEXT_OTHER_CHARSET:
+        v_set_msg(msg, msg_cap, "Content-Type text/plain must have charset UTF-8 (or none)");
+        return false;
+    default:
+        v_set_msg(msg, msg_cap, "Content-Type must be application/json or text/plain");
+        return false;
+    }
+}
+
 static json_t *v_parse(const char *body, size_t len, const char *content_type,
-                       bool allow_empty, size_t flags, char *msg, size_t msg_cap)
+                       bool allow_empty, bool accept_text, size_t flags, char *msg,
+                       size_t msg_cap)
 {
     v_set_msg(msg, msg_cap, "%s", "");
     if (body == NULL || len == 0) {
@@ -518,10 +595,8 @@ static json_t *v_parse(const char *body, size_t len, const char *content_type,
             v_set_msg(msg, msg_cap, "Request body is required");
         return NULL;
     }
-    if (!v_is_json_media_type(content_type)) {
-        v_set_msg(msg, msg_cap, "Content-Type must be application/json");
+    if (!v_media_type_ok(content_type, accept_text, msg, msg_cap))
         return NULL;
-    }
     json_error_t error;
     /* No JSON_DISABLE_EOF_CHECK: trailing bytes after the value are refused. */
     json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES | flags, &error);
@@ -542,13 +617,19 @@ static json_t *v_parse(const char *body, size_t len, const char *content_type,
 json_t *v_parse_body(const char *body, size_t len, const char *content_type, bool allow_empty,
                      char *msg, size_t msg_cap)
 {
-    return v_parse(body, len, content_type, allow_empty, 0, msg, msg_cap);
+    return v_parse(body, len, content_type, allow_empty, false, 0, msg, msg_cap);
+}
+
+json_t *v_parse_body_text(const char *body, size_t len, const char *content_type,
+                          bool allow_empty, char *msg, size_t msg_cap)
+{
+    return v_parse(body, len, content_type, allow_empty, true, 0, msg, msg_cap);
 }
 
 json_t *v_parse_body_any(const char *body, size_t len, const char *content_type, char *msg,
                          size_t msg_cap)
 {
-    return v_parse(body, len, content_type, false, JSON_DECODE_ANY, msg, msg_cap);
+    return v_parse(body, len, content_type, false, false, JSON_DECODE_ANY, msg, msg_cap);
 }
 
 /* ---- dates of birth ---------------------------------------------------- */

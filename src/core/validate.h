@@ -81,6 +81,15 @@ size_t v_check_value(const v_field *field, const json_t *value, const json_t *pa
 json_t *v_parse_body(const char *body, size_t len, const char *content_type, bool allow_empty,
                      char *msg, size_t msg_cap);
 
+/* v_parse_body that also reads a text/plain body as JSON when its charset
+ * parameter is UTF-8 (any case, quoted or not) or absent: what a browser
+ * sends for a string body without a Content-Type of its own (routes flagged
+ * ROUTE_TEXT_JSON). text/plain with another charset is refused with "Content-Type
+ * text/plain must have charset UTF-8 (or none)"; another type with "Content-Type
+ * must be application/json or text/plain". */
+json_t *v_parse_body_text(const char *body, size_t len, const char *content_type,
+                          bool allow_empty, char *msg, size_t msg_cap);
+
 /* v_parse_body (a body is required) that also takes a scalar at the top
  * level, for a handler that names the problem as an issue on []. */
 json_t *v_parse_body_any(const char *body, size_t len, const char *content_type, char *msg,

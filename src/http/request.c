@@ -62,8 +62,12 @@ static void decref_json(void *value)
 json_t *request_json(request_t *req, bool allow_empty)
 {
     char msg[256];
-    json_t *body = v_parse_body(req->body, req->body_len, request_header(req, "content-type"),
-                                allow_empty, msg, sizeof msg);
+    const char *type = request_header(req, "content-type");
+    bool text_json = req->match.route != NULL && (req->match.route->flags & ROUTE_TEXT_JSON) != 0;
+    json_t *body = text_json ? v_parse_body_text(req->body, req->body_len, type, allow_empty, msg,
+                                                 sizeof msg)
+                             : v_parse_body(req->body, req->body_len, type, allow_empty, msg,
+                                            sizeof msg);
     if (body == NULL) {
         if (!(allow_empty && msg[0] == '\0'))
             reply_error(req, 400, "%s", msg);

@@ -66,6 +66,8 @@ typedef struct request {
     router_status_t route_status;
     router_match_t match;
     const char *allowed;             /* Allow header of a 405 */
+    bool cors_path;                  /* a route of this path has ROUTE_CORS */
+    bool preflight;                  /* a CORS preflight the server answered itself */
 
     char *body;                      /* NUL-terminated for convenience; malloc'd, freed by the server */
     size_t body_len;
@@ -118,8 +120,11 @@ const char *request_param(const request_t *req, const char *name);
 /* A decoded query parameter (arena-owned) or NULL when absent; *malformed is
  * set when the query string cannot be decoded. */
 const char *request_query(request_t *req, const char *name, bool *malformed);
-/* Parses the JSON body (see v_parse_body); on failure answers 400 itself and
- * returns NULL. The value is released with the arena. */
+/* Parses the JSON body (see v_parse_body; v_parse_body_text on a route
+ * flagged ROUTE_TEXT_JSON, so text/plain is JSON there); on failure answers
+ * 400 itself and returns NULL. With allow_empty, an empty body (whatever its
+ * Content-Type, or none) is no body: NULL and no answer. The value is
+ * released with the arena. */
 json_t *request_json(request_t *req, bool allow_empty);
 
 /* Answers status with body (stolen; serialized compactly). */

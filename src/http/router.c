@@ -359,6 +359,18 @@ router_status_t router_match(const router_t *router, const char *method, const c
     return ROUTER_OK;
 }
 
+unsigned router_path_flags(const router_t *router, const char *path, size_t path_len)
+{
+    router_path_t p;
+    if (!router_split_path(path, path_len, &p))
+        return 0;
+    unsigned flags = 0;
+    for (size_t i = 0; i < router->count; i++)
+        if (router_entry_matches(&router->entries[i], &p))
+            flags |= router->routes[i].flags;
+    return flags;
+}
+
 const char *router_param(const router_match_t *match, const char *name)
 {
     size_t n = strlen(name);

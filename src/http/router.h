@@ -77,6 +77,12 @@ router_status_t router_match(const router_t *router, const char *method, const c
                              void *alloc_ctx, router_match_t *match, char *allowed,
                              size_t allowed_cap);
 
+/* The ROUTE_* flags of every route whose template matches the raw path,
+ * whatever its method, joined with |; 0 when none matches. For what the
+ * server decides per path rather than per route (the CORS preflight, an
+ * OPTIONS that no route takes). */
+unsigned router_path_flags(const router_t *router, const char *path, size_t path_len);
+
 /* The value of a named parameter of a match, or NULL. */
 const char *router_param(const router_match_t *match, const char *name);
 

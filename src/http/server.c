@@ -42,6 +42,7 @@
 #include "core/clock.h"
 #include "core/log.h"
 #include "http/acceptor.h"
+#include "http/cors.h"
 #include "http/errors.h"
 #include "http/framing.h"
 #include "http/proxies.h"
@@ -134,6 +135,22 @@ static struct MHD_Response *build_response(request_t *req)
     return r;
 }
 
+/* Every answer leaves through emit, so this is the one place the CORS
+ * headers of a ROUTE_CORS path are added: handlers' answers, the gateway's
+ * 401/403/429, the server's own 405/413/429/504 and the preflight alike. */
+static void add_cors_headers(struct MHD_Response *r, const request_t *req)
+{
+    if (!req->cors_path)
+        return;
+    const http_server_config_t *cfg = &req->server->cfg;
+    const char *allowed = cors_allowed_origin(cfg->cors_origins, cfg->cors_origin_count,
+                                              request_header(req, "origin"));
+    cors_header_t headers[CORS_MAX_HEADERS];
+    size_t n = cors_headers(allowed, req->preflight, req->allowed, headers);
+    for (size_t i = 0; i < n; i++)
+        MHD_add_response_header(r, headers[i].name, headers[i].value);
+}
+
 static enum MHD_Result emit(struct MHD_Connection *connection, request_t *req)
 {
     if (req->status == 0) /* every path answers; kept as a last guard */
@@ -147,6 +164,7 @@ static enum MHD_Result emit(struct MHD_Connection *connection, request_t *req)
     MHD_add_response_header(r, "x-request-id", req->id);
     if (req->content_type != NULL)
         MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, req->content_type);
+    add_cors_headers(r, req);
     for (size_t i = 0; i < req->header_count; i++)
         MHD_add_response_header(r, req->header_names[i], req->header_values[i]);
     if (req->close_after || atomic_load(&req->server->draining))
@@ -168,6 +186,28 @@ static void route_request(request_t *req)
                                      allowed, sizeof allowed);
     if (req->route_status == ROUTER_METHOD_NOT_ALLOWED)
         req->allowed = arena_strndup(req->arena, allowed, strlen(allowed));
+    unsigned flags = 0;
+    if (req->route_status == ROUTER_OK)
+        flags = req->match.route->flags;
+    else if (req->route_status == ROUTER_METHOD_NOT_ALLOWED)
+        flags = router_path_flags(req->server->cfg.router, req->target, req->path_len);
+    req->cors_path = (flags & ROUTE_CORS) != 0;
+}
+
+/* A browser asks before a cross-origin call with Authorization: OPTIONS on
+ * the same path. On a ROUTE_CORS path no route takes OPTIONS, so the server
+ * answers it here, before routing's 405, authentication and load shedding:
+ * it carries no token, needs no database, and a refused preflight would
+ * look to the page like a network failure. 204 with no body; the headers
+ * (none but Vary for an origin not allowed) are added by emit. */
+static bool preflight_phase(request_t *req)
+{
+    if (!req->cors_path || req->route_status != ROUTER_METHOD_NOT_ALLOWED ||
+        strcmp(req->method, "OPTIONS") != 0)
+        return false;
+    req->preflight = true;
+    reply_empty(req, 204);
+    return true;
 }
 
 static bool route_phase(request_t *req)
@@ -484,6 +524,8 @@ static enum MHD_Result first_call(struct MHD_Connection *connection, request_t *
         reply_error(req, framing_status(framing.verdict), "%s", framing.reason);
         return emit(connection, req);
     }
+    if (preflight_phase(req))
+        return emit(connection, req);
     if (shed(req)) {
         metrics_count_limit_reject(server->cfg.metrics, METRICS_LIMIT_NODE);
         reply_header(req, "Retry-After", "1");

@@ -2,7 +2,8 @@
  * and no service: it receives a request, gives it an id, a deadline and an
  * arena, and runs the phases that need nothing but HTTP, in a fixed order as
  * nginx does: framing, load shedding and body limits while the request
- * arrives, then the router (404/405). A routed request is handed to the
+ * arrives, the CORS preflight (http/cors.h), then the router (404/405).
+ * A routed request is handed to the
  * application's dispatch callback, which answers it; the server then sends
  * the answer and writes the access log and the metrics.
  *
@@ -68,6 +69,10 @@ typedef struct http_server_config {
      * "http://HOST:PORT" and the bound port before the first request. */
     char *base_url;
     size_t base_url_cap;
+    /* Browser origins allowed on ROUTE_CORS paths (http/cors.h): exact
+     * scheme://host[:port] strings; none when count is 0. */
+    const char *const *cors_origins;
+    size_t cors_origin_count;
     http_dispatch_fn dispatch;
     void *user;                       /* handed to every dispatch call */
 } http_server_config_t;
