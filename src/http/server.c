@@ -196,18 +196,17 @@ static void route_request(request_t *req)
 
 /* A browser asks before a cross-origin call with Authorization: OPTIONS on
  * the same path. On a ROUTE_CORS path no route takes OPTIONS, so the server
- * answers it here, before routing's 405, authentication and load shedding:
- * it carries no token, needs no database, and a refused preflight would
- * look to the page like a network failure. 204 with no body; the headers
- * (none but Vary for an origin not allowed) are added by emit. */
-static bool preflight_phase(request_t *req)
+ * answers it itself, before routing's 405, authentication and load
+ * shedding: it carries no token, needs no database, and a refused preflight
+ * looks to the page like a network failure. Judged on the first call (so it
+ * is never shed), answered on the last (an answer queued before the end of
+ * the request makes libmicrohttpd close the connection, and a page sends a
+ * preflight before each call): 204 with no body; the headers (only Vary for
+ * an origin not allowed) are added by emit. */
+static bool is_preflight(const request_t *req)
 {
-    if (!req->cors_path || req->route_status != ROUTER_METHOD_NOT_ALLOWED ||
-        strcmp(req->method, "OPTIONS") != 0)
-        return false;
-    req->preflight = true;
-    reply_empty(req, 204);
-    return true;
+    return req->cors_path && req->route_status == ROUTER_METHOD_NOT_ALLOWED &&
+           strcmp(req->method, "OPTIONS") == 0;
 }
 
 static bool route_phase(request_t *req)
@@ -524,9 +523,8 @@ static enum MHD_Result first_call(struct MHD_Connection *connection, request_t *
         reply_error(req, framing_status(framing.verdict), "%s", framing.reason);
         return emit(connection, req);
     }
-    if (preflight_phase(req))
-        return emit(connection, req);
-    if (shed(req)) {
+    req->preflight = is_preflight(req);
+    if (!req->preflight && shed(req)) {
         metrics_count_limit_reject(server->cfg.metrics, METRICS_LIMIT_NODE);
         reply_header(req, "Retry-After", "1");
         reply_error_body(req, 429, error_body_rate_limited(ERROR_LIMIT_NODE, 1));
@@ -612,6 +610,10 @@ static enum MHD_Result last_call(struct MHD_Connection *connection, request_t *r
     }
     if (req->body_too_large) {
         reply_error(req, 413, "Request body exceeds the limit of %zu bytes", req->body_limit);
+        return emit(connection, req);
+    }
+    if (req->preflight) {
+        reply_empty(req, 204);
         return emit(connection, req);
     }
     if (!route_phase(req) || (req->match.route->flags & ROUTE_INLINE) != 0) {
