@@ -523,10 +523,14 @@ static size_t v_param_value(const char *s, const char **inner, size_t *inner_len
         return n;
     }
     const char *close = strchr(s + 1, '"');
-    size_t n = close != NULL ? (size_t)(close - s) + 1 : strlen(s);
+    if (close == NULL) { /* unterminated: the value is the raw rest, quote included */
+        *inner = s;
+        *inner_len = strlen(s);
+        return *inner_len;
+    }
     *inner = s + 1;
-    *inner_len = close != NULL ? (size_t)(close - s) - 1 : n - 1;
-    return n;
+    *inner_len = (size_t)(close - s) - 1;
+    return (size_t)(close - s) + 1;
 }
 
 typedef enum v_text_verdict { V_TEXT_NO, V_TEXT_UTF8, V_TEXT_OTHER_CHARSET } v_text_verdict;

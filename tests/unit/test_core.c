@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,6 +61,8 @@ static void clear_env(void)
     unsetenv("TAXD_THREADS");
     unsetenv("TAXD_TEST_HOOKS");
     unsetenv("TAXD_BASE_URL");
+    unsetenv("TAXD_CORS_ORIGIN");
+    unsetenv("TAXD_PDF_FONT");
 }
 
 static void test_config_defaults(void **state)
@@ -87,6 +90,8 @@ static void test_config_defaults(void **state)
     assert_int_equal(cfg.default_rate, 100);
     assert_int_equal(cfg.default_burst, 1000);
     assert_false(cfg.test_hooks);
+    assert_int_equal(cfg.cors_origin_count, 0); /* no origin is allowed unless named */
+    assert_string_equal(cfg.pdf_font, "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf");
 }
 
 static void test_config_precedence(void **state)
@@ -141,6 +146,99 @@ static void test_config_refuses_malformed(void **state)
     assert_int_equal(config_parse_serve_args(&cfg, 1, missing, err, sizeof err), -1);
     char *zero[] = {"--threads", "0"};
     assert_int_equal(config_parse_serve_args(&cfg, 2, zero, err, sizeof err), -1);
+}
+
+/* --cors-origin: repeatable, TAXD_CORS_ORIGIN a comma list; flags replace
+ * the environment's list; a repeated origin is kept once. */
+static void test_config_cors_origins(void **state)
+{
+    (void)state;
+    clear_env();
+    setenv("TAXD_CORS_ORIGIN", "https://app.example.com, http://localhost:3000,http://[::1]:8080",
+           1);
+    taxd_config_t cfg;
+    char err[256];
+    assert_int_equal(config_load_env(&cfg, err, sizeof err), 0);
+    assert_int_equal(cfg.cors_origin_count, 3);
+    assert_string_equal(cfg.cors_origins[0], "https://app.example.com");
+    assert_string_equal(cfg.cors_origins[1], "http://localhost:3000");
+    assert_string_equal(cfg.cors_origins[2], "http://[::1]:8080");
+    char *argv[] = {"--cors-origin", "https://a.example", "--cors-origin=http://127.0.0.1:5173",
+                    "--cors-origin", "https://a.example"};
+    assert_int_equal(config_parse_serve_args(&cfg, 5, argv, err, sizeof err), 0);
+    assert_int_equal(cfg.cors_origin_count, 2);
+    assert_string_equal(cfg.cors_origins[0], "https://a.example");
+    assert_string_equal(cfg.cors_origins[1], "http://127.0.0.1:5173");
+    char *font[] = {"--pdf-font", "/opt/fonts/x.ttf"};
+    assert_int_equal(config_parse_serve_args(&cfg, 2, font, err, sizeof err), 0);
+    assert_string_equal(cfg.pdf_font, "/opt/fonts/x.ttf");
+    clear_env();
+}
+
+/* An origin must be exactly what a browser sends as Origin, or it could
+ * never match: each malformed one fails start with a message naming the
+ * flag, the value and the reason. */
+static void test_config_cors_origin_refused(void **state)
+{
+    (void)state;
+    static const char *const BAD[][2] = {
+        {"*", "wildcard"},
+        {"https://*.example.com", "wildcard"},
+        {"app.example.com", "http:// or https://"},
+        {"ftp://app.example.com", "http:// or https://"},
+        {"https://", "http:// or https://"},
+        {"https://app.example.com/", "trailing slash"},
+        {"https://app.example.com/path", "no path"},
+        {"https://app.example.com?x", "no path"},
+        {"https://App.Example.com", "lower case"},
+        {"HTTPS://app.example.com", "http:// or https://"},
+        {"https://user@app.example.com", "only letters"},
+        {"https://app.example.com:", "port"},
+        {"https://app.example.com:0", "port"},
+        {"https://app.example.com:08080", "port"},
+        {"https://app.example.com:65536", "port"},
+        {"https://app.example.com:8x", "port"},
+        {"https://app.example.com:443", "default port"},
+        {"http://app.example.com:80", "default port"},
+        {"https://:8080", "host is missing"},
+        {"http://[::1", "closing bracket"},
+        {"http://[::G]", "IPv6"},
+        {"https://a.example,,https://b.example", "empty"},
+        {"null", "http:// or https://"},
+    };
+    for (size_t i = 0; i < sizeof BAD / sizeof BAD[0]; i++) {
+        clear_env();
+        taxd_config_t cfg;
+        char err[256];
+        assert_int_equal(config_load_env(&cfg, err, sizeof err), 0);
+        char *argv[] = {"--cors-origin", (char *)BAD[i][0]};
+        print_message("origin %s\n", BAD[i][0]);
+        assert_int_equal(config_parse_serve_args(&cfg, 2, argv, err, sizeof err), -1);
+        assert_non_null(strstr(err, "--cors-origin (TAXD_CORS_ORIGIN)"));
+        assert_non_null(strstr(err, BAD[i][1]));
+        setenv("TAXD_CORS_ORIGIN", BAD[i][0], 1);
+        assert_int_equal(config_load_env(&cfg, err, sizeof err), -1);
+        assert_non_null(strstr(err, BAD[i][1]));
+    }
+    clear_env();
+    /* At most CONFIG_MAX_CORS_ORIGINS distinct origins. */
+    taxd_config_t cfg;
+    char err[256];
+    assert_int_equal(config_load_env(&cfg, err, sizeof err), 0);
+    char origins[CONFIG_MAX_CORS_ORIGINS + 1][32];
+    char *argv[2 * (CONFIG_MAX_CORS_ORIGINS + 1)];
+    for (int i = 0; i <= CONFIG_MAX_CORS_ORIGINS; i++) {
+        snprintf(origins[i], sizeof origins[i], "https://a%d.example", i);
+        argv[2 * i] = "--cors-origin";
+        argv[2 * i + 1] = origins[i];
+    }
+    assert_int_equal(config_parse_serve_args(&cfg, 2 * CONFIG_MAX_CORS_ORIGINS, argv, err,
+                                             sizeof err), 0);
+    assert_int_equal(cfg.cors_origin_count, CONFIG_MAX_CORS_ORIGINS);
+    cfg.cors_origin_count = 0;
+    assert_int_equal(config_parse_serve_args(&cfg, 2 * (CONFIG_MAX_CORS_ORIGINS + 1), argv, err,
+                                             sizeof err), -1);
+    assert_non_null(strstr(err, "too many origins"));
 }
 
 static void test_ids(void **state)
@@ -246,6 +344,8 @@ int main(void)
         cmocka_unit_test(test_config_defaults),
         cmocka_unit_test(test_config_precedence),
         cmocka_unit_test(test_config_refuses_malformed),
+        cmocka_unit_test(test_config_cors_origins),
+        cmocka_unit_test(test_config_cors_origin_refused),
         cmocka_unit_test(test_ids),
         cmocka_unit_test(test_clock),
         cmocka_unit_test(test_utf8_sanitize),

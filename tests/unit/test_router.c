@@ -80,6 +80,31 @@ static router_status_t do_match(test_ctx_t *ctx, const char *method, const char 
                         &ctx->match, ctx->allowed, sizeof ctx->allowed);
 }
 
+/* router_path_flags: the flags of every template matching the path, any
+ * method; what the server's CORS preflight is decided on. */
+static void test_path_flags(void **state)
+{
+    (void)state;
+    static const route_t routes[] = {
+        {.method = "GET", .path = "/v1/sdk", .flags = ROUTE_CORS},
+        {.method = "POST", .path = "/v1/sdk", .flags = ROUTE_CORS | ROUTE_TEXT_JSON},
+        {.method = "GET", .path = "/v1/sdk/{id}", .flags = ROUTE_CORS},
+        {.method = "GET", .path = "/v1/plain", .flags = ROUTE_INLINE},
+        {.method = "GET", .path = "/v1/plain/{id}"},
+    };
+    router_t *r = router_new(routes, sizeof routes / sizeof routes[0]);
+    assert_non_null(r);
+    assert_int_equal(router_path_flags(r, "/v1/sdk", 7), ROUTE_CORS | ROUTE_TEXT_JSON);
+    assert_int_equal(router_path_flags(r, "/v1/sdk/x%2Fy", 13), ROUTE_CORS);
+    assert_int_equal(router_path_flags(r, "/v1/plain", 9), ROUTE_INLINE);
+    assert_int_equal(router_path_flags(r, "/v1/plain/7", 11), 0);
+    assert_int_equal(router_path_flags(r, "/v1/sdk/", 8), 0);      /* empty segment */
+    assert_int_equal(router_path_flags(r, "/v1/sdk/a/b", 11), 0);  /* no template */
+    assert_int_equal(router_path_flags(r, "/v1/sdkXXX", 7), ROUTE_CORS | ROUTE_TEXT_JSON);
+    assert_int_equal(router_path_flags(r, "", 0), 0);
+    router_free(r);
+}
+
 static void test_table_is_copied(void **state)
 {
     test_ctx_t *ctx = *state;
@@ -377,6 +402,7 @@ int main(void)
         cmocka_unit_test(test_malformed_templates_refused),
         cmocka_unit_test(test_ambiguous_routes_refused),
         cmocka_unit_test(test_empty_table),
+        cmocka_unit_test(test_path_flags),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

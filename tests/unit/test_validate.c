@@ -715,6 +715,76 @@ static void test_parse_empty(void **state)
     assert_parse("", NULL, true, NULL, "");
 }
 
+/* v_parse_body_text (routes flagged ROUTE_TEXT_JSON): text/plain with
+ * charset UTF-8 or none is JSON, as a browser's fetch labels a string body;
+ * any other charset is refused, naming the content type; application/json
+ * as before; and v_parse_body itself still refuses text/plain. */
+static void assert_parse_text(const char *text, const char *content_type, bool allow_empty,
+                              const char *expected_json, const char *expected_msg)
+{
+    char msg[256];
+    memset(msg, 'Z', sizeof msg);
+    json_t *got = v_parse_body_text(text, strlen(text), content_type, allow_empty, msg,
+                                    sizeof msg);
+    print_message("parsing [%s] as %s (text allowed)\n", text,
+                  content_type ? content_type : "(null)");
+    assert_string_equal(msg, expected_msg);
+    if (expected_json == NULL)
+        assert_null(got);
+    else
+        assert_json(got, expected_json);
+}
+
+static void test_parse_text_plain(void **state)
+{
+    (void)state;
+    static const char *const GOOD[] = {
+        "text/plain;charset=UTF-8",   /* what Chromium and Node send */
+        "text/plain; charset=utf-8",
+        "TEXT/PLAIN;CHARSET=UTF-8",
+        "text/plain",
+        "text/plain ;charset=\"UTF-8\"",
+        "text/plain; format=flowed; charset=utf-8",
+        "application/json",
+        "application/json; charset=utf-8",
+        NULL,
+    };
+    static const char *const OTHER_CHARSET[] = {
+        "text/plain;charset=latin1",
+        "text/plain; charset=ISO-8859-1",
+        "text/plain;charset=utf-16",
+        "text/plain;charset=utf-8x",
+        "text/plain;charset=\"utf-8",
+        "text/plain;charset=utf-8;charset=latin1",
+        NULL,
+    };
+    static const char *const NOT_TEXT[] = {
+        "text/plainx", "text/html", "text/plain-json", "", "multipart/form-data", NULL,
+    };
+    for (size_t i = 0; GOOD[i] != NULL; i++)
+        assert_parse_text("{\"a\":1}", GOOD[i], false, "{\"a\":1}", "");
+    for (size_t i = 0; OTHER_CHARSET[i] != NULL; i++)
+        assert_parse_text("{}", OTHER_CHARSET[i], false, NULL,
+                          "Content-Type text/plain must have charset UTF-8 (or none)");
+    for (size_t i = 0; NOT_TEXT[i] != NULL; i++)
+        assert_parse_text("{}", NOT_TEXT[i], false, NULL,
+                          "Content-Type must be application/json or text/plain");
+    assert_parse_text("{}", NULL, false, NULL,
+                      "Content-Type must be application/json or text/plain");
+    /* The JSON rules are the same whatever the type. */
+    assert_parse_text("{\"id\":1,\"id\":2}", "text/plain", false, NULL,
+                      "Malformed JSON: duplicate object key near '\"id\"' at line 1, column 12");
+    assert_parse_text("{\"tin\":\"123-45-6789", "text/plain;charset=UTF-8", false, NULL,
+                      "Malformed JSON: premature end of input at line 1, column 19");
+    /* An empty body with no type is no body, where the handler allows none. */
+    assert_parse_text("", NULL, true, NULL, "");
+    assert_parse_text("", "text/plain;charset=UTF-8", true, NULL, "");
+    assert_parse_text("", NULL, false, NULL, "Request body is required");
+    /* Other routes: text/plain stays refused. */
+    assert_parse("{}", "text/plain;charset=UTF-8", false, NULL,
+                 "Content-Type must be application/json");
+}
+
 /* Bodies are not NUL-terminated: only len bytes are read. */
 static void test_parse_uses_length(void **state)
 {
@@ -740,6 +810,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_valid_body_has_no_issues),
+        cmocka_unit_test(test_parse_text_plain),
         cmocka_unit_test(test_invalid_type_string),
         cmocka_unit_test(test_invalid_type_received_names),
         cmocka_unit_test(test_required_missing),
