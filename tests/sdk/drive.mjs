@@ -1,8 +1,7 @@
-// Drives the questionnaire rendered under #root the way a person would, by
-// the DOM `name`s of its inputs (docs/taxbit-sdk.md § 2) and the texts of its
-// buttons. React tracks input values itself, so a value is set through the
+// The questionnaire under #root of the jsdom document, as a `screen` for
+// walk.mjs. React tracks input values itself, so a value is set through the
 // prototype's native setter and announced with the event React listens to.
-export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+import { sleep } from './walk.mjs';
 
 const root = () => document.getElementById('root');
 
@@ -12,9 +11,7 @@ function setNative(el, value) {
   Object.getOwnPropertyDescriptor(proto, 'value').set.call(el, value);
 }
 
-// Sets input `name` to `value`: a radio's value to click, a checkbox's
-// wanted state (true/false), a select's option value, or text to type.
-export async function fill(name, value) {
+async function fill(name, value) {
   const el = root().querySelector(`[name="${name}"]`);
   if (!el) throw new Error(`no input named ${name}`);
   if (el.type === 'radio') {
@@ -37,45 +34,24 @@ export async function fill(name, value) {
   await sleep(20);
 }
 
-// Fills every input of `values` ({name: value}, in order) present on the
-// screen and not filled yet; again while new inputs appear (an answer may
-// reveal the next question). Returns the names filled.
-export async function fillScreen(values, filled) {
-  const now = [];
-  for (let round = 0; round < 6; round++) {
-    let progress = false;
-    for (const [name, value] of Object.entries(values)) {
-      if (filled.has(name) || !root().querySelector(`[name="${name}"]`)) continue;
-      await fill(name, value);
-      filled.add(name);
-      now.push(name);
-      progress = true;
-    }
-    if (!progress) break;
-  }
-  return now;
-}
+const buttons = () => [...root().querySelectorAll('button')].map((b) => b.textContent.trim());
 
-export function buttons() {
-  return [...root().querySelectorAll('button')].map((b) => b.textContent.trim());
-}
-
-export async function click(text) {
-  const b = [...root().querySelectorAll('button')].find((x) => x.textContent.trim() === text);
-  if (!b) throw new Error(`no button "${text}" (buttons: ${buttons().join(' | ')})`);
-  b.click();
-  await sleep(50);
-}
-
-// Names (never values: some are TINs) of the inputs on the screen.
-export function inputNames() {
-  const seen = new Set();
-  for (const el of root().querySelectorAll('input[name],select[name],textarea[name]')) seen.add(el.name);
-  return [...seen];
-}
-
-// The validation texts shown ("Required", "Invalid", ...).
-export function errors() {
-  return [...root().querySelectorAll('[class*="error"]')].map((e) => e.textContent.trim())
-    .filter(Boolean).join(' | ');
+// stepId: a function answering the last onProgress stepId.
+export function jsdomScreen(stepId) {
+  return {
+    stepId,
+    fill,
+    buttons,
+    present: (name) => Boolean(root().querySelector(`[name="${name}"]`)),
+    async click(text) {
+      const b = [...root().querySelectorAll('button')].find((x) => x.textContent.trim() === text);
+      if (!b) throw new Error(`no button "${text}" (buttons: ${buttons().join(' | ')})`);
+      b.click();
+      await sleep(50);
+    },
+    errors: () => [...root().querySelectorAll('[class*="error"]')].map((e) => e.textContent.trim())
+      .filter(Boolean).join(' | '),
+    inputNames: () => [...new Set([...root().querySelectorAll('input[name],select[name],textarea[name]')]
+      .map((el) => el.name))],
+  };
 }

@@ -48,18 +48,10 @@ function finish(error) {
 const timer = setTimeout(() => finish(`timed out after ${opts.timeout} s at ${result.step || 'start'}`),
   Number(opts.timeout) * 1000);
 
-async function waitFor(what, fn, ms) {
-  for (const end = Date.now() + ms; Date.now() < end;) {
-    const v = fn();
-    if (v) return v;
-    await sleep(25);
-  }
-  throw new Error(`gave up waiting for ${what}`);
-}
-
 await import('./env.mjs');
 const { swapOrigin } = await import('./origin.mjs');
-const { fillScreen, click, buttons, inputNames, errors, sleep } = await import('./drive.mjs');
+const { jsdomScreen } = await import('./drive.mjs');
+const { walk, until: waitFor } = await import('./walk.mjs');
 const React = (await import('react')).default;
 const { createRoot } = await import('react-dom/client');
 const { TaxbitQuestionnaire, useTaxbit } = await import('@taxbit/react-sdk');
@@ -84,37 +76,16 @@ async function questionnaireRun() {
   const props = { bearerToken: opts.token, questionnaire, ...callbacks };
   if (spec.language) props.language = spec.language;
   root.render(React.createElement(TaxbitQuestionnaire, props));
+  const screen = jsdomScreen(() => progress.stepId);
   result.step = 'loading';
-  await waitFor('the first step', () => sdkErrors.length || (progress && inputNames().length), 15000);
+  await waitFor('the first step', () => sdkErrors.length || (progress && screen.inputNames().length), 15000);
   if (sdkErrors.length) throw new Error(`SDK error while loading: ${sdkErrors.join('; ')}`);
 
-  const filled = new Set();
-  for (let screens = 0; screens < 12; screens++) {
-    const step = progress.stepId;
-    result.step = step;
-    await fillScreen(spec.fields, filled);
-    if (buttons().includes('Submit')) {
-      await click('Submit');
-      await waitFor('onSuccess or onError', () => succeeded || sdkErrors.length, 20000);
-      if (!succeeded) throw new Error(`submission failed: ${sdkErrors.join('; ')}`);
-      root.unmount();
-      // a value never typed is a values file that does not test what it says
-      const unused = Object.keys(spec.fields).filter((n) => !filled.has(n));
-      if (unused.length) throw new Error(`inputs never shown: ${unused.join(', ')}`);
-      return;
-    }
-    await click('Next');
-    try {
-      await waitFor('the next step', () => progress.stepId !== step || errors(), 5000);
-    } catch (e) { /* reported below */ }
-    await sleep(50);
-    if (progress.stepId === step) {
-      throw new Error(`stuck on step ${step}: ${errors() || 'no message'}; inputs on screen: `
-        + `${inputNames().join(', ')}; not in the values file: `
-        + `${inputNames().filter((n) => !(n in spec.fields)).join(', ') || '-'}`);
-    }
-  }
-  throw new Error('more than 12 screens: the questionnaire loops');
+  await walk(screen, spec.fields, async () => {
+    await waitFor('onSuccess or onError', () => succeeded || sdkErrors.length, 20000);
+    if (!succeeded) throw new Error(`submission failed: ${sdkErrors.join('; ')}`);
+  }, result);
+  root.unmount();
 }
 
 async function hookRun() {
