@@ -183,7 +183,7 @@ build/pg/%: tests/pg/%.c $(LIB_OBJ)
 pg-tools: $(PG_TOOLS)
 
 
-$(DEPS_STAMP): scripts/install-deps tests/openapi/package-lock.json
+$(DEPS_STAMP): scripts/install-deps tests/openapi/package-lock.json tests/sdk/package-lock.json
 	scripts/install-deps
 	@mkdir -p build && touch $@
 
@@ -209,6 +209,13 @@ OPENAPI_LINTER = tests/openapi/node_modules/.taxd-installed-lock
 $(OPENAPI_LINTER): tests/openapi/package-lock.json
 	scripts/install-deps
 
+# Taxbit's real client that tests/api/test_taxbit_sdk.py drives (npm ci in
+# tests/sdk by scripts/install-deps, with Debian's chromium-headless-shell),
+# installed again whenever its lock file changes.
+SDK_HARNESS = tests/sdk/node_modules/.taxd-installed-lock
+$(SDK_HARNESS): tests/sdk/package-lock.json
+	scripts/install-deps
+
 # API tests run the real binary; the sanitizer build is exercised by the same suite.
 # The client's black-box tests (tests/api/test_client_*.py) run taxctl and
 # the library's test drivers (tests/client/*.c) of the same build.
@@ -225,10 +232,10 @@ build/asan/client/tools/%: tests/client/%.c build/asan/client/libtaxdclient.a
 CLIENT_ENV = TAXCTL_BIN=$(CURDIR)/build/client/taxctl TAXD_CLIENT_TOOLS=$(CURDIR)/build/client/tools
 CLIENT_ENV_ASAN = TAXCTL_BIN=$(CURDIR)/build/asan/client/taxctl TAXD_CLIENT_TOOLS=$(CURDIR)/build/asan/client/tools
 
-api: build/taxd client $(CLIENT_TOOLS) $(OPENAPI_LINTER)
+api: build/taxd client $(CLIENT_TOOLS) $(OPENAPI_LINTER) $(SDK_HARNESS)
 	$(CLIENT_ENV) TAXD_BIN=$(CURDIR)/build/taxd $(PYTEST) -q -m "not hostile" tests/api
 
-api-asan: build/asan/taxd build/asan/client/taxctl $(CLIENT_TOOLS_ASAN) $(OPENAPI_LINTER)
+api-asan: build/asan/taxd build/asan/client/taxctl $(CLIENT_TOOLS_ASAN) $(OPENAPI_LINTER) $(SDK_HARNESS)
 	$(CLIENT_ENV_ASAN) TAXD_BIN=$(CURDIR)/build/asan/taxd $(PYTEST) -q -m "not hostile" tests/api
 
 # The same suite on PostgreSQL (plain build only): a private cluster from
@@ -243,7 +250,7 @@ api-asan: build/asan/taxd build/asan/client/taxctl $(CLIENT_TOOLS_ASAN) $(OPENAP
 # libtaxdclient and taxctl, which see only HTTP, and they run against the plain
 # and the ASan taxd (the CI budget is 30 minutes).
 PG_UNIT = build/tests/test_store_pg build/tests/test_store_ratebuckets
-api-pg: build/taxd client $(CLIENT_TOOLS) $(PG_UNIT) $(OPENAPI_LINTER)
+api-pg: build/taxd client $(CLIENT_TOOLS) $(PG_UNIT) $(OPENAPI_LINTER) $(SDK_HARNESS)
 	@set -e; trap 'tests/pg/cluster.sh stop' EXIT INT TERM; \
 	tests/pg/cluster.sh start; \
 	for t in $(PG_UNIT); do echo "== $$t (PostgreSQL)"; TAXD_TEST_PG=$$(tests/pg/cluster.sh url) $$t; done; \
