@@ -178,6 +178,10 @@ void api_internal_error(request_t *req, const char *what);
 void api_fail(request_t *req, store_status_t st, const char *what);
 /* The request's database connection, or NULL after answering 500. */
 store_conn_t *api_db(request_t *req);
+/* Whether the signed link (?expires, ?nonce, ?signature) names the path
+ * parameter id_param; false after answering 403 (reason expired or
+ * invalid_signature). Touches no database. */
+bool api_link_ok(request_t *req, const char *id_param);
 /* The outcome of reading the record `what` ("Filer") with caller id `id`:
  * true for STORE_OK; otherwise answers 404 "<what> with id '<id>' not
  * found" for STORE_NOT_FOUND, or the store failure's status, and returns

@@ -14,6 +14,7 @@
 #include "core/crypto.h"
 #include "core/validate.h"
 #include "http/errors.h"
+#include "reports/links.h"
 
 #define PAGE_DEFAULT 25
 #define PAGE_MAX 100
@@ -314,4 +315,27 @@ bool api_query_ok(request_t *req, bool malformed, json_t *issues)
     }
     json_decref(issues);
     return true;
+}
+
+/* ---- signed download links (reports/links.h) */
+
+static void reply_link_refused(request_t *req, report_link_status_t status)
+{
+    const char *reason = status == REPORT_LINK_EXPIRED ? "expired" : "invalid_signature";
+    reply_error_body(req, 403, error_body_forbidden_reason(reason));
+}
+
+bool api_link_ok(request_t *req, const char *id_param)
+{
+    bool malformed = false;
+    const char *expires = request_query(req, "expires", &malformed);
+    const char *nonce = malformed ? NULL : request_query(req, "nonce", &malformed);
+    const char *signature = malformed ? NULL : request_query(req, "signature", &malformed);
+    report_link_status_t status =
+        malformed ? REPORT_LINK_INVALID
+                  : report_link_verify(api_ctx(req)->links_key, request_param(req, id_param),
+                                       expires, nonce, signature, api_now_s(req));
+    if (status != REPORT_LINK_OK)
+        reply_link_refused(req, status);
+    return status == REPORT_LINK_OK;
 }

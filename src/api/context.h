@@ -61,6 +61,7 @@ typedef struct api_context {
     const uint8_t *tin_key;               /* CRYPTO_AEAD_KEY_LEN bytes: seals TINs at rest */
     const crypto_hmac_key_t *links_key;   /* signs report download links */
     unsigned report_max_active;           /* reports pending or processing per tenant */
+    const char *pdf_font;                 /* TrueType font of tax-form PDFs; NULL: the default */
 
     tokencache_t *tokens;                 /* tokens that verified */
     authfail_t *auth_failures;            /* failed secrets by (client id, address) */

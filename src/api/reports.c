@@ -539,27 +539,6 @@ static ssize_t download_read(void *cls, uint64_t pos, char *out, size_t max)
     return (ssize_t)n;
 }
 
-static void reply_link_refused(request_t *req, report_link_status_t status)
-{
-    const char *reason = status == REPORT_LINK_EXPIRED ? "expired" : "invalid_signature";
-    reply_error_body(req, 403, error_body_forbidden_reason(reason));
-}
-
-static bool link_ok(request_t *req)
-{
-    bool malformed = false;
-    const char *expires = request_query(req, "expires", &malformed);
-    const char *nonce = malformed ? NULL : request_query(req, "nonce", &malformed);
-    const char *signature = malformed ? NULL : request_query(req, "signature", &malformed);
-    report_link_status_t status =
-        malformed ? REPORT_LINK_INVALID
-                  : report_link_verify(api_ctx(req)->links_key, request_param(req, "reportId"),
-                                       expires, nonce, signature, api_now_s(req));
-    if (status != REPORT_LINK_OK)
-        reply_link_refused(req, status);
-    return status == REPORT_LINK_OK;
-}
-
 static void stream_report(request_t *req, const store_report_t *r)
 {
     report_format_t format = REPORT_FORMAT_CSV;
@@ -593,7 +572,7 @@ static void stream_report(request_t *req, const store_report_t *r)
 static void download(request_t *req, const char *kind)
 {
     store_report_t r;
-    if (!link_ok(req) || !find_report(req, kind, 0, &r))
+    if (!api_link_ok(req, "reportId") || !find_report(req, kind, 0, &r))
         return;
     if (strcmp(r.status, "completed") != 0) { /* links are only made for completed reports */
         reply_error(req, 404, "Report with id '%s' not found", r.id);

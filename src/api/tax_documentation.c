@@ -43,8 +43,13 @@ void api_tax_documentation_submit(request_t *req)
     char owner_uuid[STORE_UUID_LEN];
     if (db == NULL || !owner_uuid_of(req, db, id, owner_uuid))
         return;
-    taxdocs_submission_t s = {api_ctx(req)->tin_key, req->claims.tenant_id, owner_uuid, type, body,
-                              now};
+    taxdocs_submission_t s = {.tin_key = api_ctx(req)->tin_key,
+                              .tenant_id = req->claims.tenant_id,
+                              .owner_uuid = owner_uuid,
+                              .type = type,
+                              .body = body,
+                              .now = now,
+                              .source = "api"};
     char doc_id[STORE_UUID_LEN];
     if (!api_found(req, taxdocs_submit(db, &s, doc_id), OWNER, id))
         return;

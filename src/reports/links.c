@@ -41,6 +41,19 @@ int report_link_make(const crypto_hmac_key_t *key, const char *base_url, const c
                      const char *report_id, int64_t now_s, char *out, size_t cap,
                      int64_t *expires_s)
 {
+    char collection[64];
+    buf_t c = buf_over(collection, sizeof collection);
+    buf_puts(&c, "/v1/reports/");
+    buf_puts(&c, kind);
+    if (c.overflow)
+        return -1;
+    return report_link_make_at(key, base_url, collection, report_id, now_s, out, cap, expires_s);
+}
+
+int report_link_make_at(const crypto_hmac_key_t *key, const char *base_url,
+                        const char *collection, const char *report_id, int64_t now_s, char *out,
+                        size_t cap, int64_t *expires_s)
+{
     uint8_t nonce_bytes[REPORT_LINK_NONCE_BYTES], mac[CRYPTO_SHA256_LEN];
     char nonce[NONCE_TEXT_MAX], signature[SIGNATURE_TEXT_MAX], expires[24];
     if (strlen(report_id) > ID_MAX ||
@@ -55,8 +68,7 @@ int report_link_make(const crypto_hmac_key_t *key, const char *base_url, const c
         return -1;
     buf_t b = buf_over(out, cap);
     buf_puts(&b, base_url);
-    buf_puts(&b, "/v1/reports/");
-    buf_puts(&b, kind);
+    buf_puts(&b, collection);
     buf_putc(&b, '/');
     buf_puts(&b, report_id);
     buf_puts(&b, "/download?expires=");

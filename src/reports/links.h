@@ -37,6 +37,13 @@ int report_link_make(const crypto_hmac_key_t *key, const char *base_url, const c
                      const char *report_id, int64_t now_s, char *out, size_t cap,
                      int64_t *expires_s);
 
+/* The same link under another collection path: {base_url}{collection}/{id}/download?...
+ * (collection such as "/v1/tax-documentation/document"). Ids of different
+ * collections never collide (UUIDs), so one key serves them all. */
+int report_link_make_at(const crypto_hmac_key_t *key, const char *base_url,
+                        const char *collection, const char *id, int64_t now_s, char *out,
+                        size_t cap, int64_t *expires_s);
+
 /* Checks the query values of a link to report_id (any may be NULL when
  * absent). The link is valid while now_s < expires. */
 report_link_status_t report_link_verify(const crypto_hmac_key_t *key, const char *report_id,

@@ -120,10 +120,10 @@ static store_status_t submit_in_tx(store_conn_t *conn, const void *arg)
 static int seal_document(const taxdocs_submission_t *s, const char *id, uint8_t **sealed,
                          size_t *sealed_len)
 {
-    json_t *copy = json_deep_copy(s->body);
+    json_t *copy = json_deep_copy(s->comprehensive_body ? s->comprehensive_body : s->body);
     if (copy == NULL)
         return -1;
-    if (s->type == TAXDOCS_W9)
+    if (s->comprehensive_body == NULL && s->type == TAXDOCS_W9)
         json_object_del(copy, "tin");
     char *plain = json_dumps(copy, JSON_COMPACT);
     json_decref(copy);
@@ -178,6 +178,20 @@ static int prepare_w9(const taxdocs_submission_t *s, const char *id, w9_seals_t 
     return t->check.name != NULL && t->check.tin_type != NULL ? 0 : -1;
 }
 
+/* The columns that say where a submission came from and which model its
+ * sealed document holds (schema v15). */
+static void describe_origin(const taxdocs_submission_t *s, store_taxdoc_t *row)
+{
+    const taxdocs_comprehensive_t *c = s->comprehensive;
+    const char *native_tin_type = json_string_value(json_object_get(s->body, "tin_type"));
+    snprintf(row->model, sizeof row->model, "%s", c != NULL ? "comprehensive" : "native");
+    snprintf(row->source, sizeof row->source, "%s", s->source != NULL ? s->source : "api");
+    snprintf(row->questionnaire, sizeof row->questionnaire, "%s", c != NULL ? c->questionnaire : "");
+    snprintf(row->tin_type, sizeof row->tin_type, "%s",
+             c != NULL ? c->tin_type : (s->type == TAXDOCS_W9 && native_tin_type ? native_tin_type : ""));
+    snprintf(row->vat_note, sizeof row->vat_note, "%s", c != NULL ? c->vat_note : "");
+}
+
 /* A submission as the model assessed it and as the store keeps it. */
 typedef struct assessed {
     taxdocs_state_t state;
@@ -194,6 +208,7 @@ static int prepare(const taxdocs_submission_t *s, assessed_t *a, w9_seals_t *w9,
     taxdocs_record_from_state(&a->state, row);
     snprintf(row->owner_uuid, sizeof row->owner_uuid, "%s", s->owner_uuid);
     row->created_at = s->now;
+    describe_origin(s, row);
     t->s = s;
     t->row.tenant_id = s->tenant_id;
     t->row.doc = row;

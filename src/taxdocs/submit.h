@@ -12,6 +12,7 @@
 
 #include "core/crypto.h"
 #include "store/store.h"
+#include "taxdocs/comprehensive.h"
 #include "taxdocs/model.h"
 
 typedef struct taxdocs_submission {
@@ -19,8 +20,14 @@ typedef struct taxdocs_submission {
     const char *tenant_id;
     const char *owner_uuid;
     taxdocs_type_t type;
-    const json_t *body;      /* passed taxdocs_check */
+    const json_t *body;      /* the native document; passed taxdocs_check */
     int64_t now;
+    const char *source;      /* "api", "sdk" or "tax-documentation-data" */
+    /* Taxbit's COMPREHENSIVE body and what its check derived, or NULL for a
+     * native submission. When set, it is the document kept (sealed), so the
+     * SDK reads back exactly what it sent; body is its native conversion. */
+    const json_t *comprehensive_body;
+    const taxdocs_comprehensive_t *comprehensive;
 } taxdocs_submission_t;
 
 /* Writes the submission; id receives its tax_documentation_id (a UUID v4).

@@ -159,6 +159,30 @@ static void test_malformed_values_are_invalid(void **state)
     crypto_hmac_key_free(k);
 }
 
+/* A link under another collection (tax-form PDFs) has that path and
+ * verifies with the same key, the id alone being signed. */
+static void test_link_under_another_collection(void **state)
+{
+    (void)state;
+    crypto_hmac_key_t *k = key_new();
+    char url[REPORT_LINK_MAX];
+    int64_t expires = 0;
+    assert_int_equal(report_link_make_at(k, BASE, "/v1/tax-documentation/document", ID, NOW, url,
+                                         sizeof url, &expires),
+                     0);
+    assert_true(strncmp(url, BASE "/v1/tax-documentation/document/" ID "/download?expires=",
+                        strlen(BASE "/v1/tax-documentation/document/" ID "/download?expires=")) ==
+                0);
+    parts_t p;
+    split(url, &p);
+    assert_int_equal(report_link_verify(k, ID, p.expires, p.nonce, p.signature, NOW),
+                     REPORT_LINK_OK);
+    assert_int_equal(report_link_make_at(k, BASE, "/v1/tax-documentation/document", ID, NOW, url,
+                                         40, &expires),
+                     -1); /* too small a buffer */
+    crypto_hmac_key_free(k);
+}
+
 static void test_two_links_in_one_second_differ(void **state)
 {
     (void)state;
@@ -192,6 +216,7 @@ int main(void)
         cmocka_unit_test(test_altered_is_invalid_even_when_expired),
         cmocka_unit_test(test_malformed_values_are_invalid),
         cmocka_unit_test(test_two_links_in_one_second_differ),
+        cmocka_unit_test(test_link_under_another_collection),
         cmocka_unit_test(test_small_buffer_fails),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
