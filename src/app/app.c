@@ -11,12 +11,14 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "api/gateway.h"
 #include "app/engines.h"
 #include "app/service.h"
 #include "core/log.h"
 #include "http/server.h"
+#include "taxdocs/pdf.h"
 #include "webhooks/engine.h"
 
 #define MALLOC_MMAP_THRESHOLD (256 * 1024) /* see tune_malloc */
@@ -181,6 +183,8 @@ int app_serve(int argc, char **argv)
     if (rc >= 0)
         return rc;
     char *err = NULL;
+    if (!taxdocs_pdf_font_usable(svc.cfg.pdf_font)) /* tax-form PDFs need it (--pdf-font) */
+        return start_failed(&svc, strdup("--pdf-font: not a TrueType font taxd can load"));
     if (!svc.cfg.no_workers && engines_start(&svc, &err) == NULL)
         return start_failed(&svc, err);
     api_context_t api;

@@ -364,6 +364,7 @@ void service_api_context(service_t *svc, api_context_t *api)
         .tin_key = svc->tin_key,
         .links_key = svc->links_key,
         .report_max_active = svc->cfg.report_max_active,
+        .pdf_font = svc->cfg.pdf_font,
         .tokens = svc->tokens,
         .auth_failures = svc->auth_failures,
         .limiter = svc->limiter,
