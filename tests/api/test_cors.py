@@ -272,7 +272,6 @@ def test_text_plain_refused_on_other_routes(cors_server):
     assert body(r)["message"] == "Content-Type must be application/json"
 
 
-@pytest.mark.xfail(reason="handler lands with issue 19 part D", strict=False)
 def test_text_plain_utf8_is_json_on_submissions(cors_server, owner):
     """The SDK's body arrives as text/plain;charset=UTF-8: read as JSON, so `{}`
     is refused by validation (issues), not by its content type."""
@@ -286,7 +285,6 @@ def test_text_plain_utf8_is_json_on_submissions(cors_server, owner):
     assert_cors_answer(r, ORIGIN)
 
 
-@pytest.mark.xfail(reason="handler lands with issue 19 part D", strict=False)
 def test_text_plain_other_charset_refused_on_submissions(cors_server, owner):
     _, token = owner
     r = send(cors_server, "POST", SUBMISSIONS, origin=ORIGIN, token=token,
@@ -296,7 +294,6 @@ def test_text_plain_other_charset_refused_on_submissions(cors_server, owner):
     assert_cors_answer(r, ORIGIN)
 
 
-@pytest.mark.xfail(reason="handler lands with issue 19 part D", strict=False)
 def test_document_post_without_body_or_type_is_no_body(cors_server, owner):
     """The SDK's document POST has no body and no Content-Type: never a
     content-type or body refusal (404: no W-form on file for a new owner)."""
