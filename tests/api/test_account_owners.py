@@ -310,15 +310,43 @@ def test_tax_country_code_two_uppercase_letters(tenant, code):
     assert issues[0]["code"] in ("invalid_format", "too_small", "too_big")
 
 
-@pytest.mark.parametrize("tin", ["123$456", "12_34", "----", "   ", "１２３"])
+@pytest.mark.parametrize("code", ["ZZ", "XX", "EL", "XK", "UK", "EU"])
+def test_country_codes_are_iso_members(tenant, code):
+    """Two capital letters are not enough: tax_country_code and the
+    address's country_code must be assigned ISO 3166-1 alpha-2 codes (the
+    list of Taxbit's client; EL is Greece's VAT prefix, not a country)."""
+    for doc, path in ((dict(FULL, tax_country_code=code), ["tax_country_code"]),
+                      (dict(FULL, address=dict(FULL["address"], country_code=code)),
+                       ["address", "country_code"])):
+        r = create(tenant, doc)
+        assert issues_of(r) == [{"code": "custom", "path": path, "message":
+                                 "Invalid country code: not an ISO 3166-1 alpha-2 country"}]
+    created(tenant, dict(FULL, id="iso"))
+    r = patch(tenant, "iso", {"tax_country_code": code})
+    assert r.status_code == 400 and [i["path"] for i in issues_of(r)] == [["tax_country_code"]]
+
+
+@pytest.mark.parametrize("tin", ["123$456", "12_34", "----", "   ", "１２３", "./-", "12,3"])
 def test_tin_characters_custom_issue(tenant, tin):
-    """TIN: digits, letters, '-' and ' ' only, with a digit or letter; the
-    message never repeats the value."""
+    """TIN: digits, letters, ' ', '-', '/' and '.' only, with a digit or
+    letter; the message never repeats the value."""
     r = create(tenant, dict(FULL, tin=tin))
     issues = issues_of(r)
     assert issues == [{"code": "custom", "path": ["tin"], "message":
-                       "Invalid TIN: expected digits, letters, '-' and ' ' only, with at least one digit or letter"}]
+                       "Invalid TIN: expected digits, letters, ' ', '-', '/' and '.' only, with at "
+                       "least one digit or letter"}]
     assert tin not in r.text
+
+
+@pytest.mark.parametrize("tin", ["12/345.678-9 A", "AB.12/3", "x" * 30])
+def test_foreign_tin_well_formed_for_the_tin_check_is_accepted(tenant, tin):
+    """Every TIN the TIN check's FOREIGN rule calls well-formed (1..30 of
+    ASCII letters, digits, space, '-', '/', '.') is accepted on create and
+    on update (issue 19, item 6)."""
+    data = created(tenant, dict(FULL, id="f1", tin=tin, tin_type="FOREIGN"))
+    assert data["tin"].endswith(tin[-4:])
+    r = patch(tenant, "f1", {"tin": tin[::-1] if tin[0] != "." else tin})
+    assert r.status_code == 200
 
 
 def test_tin_length(tenant):
