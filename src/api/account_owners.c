@@ -50,6 +50,7 @@
 #include "core/tin.h"
 #include "core/utf8.h"
 #include "store/owners.h"
+#include "taxdocs/model.h"
 
 /* ---- schemas */
 
@@ -289,7 +290,8 @@ static int seal_tin(const api_context_t *api, const char *tenant_id, const json_
 static void check_record(json_t *issues, const json_t *body, const store_owner_t *o,
                          int64_t now_ms)
 {
-    v_check_birth_date(body, "birth_date", now_ms, issues);
+    if (v_check_birth_date(body, "birth_date", now_ms, issues) == 0)
+        taxdocs_check_birth_years(body, "birth_date", now_ms, issues);
     const json_t *tin = json_object_get(body, "tin");
     bool has_tin = tin != NULL ? json_is_string(tin) : o->tin_sealed_len > 0;
     if (has_tin && o->tin_type[0] == '\0')

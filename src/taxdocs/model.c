@@ -266,23 +266,23 @@ static int year_of_date(const char *s)
 }
 
 /* At most TAXDOCS_BIRTH_YEARS_MAX years back, by year difference in UTC as
- * Taxbit's client counts it (born in 1906 is fine all through 2026). Runs
- * only when the older rules (v_check_birth_date: not in the future, not
- * before 1900) found nothing, so one date gets one issue. */
-static void check_birth_window(json_t *issues, const json_t *body, const char *key, int64_t now)
+ * Taxbit's client counts it (born in 1906 is fine all through 2026). */
+size_t taxdocs_check_birth_years(const json_t *object, const char *key, int64_t now,
+                                 json_t *issues)
 {
-    int year = year_of_date(str_at(body, key));
+    int year = year_of_date(str_at(object, key));
     if (year < 0)
-        return;
+        return 0;
     time_t t = (time_t)(now / 1000);
     struct tm tm;
     gmtime_r(&t, &tm);
     if (tm.tm_year + 1900 - year <= TAXDOCS_BIRTH_YEARS_MAX)
-        return;
+        return 0;
     char message[96];
     snprintf(message, sizeof message, "%s cannot be more than %d years ago", key,
              TAXDOCS_BIRTH_YEARS_MAX);
     add_issue(issues, path_of(key, NULL), "custom", message);
+    return 1;
 }
 
 static void check_not_future(json_t *issues, const json_t *body, const char *key,
@@ -384,9 +384,11 @@ size_t taxdocs_check(const json_t *body, int64_t now, json_t *issues, taxdocs_ty
     char today[TAXDOCS_DATE_LEN];
     today_of(now, today);
     check_not_future(issues, body, "signature_date", today);
+    /* One issue per date: the window only when the older rules (not in the
+     * future, not before 1900) found nothing. */
     if (in_schema(*type, "date_of_birth") &&
         v_check_birth_date(body, "date_of_birth", now, issues) == 0)
-        check_birth_window(issues, body, "date_of_birth", now);
+        taxdocs_check_birth_years(body, "date_of_birth", now, issues);
     check_addresses(issues, *type, body);
     check_top_countries(issues, *type, body);
     if (*type == TAXDOCS_W9)

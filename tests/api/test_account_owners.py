@@ -380,6 +380,22 @@ def test_birth_date_format(tenant, date):
                        "format": "date", "message": "Invalid ISO date"}]
 
 
+def test_birth_date_at_most_120_years_back_and_no_minimum_age(tenant):
+    """One rule for every date of birth (tax documentation's too): at most
+    120 years back by year difference (UTC), as Taxbit's client; a minor is
+    accepted, since neither the client nor taxd has an 18+ rule."""
+    year = time.gmtime().tm_year
+    r = create(tenant, dict(FULL, id="old", birth_date=f"{year - 121}-12-31"))
+    assert issues_of(r) == [{"code": "custom", "path": ["birth_date"],
+                             "message": "birth_date cannot be more than 120 years ago"}]
+    assert created(tenant, dict(FULL, id="old", birth_date=f"{year - 120}-01-01"))["birth_date"] \
+        == f"{year - 120}-01-01"
+    assert created(tenant, dict(FULL, id="minor", birth_date=f"{year}-01-01"))["birth_date"] \
+        == f"{year}-01-01"
+    r = patch(tenant, "minor", {"birth_date": f"{year - 121}-01-01"})
+    assert r.status_code == 400 and issues_of(r)[0]["path"] == ["birth_date"]
+
+
 @pytest.mark.parametrize("email", ["no-at", "a@b@c", "@b", "a@"])
 def test_email_one_at(tenant, email):
     issues = issues_of(create(tenant, dict(FULL, email=email)))
@@ -801,9 +817,12 @@ def test_birth_date_out_of_range(tenant, date, message):
     assert issues_of(r) == [{"code": "custom", "path": ["birth_date"], "message": message}]
 
 
-@pytest.mark.parametrize("date", ["1900-01-01", "today"])
+@pytest.mark.parametrize("date", ["oldest", "today"])
 def test_birth_date_in_range(tenant, date):
-    date = _utc_day(0) if date == "today" else date
+    """The oldest accepted: January 1st of the year 120 years back (after
+    1900-01-01 from 2020 on), issue 19 item 6."""
+    oldest = f"{time.gmtime().tm_year - 120}-01-01"
+    date = _utc_day(0) if date == "today" else max(oldest, "1900-01-01")
     assert created(tenant, dict(FULL, id=f"dob-ok-{date}", birth_date=date))["birth_date"] == date
 
 
