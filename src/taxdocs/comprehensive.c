@@ -1178,14 +1178,42 @@ json_t *taxdocs_comprehensive_from_native(taxdocs_type_t type, const json_t *nat
 
 /* ---- masking */
 
+/* tin_mask's rule (core/tin.h) for a string of any length: a stored body
+ * holds only checked TINs, but the mask must not trust that (tin_mask's
+ * buffer holds TIN_MAX bytes). Out of memory: the value is dropped, never
+ * left in clear. */
 static void mask_key(json_t *object, const char *key)
 {
-    const char *s = json_string_value(json_object_get(object, key));
+    const json_t *v = json_object_get(object, key);
+    const char *s = json_string_value(v);
     if (s == NULL || s[0] == '\0')
         return;
-    char masked[TIN_MAX];
-    tin_mask(s, masked);
-    json_object_set_new(object, key, json_string(masked));
+    size_t len = json_string_length(v);
+    if (len < TIN_MAX && memchr(s, '\0', len) == NULL) {
+        char masked[TIN_MAX];
+        tin_mask(s, masked);
+        json_object_set_new(object, key, json_string(masked));
+        return;
+    }
+    size_t chars = utf8_chars(s, len);
+    size_t hide = chars > 4 ? chars - 4 : 0;
+    const char *tail = s;
+    for (size_t seen = 0; seen < hide && tail < s + len; seen++) {
+        size_t step = utf8_sequence((const unsigned char *)tail, (size_t)(s + len - tail));
+        tail += step > 0 ? step : 1;
+    }
+    size_t rest = (size_t)(s + len - tail);
+    char *masked = malloc(hide + rest + 1);
+    if (masked == NULL) {
+        json_object_del(object, key);
+        return;
+    }
+    memset(masked, '*', hide);
+    memcpy(masked + hide, tail, rest);
+    masked[hide + rest] = '\0';
+    if (json_object_set_new(object, key, json_stringn(masked, hide + rest)) != 0)
+        json_object_del(object, key);
+    free(masked);
 }
 
 static void mask_person(json_t *p)

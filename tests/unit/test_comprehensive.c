@@ -721,6 +721,29 @@ static void test_mask(void **state)
     json_decref(doc);
 }
 
+/* A value longer than any TIN (a body that was never checked) is masked
+ * all the same, never overflowing tin_mask's buffer (found by fuzzing). */
+static void test_mask_long_values(void **state)
+{
+    (void)state;
+    char big[301];
+    memset(big, '7', 300);
+    big[300] = '\0';
+    memcpy(big + 296, "WXYZ", 4);
+    json_t *doc = json_pack("{s:{s:s, s:[{s:s}]}}", "account_holder", "ftin", big,
+                            "tax_residences", "tin", "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9");
+    taxdocs_comprehensive_mask(doc);
+    const char *m = json_string_value(json_object_get(json_object_get(doc, "account_holder"), "ftin"));
+    assert_int_equal(strlen(m), 300);
+    assert_int_equal(strspn(m, "*"), 296);
+    assert_string_equal(m + 296, "WXYZ");
+    const char *r = json_string_value(json_object_get(
+        json_array_get(json_object_get(json_object_get(doc, "account_holder"), "tax_residences"), 0),
+        "tin"));
+    assert_string_equal(r, "*\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9");
+    json_decref(doc);
+}
+
 int main(void)
 {
     if (clock_parse_rfc3339("2026-11-25T04:00:00Z", &NOW) != 0)
@@ -741,6 +764,7 @@ int main(void)
         cmocka_unit_test(test_from_native_round_trips),
         cmocka_unit_test(test_from_native_shapes),
         cmocka_unit_test(test_mask),
+        cmocka_unit_test(test_mask_long_values),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
