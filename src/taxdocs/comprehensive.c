@@ -517,24 +517,29 @@ static void refuse_dob(ctx_t *c, const json_t *p, const json_t *base)
         fail(c, sub(base, "date_of_birth"), "date_of_birth is only for individuals");
 }
 
-static void check_w9(ctx_t *c, const json_t *body, const json_t *p, const json_t *base)
+/* The W-9 rules on P. A regarded owner answers fewer questions (no EIN
+ * answers, no SM_LLC) and has no date of birth unless an individual. */
+static void check_w9(ctx_t *c, const json_t *body, const json_t *p, const json_t *base,
+                     bool owner)
 {
     const char *t = text_at(p, "us_account_type");
     bool election = is_true(p, "us_smllc_election");
+    if (owner && !is_eq(t, "INDIVIDUAL"))
+        refuse_dob(c, p, base);
     if (is_eq(t, "LLC") || (is_eq(t, "SM_LLC") && election)) {
         if (text_at(p, "us_llc_classification") == NULL)
             missing(c, sub(base, "us_llc_classification"), V_ENUM);
     } else if (is_eq(t, "SM_LLC")) {
         need_flag(c, p, base, "us_smllc_election");
-    } else if (is_eq(t, "SOLE_PROPRIETOR") || is_eq(t, "TRUST_ESTATE")) {
+    } else if (!owner && (is_eq(t, "SOLE_PROPRIETOR") || is_eq(t, "TRUST_ESTATE"))) {
         const char *flag = t[0] == 'S' ? "us_sole_proprietor_ein" : "us_trust_estate_ein";
         need_flag(c, p, base, flag);
         if (json_is_false(json_object_get(p, flag)))
             need_text(c, p, base, "dba_name");
     } else if (is_eq(t, "OTHER")) {
         need_text(c, p, base, "us_other_classification");
-    } else if (is_eq(t, "C_CORPORATION") || is_eq(t, "S_CORPORATION") ||
-               is_eq(t, "PARTNERSHIP")) {
+    } else if (!owner && (is_eq(t, "C_CORPORATION") || is_eq(t, "S_CORPORATION") ||
+                          is_eq(t, "PARTNERSHIP"))) {
         refuse_dob(c, p, base);
     }
     const char *tin = need_text(c, p, base, "tin");
@@ -582,9 +587,12 @@ static const json_t *check_w_form(ctx_t *c, const json_t *body, taxdocs_type_t *
         return NULL;
     }
     need_text(c, p, base, "name");
+    /* A regarded owner's dba_name is the disregarded entity's own name. */
+    if (dre)
+        need_text(c, p, base, "dba_name");
     need_address(c, p, base, "address");
     if (*type == TAXDOCS_W9)
-        check_w9(c, body, p, base);
+        check_w9(c, body, p, base, dre);
     else
         check_w8(c, body, p, base);
     json_decref(base);
@@ -836,7 +844,8 @@ static int build_w9(json_t *n, const json_t *p, taxdocs_comprehensive_t *out)
     return copy_text(n, "business_name", p, "dba_name") |
            json_object_set_new(n, "entity_classification", json_string(w9_classification(p))) |
            json_object_set_new(n, "tin_type", json_string(out->tin_type)) |
-           json_object_set_new(n, "tin", json_string(digits)) | set_address(n, "address", p, "address") |
+           json_object_set_new(n, "tin", json_string(digits)) |
+           set_address(n, "address", p, "address") |
            copy_text(n, "exempt_payee_code", p, "exempt_payee_code");
 }
 
@@ -895,7 +904,8 @@ static int build_residences(json_t *n, const json_t *h)
 static int build_dps(json_t *n, const json_t *h, taxdocs_comprehensive_t *out)
 {
     bool individual = is_true(h, "is_individual");
-    int rc = json_object_set_new(n, "seller_type", json_string(individual ? "INDIVIDUAL" : "ENTITY")) |
+    const char *seller = individual ? "INDIVIDUAL" : "ENTITY";
+    int rc = json_object_set_new(n, "seller_type", json_string(seller)) |
              set_address(n, "address", h, "address") | build_residences(n, h);
     if (individual)
         rc |= set_dob(n, h);
@@ -1038,7 +1048,8 @@ static int w9_back(json_t *h, const json_t *native)
     const char *ec = text_at(native, "entity_classification");
     const char *tin_type = text_at(native, "tin_type");
     int rc = json_object_set_new(h, "is_us_person", json_true()) |
-             copy_text(h, "dba_name", native, "business_name") | copy_text(h, "tin", native, "tin") |
+             copy_text(h, "dba_name", native, "business_name") |
+             copy_text(h, "tin", native, "tin") |
              copy_text(h, "exempt_payee_code", native, "exempt_payee_code");
     if (ec != NULL && strncmp(ec, "LLC_", 4) == 0) {
         const char *llc = ec[4] == 'C' ? "C_CORPORATION" : ec[4] == 'S' ? "S_CORPORATION"

@@ -106,7 +106,8 @@ static const char *DRE_US_BODY =
 /* A foreign disregarded entity owned by a foreign trust: W-8BEN-E. */
 static const char *DRE_FOREIGN_BODY =
     "{'account_holder':{'is_us_person':false,'foreign_account_type':'DISREGARDED_ENTITY'},"
-    "'regarded_owner':{'name':'Family Trust','address':{'city':'Toronto','country':'CA',"
+    "'regarded_owner':{'name':'Family Trust','dba_name':'Trust Holdings ULC',"
+    "'address':{'city':'Toronto','country':'CA',"
     "'state_or_province':'ON','first_line':'1 Bay St','postal_code':'M5J 2N8'},"
     "'country_of_citizenship':'CA','ftin':'123456789','is_us_person':false,"
     "'foreign_account_type':'TRUST','foreign_trust_classification':'GRANTOR_TRUST',"
@@ -225,6 +226,28 @@ static void test_dre_foreign_is_the_owners_w8bene(void **state)
             "'postal_code':'V6B1A1','country_code':'CA'},'foreign_tin':'123456789',"
             "'certified':true,'signature_date':'2026-11-25'}",
             "", "");
+}
+
+/* A regarded owner that is a trust answers no EIN question: its TIN is an
+ * EIN (§ 6.3), and the SDK does not ask for us_trust_estate_ein there. */
+static void test_dre_owner_trust_needs_no_ein_answer(void **state)
+{
+    (void)state;
+    json_t *body = J(DRE_US_BODY);
+    json_t *patch = J("{'regarded_owner':{'us_account_type':'TRUST_ESTATE','tin':'12-3456780'},"
+                      "'signature':'Trustee'}");
+    merge(body, patch);
+    json_t *issues = json_array();
+    taxdocs_comprehensive_t c;
+    size_t n = taxdocs_comprehensive_check(body, NOW, issues, &c);
+    if (n != 0)
+        fail_msg("refused: %s", json_dumps(issues, JSON_COMPACT));
+    assert_string_equal(c.tin_type, "EIN");
+    assert_string_equal(json_string_value(json_object_get(c.native, "business_name")), "Pat LLC");
+    taxdocs_comprehensive_clear(&c);
+    json_decref(issues);
+    json_decref(patch);
+    json_decref(body);
 }
 
 /* W-9 classifications and TIN types of § 6.3. */
@@ -383,6 +406,11 @@ static const bad_t BAD[] = {
     {"is_us_person contradicts", &W9_BODY, "{'account_holder':{'is_us_person':false}}",
      "['account_holder','is_us_person']"},
     {"DRE without regarded owner", &DRE_US_BODY, "{'regarded_owner':null}", "['regarded_owner']"},
+    {"regarded owner without the entity's name", &DRE_FOREIGN_BODY,
+     "{'regarded_owner':{'dba_name':null}}", "['regarded_owner','dba_name']"},
+    {"US regarded owner entity with a birth date", &DRE_US_BODY,
+     "{'regarded_owner':{'us_account_type':'TRUST_ESTATE','date_of_birth':'01/01/1980'}}",
+     "['regarded_owner','date_of_birth']"},
     {"regarded owner a DRE", &DRE_FOREIGN_BODY,
      "{'regarded_owner':{'foreign_account_type':'DISREGARDED_ENTITY'}}",
      "['regarded_owner','foreign_account_type']"},
@@ -756,6 +784,7 @@ int main(void)
         cmocka_unit_test(test_dre_us_sm_llc_is_the_owners_w9),
         cmocka_unit_test(test_dre_foreign_is_the_owners_w8bene),
         cmocka_unit_test(test_w9_classifications_and_tin_types),
+        cmocka_unit_test(test_dre_owner_trust_needs_no_ein_answer),
         cmocka_unit_test(test_dps_vat_prefix_and_notes),
         cmocka_unit_test(test_signature_date_ahead_by_hours),
         cmocka_unit_test(test_no_minimum_age_and_120_years),
