@@ -392,53 +392,49 @@ static bool is_small_territory(const char *code)
 
 /* The client's address rules per country (§ 3), plus a city everywhere
  * (the native documents require one). */
-static void check_address(ctx_t *c, const json_t *a, json_t *base)
+static void check_address(ctx_t *c, const json_t *a, const json_t *base)
 {
     const char *country = need_text(c, a, base, "country");
     need_text(c, a, base, "first_line");
     need_text(c, a, base, "city");
-    if (country != NULL && !country_is_iso(country))
-        fail(c, sub(base, "country"), TAXDOCS_COUNTRY_NOT_ISO);
     if (country == NULL)
-        goto done;
+        return;
+    if (!country_is_iso(country))
+        fail(c, sub(base, "country"), TAXDOCS_COUNTRY_NOT_ISO);
     const char *state = text_at(a, "state_or_province");
     const char *postal = text_at(a, "postal_code");
     bool us = strcmp(country, "US") == 0;
+    bool ca = strcmp(country, "CA") == 0;
     bool territory = country_is_us_territory(country) ||
                      (us && state != NULL && country_is_us_territory(state));
     bool small = territory && (is_small_territory(country) ||
                                (us && is_small_territory(state)));
-    if (us && !territory) {
+    if ((us && !territory) || ca) {
         if (state == NULL)
             missing(c, sub(base, "state_or_province"), V_STRING);
-        else if (!country_us_state_valid(state))
-            fail(c, sub(base, "state_or_province"), "Invalid US state code");
-    }
-    if (strcmp(country, "CA") == 0) {
-        if (state == NULL)
-            missing(c, sub(base, "state_or_province"), V_STRING);
-        else if (!country_ca_province_valid(state))
-            fail(c, sub(base, "state_or_province"), "Invalid Canadian province code");
+        else if (us ? !country_us_state_valid(state) : !country_ca_province_valid(state))
+            fail(c, sub(base, "state_or_province"),
+                 us ? "Invalid US state code" : "Invalid Canadian province code");
     }
     bool zip = (us || territory) && !small;
-    if ((zip || strcmp(country, "CA") == 0) && postal == NULL)
+    if ((zip || ca) && postal == NULL)
         missing(c, sub(base, "postal_code"), V_STRING);
     else if (zip && !us_zip_ok(postal))
         fail(c, sub(base, "postal_code"), "Invalid ZIP code: expected 5 or 9 digits");
-    else if (strcmp(country, "CA") == 0 && !ca_postal_ok(postal))
+    else if (ca && !ca_postal_ok(postal))
         fail(c, sub(base, "postal_code"), "Invalid Canadian postal code");
-done:
-    json_decref(base);
 }
 
 /* A required address object of p. */
 static void need_address(ctx_t *c, const json_t *p, const json_t *base, const char *key)
 {
     const json_t *a = json_object_get(p, key);
+    json_t *path = sub(base, key);
     if (!json_is_object(a))
-        missing(c, sub(base, key), V_OBJECT);
+        missing(c, json_incref(path), V_OBJECT);
     else
-        check_address(c, a, sub(base, key));
+        check_address(c, a, path);
+    json_decref(path);
 }
 
 /* The signature of a W-FORM: required, and the exact name (case included,
