@@ -337,7 +337,9 @@ FUZZ_LIB  = src/core/validate.c src/http/errors.c src/http/url.c src/http/router
             src/core/clock.c src/core/buf.c src/core/utf8.c src/core/dbuf.c \
             src/core/decimal.c src/core/domain.c src/api/tx_document.c \
             src/webhooks/payload.c src/webhooks/signature.c \
-            src/reports/format.c src/reports/links.c
+            src/reports/format.c src/reports/links.c \
+            src/core/countries.c src/core/jsonval.c src/core/tin.c \
+            src/taxdocs/model.c src/taxdocs/comprehensive.c
 FUZZ_OBJ  = $(FUZZ_LIB:%.c=build/fuzz/obj/%.o)
 # The client's targets (tests/fuzz/fuzz_client_*.c) link libtaxdclient's
 # sources (which need -Iinclude, and curl, jansson and libcrypto) and taxctl's

@@ -11,7 +11,7 @@
  * Validation happens in three passes, all reported in one 400 where they can
  * be: the declarative schema (types, lengths, enumerations with `values`),
  * then rules a schema cannot state about one field (TIN characters, country
- * code pattern, email shape, id bytes), then rules across fields (a TIN needs
+ * codes of ISO 3166-1, email shape, id bytes), then rules across fields (a TIN needs
  * its tin_type, a birth date belongs to individuals only). The cross-field
  * pass runs on the record as it will be stored, so for a PATCH it sees the
  * stored values merged with the patch: clearing tin_type while a TIN stays is
@@ -42,6 +42,7 @@
 #include "api/owner_tin.h"
 #include "core/buf.h"
 #include "core/clock.h"
+#include "core/countries.h"
 #include "core/domain.h"
 #include "core/ids.h"
 #include "core/jsonval.h"
@@ -49,6 +50,7 @@
 #include "core/tin.h"
 #include "core/utf8.h"
 #include "store/owners.h"
+#include "taxdocs/model.h"
 
 /* ---- schemas */
 
@@ -117,21 +119,29 @@ static const char *string_at(const json_t *object, const char *key)
     return json_string_value(v);
 }
 
-/* Two uppercase ASCII letters; a length issue is the schema's to report. */
+/* Two uppercase ASCII letters forming an assigned ISO 3166-1 code (the
+ * same list as tax documentation, core/countries.h); a length issue is the
+ * schema's to report. */
 static void check_country(json_t *issues, const json_t *object, const char *key,
                           const char *const *path)
 {
     const char *s = string_at(object, key);
-    /* a length issue is the schema's to report */
-    if (s == NULL || utf8_chars(s, strlen(s)) != 2 || domain_country_code_valid(s))
+    if (s == NULL || utf8_chars(s, strlen(s)) != 2 || country_is_iso(s))
         return;
-    add_issue(issues, path, "invalid_format", "Invalid string: must match pattern /^[A-Z]{2}$/",
-              json_pack("{s:s, s:s, s:s}", "origin", "string", "format", "regex", "pattern",
-                        "^[A-Z]{2}$"));
+    if (domain_country_code_valid(s))
+        add_issue(issues, path, "custom",
+                  "Invalid country code: not an ISO 3166-1 alpha-2 country", NULL);
+    else
+        add_issue(issues, path, "invalid_format", "Invalid string: must match pattern /^[A-Z]{2}$/",
+                  json_pack("{s:s, s:s, s:s}", "origin", "string", "format", "regex", "pattern",
+                            "^[A-Z]{2}$"));
 }
 
-/* Digits, letters, '-' and ' ', with at least one digit or letter. The
- * message never quotes the value. */
+/* Digits, letters, ' ', '-', '/' and '.', with at least one digit or
+ * letter: every TIN the TIN check's FOREIGN rule calls well-formed
+ * (tincheck/rules.h: 1..30 of those characters) is accepted here, so an
+ * owner is never refused a TIN the check would take. The message never
+ * quotes the value. */
 static void check_tin(json_t *issues, const json_t *body)
 {
     const char *s = string_at(body, "tin");
@@ -142,7 +152,7 @@ static void check_tin(json_t *issues, const json_t *body)
         char c = *p;
         bool letter_or_digit =
             (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z');
-        if (!letter_or_digit && c != '-' && c != ' ') {
+        if (!letter_or_digit && c != '-' && c != ' ' && c != '/' && c != '.') {
             alnum = false;
             break;
         }
@@ -150,8 +160,8 @@ static void check_tin(json_t *issues, const json_t *body)
     }
     if (!alnum)
         add_issue(issues, (const char *const[]){"tin", NULL}, "custom",
-                  "Invalid TIN: expected digits, letters, '-' and ' ' only, with at least one "
-                  "digit or letter",
+                  "Invalid TIN: expected digits, letters, ' ', '-', '/' and '.' only, with at "
+                  "least one digit or letter",
                   NULL);
 }
 
@@ -280,7 +290,8 @@ static int seal_tin(const api_context_t *api, const char *tenant_id, const json_
 static void check_record(json_t *issues, const json_t *body, const store_owner_t *o,
                          int64_t now_ms)
 {
-    v_check_birth_date(body, "birth_date", now_ms, issues);
+    if (v_check_birth_date(body, "birth_date", now_ms, issues) == 0)
+        taxdocs_check_birth_years(body, "birth_date", now_ms, issues);
     const json_t *tin = json_object_get(body, "tin");
     bool has_tin = tin != NULL ? json_is_string(tin) : o->tin_sealed_len > 0;
     if (has_tin && o->tin_type[0] == '\0')

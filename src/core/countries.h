@@ -19,8 +19,10 @@ bool country_is_eu(const char *code);
  * NULL for a country outside the EU. */
 const char *country_vat_prefix(const char *code);
 
-/* A US state, DC or territory code of Taxbit's list (62 codes: the 50
- * states, DC, AS, GU, MP, PR, VI, UM, FM, MH, PW, and the military AA AE AP). */
+/* A US state, DC or territory code of Taxbit's list (usStateCodes, 60
+ * codes: the 50 states, DC, AS, GU, MP, PR, VI, UM, FM, MH, PW; the
+ * military AA AE AP are not in it, so an APO address is refused as the
+ * client refuses it). */
 bool country_us_state_valid(const char *code);
 
 /* A Canadian province or territory code (13 codes). */

@@ -18,6 +18,7 @@
 
 #include <jansson.h>
 
+#include "core/domain.h"
 #include "taxdocs/model.h"
 
 #define TAXDOCS_QUESTIONNAIRE_MAX 8 /* "DPS", "W-FORM" */
@@ -29,16 +30,24 @@ typedef struct taxdocs_comprehensive {
     char questionnaire[TAXDOCS_QUESTIONNAIRE_MAX]; /* "DPS" | "W-FORM" */
     char tin_type[TAXDOCS_TIN_TYPE_MAX];          /* W-9: the derived TIN type; else "" */
     char vat_note[TAXDOCS_VAT_NOTE_MAX];          /* DPS: "NOT_REQUIRED", "NON_EU" or "" */
-    char signature[512];                          /* W-FORM: the typed signature; else "" */
+    char signature[DOMAIN_NAME_SIZE];             /* W-FORM: the typed signature; else "" */
     json_t *native;  /* owned: the native document of `type`, passes taxdocs_check */
 } taxdocs_comprehensive_t;
 
+/* What taxdocs_comprehensive_check returns when the body passed every rule
+ * but its conversion failed: memory ran out, or the native document did not
+ * pass taxdocs_check (a bug in the conversion, never the client's fault).
+ * The caller answers 500; `issues` was not touched. */
+#define TAXDOCS_COMPREHENSIVE_FAILED ((size_t)-1)
+
 /* Checks a COMPREHENSIVE body (any JSON value) at `now` (ms). Appends issues
- * in the validation shape (core/validate.h; paths in snake_case such as
- * "account_holder.tax_residences[0].tin") to `issues` and returns how many.
+ * in the validation shape (core/validate.h; paths are arrays of snake_case
+ * keys and indexes such as ["account_holder", "tax_residences", 0, "tin"])
+ * to `issues` and returns how many, or TAXDOCS_COMPREHENSIVE_FAILED (above).
  * When it returns 0, *out is filled and owns out->native (free it with
- * taxdocs_comprehensive_clear); otherwise *out holds nothing to free. No
- * issue message quotes a submitted value. */
+ * taxdocs_comprehensive_clear); otherwise *out holds nothing to free.
+ * Unknown keys are ignored, as by the native schemas. No issue message
+ * quotes a submitted value. */
 size_t taxdocs_comprehensive_check(const json_t *body, int64_t now, json_t *issues,
                                    taxdocs_comprehensive_t *out);
 

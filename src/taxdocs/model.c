@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "core/clock.h"
+#include "core/countries.h"
 #include "core/decimal.h"
 #include "core/domain.h"
 #include "core/jsonval.h"
@@ -235,15 +236,53 @@ static json_t *path_of(const char *a, const char *b)
     return b != NULL ? json_pack("[s, s]", a, b) : json_pack("[s]", a);
 }
 
-/* Two uppercase ASCII letters; a length issue is the schema's to report. */
+/* Two uppercase ASCII letters that are an assigned ISO 3166-1 code (the
+ * list Taxbit's client offers: "EL", "XK" or "ZZ" are not countries); a
+ * length issue is the schema's to report. */
 static void check_country(json_t *issues, const json_t *object, const char *key, json_t *path)
 {
     const char *s = str_at(object, key);
-    if (s == NULL || utf8_chars(s, strlen(s)) != 2 || domain_country_code_valid(s)) {
+    if (s == NULL || utf8_chars(s, strlen(s)) != 2 || country_is_iso(s)) {
         json_decref(path);
         return;
     }
-    add_issue(issues, path, "invalid_format", "Invalid string: must match pattern /^[A-Z]{2}$/");
+    if (!domain_country_code_valid(s))
+        add_issue(issues, path, "invalid_format", "Invalid string: must match pattern /^[A-Z]{2}$/");
+    else
+        add_issue(issues, path, "custom", TAXDOCS_COUNTRY_NOT_ISO);
+}
+
+/* The year of a real calendar date YYYY-MM-DD, or -1 for anything else
+ * (the schema reports it). */
+static int year_of_date(const char *s)
+{
+    char text[32];
+    int64_t ms;
+    if (s == NULL || strlen(s) != 10 ||
+        snprintf(text, sizeof text, "%sT00:00:00Z", s) >= (int)sizeof text ||
+        clock_parse_rfc3339(text, &ms) != 0)
+        return -1;
+    return atoi(s);
+}
+
+/* At most TAXDOCS_BIRTH_YEARS_MAX years back, by year difference in UTC as
+ * Taxbit's client counts it (born in 1906 is fine all through 2026). */
+size_t taxdocs_check_birth_years(const json_t *object, const char *key, int64_t now,
+                                 json_t *issues)
+{
+    int year = year_of_date(str_at(object, key));
+    if (year < 0)
+        return 0;
+    time_t t = (time_t)(now / 1000);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    if (tm.tm_year + 1900 - year <= TAXDOCS_BIRTH_YEARS_MAX)
+        return 0;
+    char message[96];
+    snprintf(message, sizeof message, "%s cannot be more than %d years ago", key,
+             TAXDOCS_BIRTH_YEARS_MAX);
+    add_issue(issues, path_of(key, NULL), "custom", message);
+    return 1;
 }
 
 static void check_not_future(json_t *issues, const json_t *body, const char *key,
@@ -345,8 +384,11 @@ size_t taxdocs_check(const json_t *body, int64_t now, json_t *issues, taxdocs_ty
     char today[TAXDOCS_DATE_LEN];
     today_of(now, today);
     check_not_future(issues, body, "signature_date", today);
-    if (in_schema(*type, "date_of_birth"))
-        v_check_birth_date(body, "date_of_birth", now, issues);
+    /* One issue per date: the window only when the older rules (not in the
+     * future, not before 1900) found nothing. */
+    if (in_schema(*type, "date_of_birth") &&
+        v_check_birth_date(body, "date_of_birth", now, issues) == 0)
+        taxdocs_check_birth_years(body, "date_of_birth", now, issues);
     check_addresses(issues, *type, body);
     check_top_countries(issues, *type, body);
     if (*type == TAXDOCS_W9)

@@ -61,9 +61,29 @@ taxdocs_object_t taxdocs_object_of(taxdocs_type_t type);
 const char *taxdocs_object_name(taxdocs_object_t object);
 bool taxdocs_object_parse(const char *name, taxdocs_object_t *out);
 
+/* The message of a country code that has the shape of one (two capital
+ * letters) but is not an assigned ISO 3166-1 alpha-2 code. */
+#define TAXDOCS_COUNTRY_NOT_ISO "Invalid country code: not an ISO 3166-1 alpha-2 country"
+
+/* A date of birth is at most this many years back (by year difference,
+ * UTC), as in Taxbit's client. There is deliberately no minimum age: the
+ * client never applies one (docs/decisions.md). */
+#define TAXDOCS_BIRTH_YEARS_MAX 120
+
+/* The 120-year rule on object's `key` (a YYYY-MM-DD date): appends one
+ * "custom" issue on [key] ("<key> cannot be more than 120 years ago") and
+ * returns 1 when the year difference to now (UTC) is over
+ * TAXDOCS_BIRTH_YEARS_MAX; returns 0 and leaves absent or malformed values
+ * to the schema. Call it after v_check_birth_date found nothing, so a date
+ * gets one issue. Owners' birth_date uses it too: one rule for every date
+ * of birth (it belongs beside v_check_birth_date in core/validate.c). */
+size_t taxdocs_check_birth_years(const json_t *object, const char *key, int64_t now,
+                                 json_t *issues);
+
 /* Checks a submission body (any JSON value) against the schema of its
  * document_type and the rules a schema cannot state (dates not in the
- * future, a W-9 TIN of nine digits, country codes, treaty rates). Appends
+ * future or more than 120 years back, a W-9 TIN of nine digits, ISO
+ * country codes, treaty rates). Appends
  * issues in the validation shape (core/validate.h) to `issues` and returns
  * how many; *type is set when document_type itself is valid. No issue
  * message quotes a submitted value. */

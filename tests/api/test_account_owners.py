@@ -310,15 +310,43 @@ def test_tax_country_code_two_uppercase_letters(tenant, code):
     assert issues[0]["code"] in ("invalid_format", "too_small", "too_big")
 
 
-@pytest.mark.parametrize("tin", ["123$456", "12_34", "----", "   ", "１２３"])
+@pytest.mark.parametrize("code", ["ZZ", "XX", "EL", "XK", "UK", "EU"])
+def test_country_codes_are_iso_members(tenant, code):
+    """Two capital letters are not enough: tax_country_code and the
+    address's country_code must be assigned ISO 3166-1 alpha-2 codes (the
+    list of Taxbit's client; EL is Greece's VAT prefix, not a country)."""
+    for doc, path in ((dict(FULL, tax_country_code=code), ["tax_country_code"]),
+                      (dict(FULL, address=dict(FULL["address"], country_code=code)),
+                       ["address", "country_code"])):
+        r = create(tenant, doc)
+        assert issues_of(r) == [{"code": "custom", "path": path, "message":
+                                 "Invalid country code: not an ISO 3166-1 alpha-2 country"}]
+    created(tenant, dict(FULL, id="iso"))
+    r = patch(tenant, "iso", {"tax_country_code": code})
+    assert r.status_code == 400 and [i["path"] for i in issues_of(r)] == [["tax_country_code"]]
+
+
+@pytest.mark.parametrize("tin", ["123$456", "12_34", "----", "   ", "１２３", "./-", "12,3"])
 def test_tin_characters_custom_issue(tenant, tin):
-    """TIN: digits, letters, '-' and ' ' only, with a digit or letter; the
-    message never repeats the value."""
+    """TIN: digits, letters, ' ', '-', '/' and '.' only, with a digit or
+    letter; the message never repeats the value."""
     r = create(tenant, dict(FULL, tin=tin))
     issues = issues_of(r)
     assert issues == [{"code": "custom", "path": ["tin"], "message":
-                       "Invalid TIN: expected digits, letters, '-' and ' ' only, with at least one digit or letter"}]
+                       "Invalid TIN: expected digits, letters, ' ', '-', '/' and '.' only, with at "
+                       "least one digit or letter"}]
     assert tin not in r.text
+
+
+@pytest.mark.parametrize("tin", ["12/345.678-9 A", "AB.12/3", "x" * 30])
+def test_foreign_tin_well_formed_for_the_tin_check_is_accepted(tenant, tin):
+    """Every TIN the TIN check's FOREIGN rule calls well-formed (1..30 of
+    ASCII letters, digits, space, '-', '/', '.') is accepted on create and
+    on update (issue 19, item 6)."""
+    data = created(tenant, dict(FULL, id="f1", tin=tin, tin_type="FOREIGN"))
+    assert data["tin"].endswith(tin[-4:])
+    r = patch(tenant, "f1", {"tin": tin[::-1] if tin[0] != "." else tin})
+    assert r.status_code == 200
 
 
 def test_tin_length(tenant):
@@ -350,6 +378,22 @@ def test_birth_date_format(tenant, date):
     issues = issues_of(create(tenant, dict(FULL, birth_date=date)))
     assert issues == [{"code": "invalid_format", "path": ["birth_date"], "origin": "string",
                        "format": "date", "message": "Invalid ISO date"}]
+
+
+def test_birth_date_at_most_120_years_back_and_no_minimum_age(tenant):
+    """One rule for every date of birth (tax documentation's too): at most
+    120 years back by year difference (UTC), as Taxbit's client; a minor is
+    accepted, since neither the client nor taxd has an 18+ rule."""
+    year = time.gmtime().tm_year
+    r = create(tenant, dict(FULL, id="old", birth_date=f"{year - 121}-12-31"))
+    assert issues_of(r) == [{"code": "custom", "path": ["birth_date"],
+                             "message": "birth_date cannot be more than 120 years ago"}]
+    assert created(tenant, dict(FULL, id="old", birth_date=f"{year - 120}-01-01"))["birth_date"] \
+        == f"{year - 120}-01-01"
+    assert created(tenant, dict(FULL, id="minor", birth_date=f"{year}-01-01"))["birth_date"] \
+        == f"{year}-01-01"
+    r = patch(tenant, "minor", {"birth_date": f"{year - 121}-01-01"})
+    assert r.status_code == 400 and issues_of(r)[0]["path"] == ["birth_date"]
 
 
 @pytest.mark.parametrize("email", ["no-at", "a@b@c", "@b", "a@"])
@@ -773,9 +817,12 @@ def test_birth_date_out_of_range(tenant, date, message):
     assert issues_of(r) == [{"code": "custom", "path": ["birth_date"], "message": message}]
 
 
-@pytest.mark.parametrize("date", ["1900-01-01", "today"])
+@pytest.mark.parametrize("date", ["oldest", "today"])
 def test_birth_date_in_range(tenant, date):
-    date = _utc_day(0) if date == "today" else date
+    """The oldest accepted: January 1st of the year 120 years back (after
+    1900-01-01 from 2020 on), issue 19 item 6."""
+    oldest = f"{time.gmtime().tm_year - 120}-01-01"
+    date = _utc_day(0) if date == "today" else max(oldest, "1900-01-01")
     assert created(tenant, dict(FULL, id=f"dob-ok-{date}", birth_date=date))["birth_date"] == date
 
 

@@ -296,7 +296,44 @@ BAD = [
     ("W-8BEN born in 9999", dict(W8BEN, date_of_birth="9999-12-31"), ["date_of_birth"]),
     ("W-8BEN born before 1900", dict(W8BEN, date_of_birth="1899-12-31"), ["date_of_birth"]),
     ("self-cert born before 1900", dict(SELF_CERT, date_of_birth="1899-12-31"), ["date_of_birth"]),
+    # issue 19, item 6: ISO 3166-1 membership wherever a country code is checked
+    ("W-9 address country ZZ", dict(W9, address=dict(ADDRESS_US, country_code="ZZ")),
+     ["address", "country_code"]),
+    ("W-8BEN citizenship XK", dict(W8BEN, country_of_citizenship="XK"), ["country_of_citizenship"]),
+    ("W-8BEN treaty country EL", dict(W8BEN, treaty_claim={"country_code": "EL", "article": "10",
+                                                            "withholding_rate": "15"}),
+     ["treaty_claim", "country_code"]),
+    ("W-8BEN mailing country XX", dict(W8BEN, mailing_address=dict(ADDRESS_DE, country_code="XX")),
+     ["mailing_address", "country_code"]),
+    ("W-8BEN-E organization EU", dict(W8BENE, country_of_organization="EU"),
+     ["country_of_organization"]),
+    ("DPS residence country UK", dict(DPS, tax_residences=[{"country_code": "UK", "tin": "1"}]),
+     ["tax_residences", 0, "country_code"]),
+    ("self-cert residence XI", dict(SELF_CERT, tax_residences=[{"country_code": "XI", "tin": "1"}]),
+     ["tax_residences", 0, "country_code"]),
+    # at most 120 years back, by year difference (UTC), as Taxbit's client
+    ("W-8BEN born 121 years ago", dict(W8BEN, date_of_birth=f"{YEAR - 121}-12-31"), ["date_of_birth"]),
+    ("DPS born 121 years ago", dict(DPS, seller_type="INDIVIDUAL", date_of_birth=f"{YEAR - 121}-01-01"),
+     ["date_of_birth"]),
 ]
+
+
+def test_country_not_iso_message_and_birth_window_bounds(tenant):
+    """The ISO issue names the rule, never the value; born exactly 120 years
+    ago (by year) is accepted, and so is a minor: taxd has no 18+ rule, like
+    the SDK (docs/decisions.md)."""
+    new_owner(tenant, "iso")
+    b = submit(tenant, "iso", dict(W8BEN, country_of_citizenship="ZZ"), status=400)
+    assert b["issues"] == [{"code": "custom", "path": ["country_of_citizenship"],
+                            "message": "Invalid country code: not an ISO 3166-1 alpha-2 country"}]
+    b = submit(tenant, "iso", dict(W8BEN, date_of_birth=f"{YEAR - 121}-06-01"), status=400)
+    assert b["issues"] == [{"code": "custom", "path": ["date_of_birth"],
+                            "message": "date_of_birth cannot be more than 120 years ago"}]
+    submitted(tenant, "iso", dict(W8BEN, date_of_birth=f"{YEAR - 120}-01-01"))
+    submitted(tenant, "iso", dict(W8BEN, date_of_birth=f"{YEAR}-01-01"))
+    submitted(tenant, "iso", dict(W8BEN, country_of_citizenship="GR",
+                                  permanent_residence_address=dict(ADDRESS_DE, country_code="GR"),
+                                  treaty_claim=None))
 
 
 @pytest.mark.parametrize("name,doc,path", BAD, ids=[b[0] for b in BAD])

@@ -452,6 +452,45 @@ seed("fuzz_client_csv", "columns_reordered.csv",
 seed("fuzz_client_csv", "unknown_column.csv", "id,account_id,datetime,type,colour\nx,a,b,c,d\n")
 
 
+# ---------------------------------------------------------------- Taxbit's COMPREHENSIVE model
+# The bodies observed from the SDK (docs/taxbit-sdk.md § 1.3) and a disregarded entity.
+
+SDK_SIGNED = "2026-11-25T03:01:36.705Z"
+COMPREHENSIVE = {
+    "dps_de": {"account_holder": {"address": {"city": "Berlin", "country": "DE", "first_line": "Hauptstr. 1",
+                                              "postal_code": "10115"},
+                                  "date_of_birth": "03/14/1980", "name": "J\u00fcrgen M\u00fcller",
+                                  "tax_residences": [{"country": "DE", "tin": "12345678901",
+                                                      "tin_not_required": False}],
+                                  "vatin_not_required": True, "is_individual": True},
+               "document_type": "COMPREHENSIVE", "is_confirmed_correct_complete": True,
+               "questionnaire": "DPS", "schema_version": "1.0", "signature_date": SDK_SIGNED},
+    "w9": {"account_holder": {"address": {"city": "Seattle", "country": "US", "state_or_province": "WA",
+                                          "first_line": "1 Main St", "postal_code": "98101"},
+                              "name": "Jane Q Public", "tin": "231456789", "is_us_person": True,
+                              "us_account_type": "INDIVIDUAL"},
+           "document_type": "COMPREHENSIVE", "has_certified": True, "questionnaire": "W-FORM",
+           "schema_version": "1.0", "signature": "Jane Q Public", "signature_date": SDK_SIGNED},
+    "w8bene_gr": {"account_holder": {"address": {"city": "Athens", "country": "GR", "first_line": "Odos 1"},
+                                     "country_of_citizenship": "GR", "name": "Alpha AE", "ftin": "",
+                                     "ftin_not_legally_required": True, "is_us_person": False,
+                                     "foreign_account_type": "CORPORATION"},
+                  "document_type": "COMPREHENSIVE", "has_certified": True, "questionnaire": "W-FORM",
+                  "schema_version": "1.0", "signature": "M P", "signature_date": SDK_SIGNED},
+    "dre_sm_llc": {"account_holder": {"is_us_person": True, "us_account_type": "SM_LLC",
+                                      "us_smllc_election": False},
+                   "regarded_owner": {"name": "Pat Owner", "dba_name": "Pat LLC",
+                                      "address": {"city": "Austin", "country": "US", "state_or_province": "TX",
+                                                  "first_line": "2 Oak Rd", "postal_code": "78701"},
+                                      "tin": "912-70-1234", "is_us_person": True, "us_account_type": "INDIVIDUAL"},
+                   "document_type": "COMPREHENSIVE", "has_certified": True, "questionnaire": "W-FORM",
+                   "schema_version": "1.0", "signature": "Pat Owner", "signature_date": SDK_SIGNED},
+}
+for name, body in COMPREHENSIVE.items():
+    seed("fuzz_comprehensive", name + ".json", compact(body))
+seed("fuzz_comprehensive", "not_object.json", '"COMPREHENSIVE"')
+
+
 def main():
     for target, files in CORPORA.items():
         directory = os.path.join(ROOT, target)
