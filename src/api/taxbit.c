@@ -137,7 +137,13 @@ void taxbit_reply_submit(request_t *req, const taxbit_owner_t *o, int form, cons
     int64_t now = api_now_ms(req);
     json_t *issues = json_array();
     taxdocs_comprehensive_t c;
-    if (taxdocs_comprehensive_check(body, now, issues, &c) > 0) {
+    size_t problems = taxdocs_comprehensive_check(body, now, issues, &c);
+    if (problems == TAXDOCS_COMPREHENSIVE_FAILED) { /* a conversion taxd got wrong: not the client's */
+        json_decref(issues);
+        api_internal_error(req, "tax documentation: converting a COMPREHENSIVE submission");
+        return;
+    }
+    if (problems > 0) {
         reply_invalid(req, "Invalid tax documentation", issues);
         return;
     }

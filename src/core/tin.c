@@ -50,7 +50,7 @@ void tin_mask(const char *tin, char *out)
     size_t hide = chars > 4 ? chars - 4 : 0;
     size_t o = 0;
     const char *p = tin;
-    for (size_t seen = 0; *p != '\0' && seen < hide; seen++) {
+    for (size_t seen = 0; *p != '\0' && seen < hide && o < TIN_MAX - 1; seen++) {
         out[o++] = '*';
         p++;
         while (((unsigned char)*p & 0xc0) == 0x80) /* the rest of this character */

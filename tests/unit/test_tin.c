@@ -63,6 +63,12 @@ static void test_mask(void **state)
     assert_string_equal(out, "89");
     tin_mask("\xc3\xa9" "ab1234", out); /* é is one character */
     assert_string_equal(out, "***1234");
+    char long_tin[200]; /* longer than TIN_MAX: cut, never written past out */
+    memset(long_tin, '7', sizeof long_tin - 1);
+    long_tin[sizeof long_tin - 1] = '\0';
+    tin_mask(long_tin, out);
+    assert_int_equal(strlen(out), TIN_MAX - 1);
+    assert_true(out[0] == '*' && out[TIN_MAX - 2] == '*');
 }
 
 int main(void)
