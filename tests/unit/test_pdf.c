@@ -408,7 +408,9 @@ static void test_maximal_w8bene_wraps_inside_margins(void **state)
     set_str(doc, "chapter4_status", wide + 192); /* 64 */
     json_object_set_new(doc, "permanent_residence_address", max_address());
     json_object_set_new(doc, "mailing_address", max_address());
-    set_str(doc, "foreign_tin", repeat("7", 40));
+    char *tin = repeat("7", 40);
+    set_str(doc, "foreign_tin", tin);
+    free(tin);
     set_str(doc, "foreign_tin_not_required_reason", words);
     json_t *claim = json_object_get(doc, "treaty_claim");
     set_str(claim, "article", wide + 192); /* 64 */
@@ -446,7 +448,7 @@ static void test_odd_strings(void **state)
     (void)state;
     json_t *doc = parse(W9);
     set_str(doc, "name", "Jane\tQ\nPublic\r\x01\x7f\xc2\x85!");
-    json_object_set_new(doc, "business_name", json_stringn_nocheck("Bad \xff\xfe bytes", 14));
+    json_object_set_new(doc, "business_name", json_stringn_nocheck("Bad \xff\xfe bytes", 12));
     json_object_set_new(doc, "tin", json_stringn("12\0-34", 6));
     json_object_set_new(doc, "exempt_payee_code", json_integer(5));
     set_str(doc, "entity_classification", "SOMETHING_NEW");
@@ -456,7 +458,7 @@ static void test_odd_strings(void **state)
     assert_int_equal(render(TAXDOCS_W9, doc, "\xe2\x80", "", &p), 0);
     to_file(&p);
     char *text = text_of(&p);
-    assert_has(text, "Jane Q Public");
+    assert_has(text, "Jane Q Public !"); /* each control character a space */
     assert_has(text, "Bad \xef\xbf\xbd\xef\xbf\xbd bytes"); /* U+FFFD twice */
     assert_has(text, "SOMETHING_NEW"); /* an unknown value prints as sent */
     free(text);
