@@ -22,6 +22,7 @@
 
 #define FONT TAXDOCS_PDF_DEFAULT_FONT
 #define RIGHT_EDGE (612.0 - 54.0) /* the page's right margin */
+#define CONTENT_BOTTOM (792.0 - 52.0) /* where the footer band begins */
 
 static json_t *parse(const char *text)
 {
@@ -308,9 +309,21 @@ static void test_font_embedded_never_type3(void **state)
     }
 }
 
+/* A bitmap font FreeType opens: a font, but no outlines to embed. */
+static const char BDF[] =
+    "STARTFONT 2.1\nFONT -misc-test-medium-r-normal--8-80-75-75-c-80-iso10646-1\n"
+    "SIZE 8 75 75\nFONTBOUNDINGBOX 8 8 0 0\nSTARTPROPERTIES 4\nFONT_ASCENT 8\n"
+    "FONT_DESCENT 0\nCHARSET_REGISTRY \"ISO10646\"\nCHARSET_ENCODING \"1\"\nENDPROPERTIES\n"
+    "CHARS 1\nSTARTCHAR A\nENCODING 65\nSWIDTH 500 0\nDWIDTH 8 0\nBBX 8 8 0 0\nBITMAP\n"
+    "FF\n81\n81\nFF\n81\n81\n81\n81\nENDCHAR\nENDFONT\n";
+
 static void test_missing_font(void **state)
 {
     (void)state;
+    pdf_t bdf = {.bytes = (uint8_t *)strdup(BDF), .len = strlen(BDF)};
+    to_file(&bdf);
+    assert_false(taxdocs_pdf_font_usable(bdf.path));
+    pdf_free(&bdf);
     assert_true(taxdocs_pdf_font_usable(FONT));
     assert_false(taxdocs_pdf_font_usable("/nonexistent/DejaVuSans.ttf"));
     assert_false(taxdocs_pdf_font_usable("/etc/hostname")); /* a file, not a font */
@@ -378,17 +391,27 @@ static json_t *max_address(void)
     return a;
 }
 
-/* Every word's box (pdftotext -bbox) ends inside the right margin. */
+static double attr(const char *word, const char *name)
+{
+    const char *a = strstr(word, name);
+    assert_non_null(a);
+    return strtod(a + strlen(name), NULL);
+}
+
+/* Every word's box (pdftotext -bbox) ends inside the right margin, and
+ * above the footer band unless it is the footer (its rule at 752 pt, its
+ * text from 755 to 764 pt). */
 static void assert_inside_margins(const pdf_t *p)
 {
     char *html = run("pdftotext -bbox -enc UTF-8", p->path);
     int words = 0;
     for (const char *w = strstr(html, "<word "); w != NULL; w = strstr(w + 1, "<word ")) {
-        const char *x = strstr(w, "xMax=\"");
-        assert_non_null(x);
-        double x_max = strtod(x + 6, NULL);
+        double x_max = attr(w, "xMax=\""), y_min = attr(w, "yMin=\""), y_max = attr(w, "yMax=\"");
         if (x_max > RIGHT_EDGE + 1.0)
             fail_msg("a word ends at x=%.1f, beyond the margin at %.1f", x_max, RIGHT_EDGE);
+        bool body = y_max <= CONTENT_BOTTOM + 1.0, footer = y_min >= 753.0 && y_max <= 766.0;
+        if (!body && !footer)
+            fail_msg("a word at y=%.1f..%.1f runs into the footer", y_min, y_max);
         words++;
     }
     assert_true(words > 50);
