@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include <jansson.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -522,6 +523,44 @@ static void test_same_document_same_bytes(void **state)
     json_decref(doc);
 }
 
+/* Thread-safe (pdf.h): four threads drawing at once each get the bytes a
+ * lone render gives. */
+typedef struct job {
+    const json_t *doc;
+    pdf_t out;
+    int rc;
+} job_t;
+
+static void *render_job(void *arg)
+{
+    job_t *j = arg;
+    j->rc = render(TAXDOCS_W8BEN, j->doc, "Łukasz", "2024-05-10", &j->out);
+    return NULL;
+}
+
+static void test_threads_draw_the_same_bytes(void **state)
+{
+    (void)state;
+    json_t *doc = parse(W8BEN);
+    pdf_t alone;
+    assert_int_equal(render(TAXDOCS_W8BEN, doc, "Łukasz", "2024-05-10", &alone), 0);
+    job_t jobs[4];
+    pthread_t threads[4];
+    for (int i = 0; i < 4; i++) {
+        jobs[i] = (job_t){.doc = doc};
+        assert_int_equal(pthread_create(&threads[i], NULL, render_job, &jobs[i]), 0);
+    }
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(pthread_join(threads[i], NULL), 0);
+        assert_int_equal(jobs[i].rc, 0);
+        assert_int_equal(jobs[i].out.len, alone.len);
+        assert_memory_equal(jobs[i].out.bytes, alone.bytes, alone.len);
+        free(jobs[i].out.bytes);
+    }
+    free(alone.bytes);
+    json_decref(doc);
+}
+
 int main(void)
 {
     const char *filter = getenv("TEST_FILTER");
@@ -538,6 +577,7 @@ int main(void)
         cmocka_unit_test(test_odd_strings),
         cmocka_unit_test(test_not_certified_is_not_signed),
         cmocka_unit_test(test_same_document_same_bytes),
+        cmocka_unit_test(test_threads_draw_the_same_bytes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
