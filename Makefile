@@ -12,7 +12,12 @@ CFLAGS_COMMON = -std=c17 -D_GNU_SOURCE -Isrc -I$(PG_INCLUDE) -g \
 # from breaking the build.
 DEPFLAGS = -MMD -MP
 CFLAGS   ?= -O2
-LIBS     = -lmicrohttpd -ljansson -lsqlite3 -lpq -lcrypto -lcurl -lpthread
+# cairo (PDF surface), cairo-ft with fontconfig and FreeType: only src/taxdocs/pdf.c
+# includes their headers (taxdocs PDFs, issue 19), so only it gets their -I flags.
+PDF_PKGS   = cairo fontconfig freetype2
+PDF_CFLAGS := $(shell pkg-config --cflags $(PDF_PKGS) 2>/dev/null)
+PDF_LIBS   := $(shell pkg-config --libs $(PDF_PKGS) 2>/dev/null)
+LIBS     = -lmicrohttpd -ljansson -lsqlite3 -lpq -lcrypto -lcurl -lpthread $(PDF_LIBS)
 ASAN     = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
 # taxd's own sources; src/client/ (libtaxdclient) and src/taxctl/ are built below.
@@ -44,6 +49,8 @@ build/asan/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	@echo "  CC asan $<"
 	@$(CC) $(CFLAGS_COMMON) $(DEPFLAGS) -O1 $(ASAN) -c $< -o $@
+
+build/obj/src/taxdocs/pdf.o build/asan/obj/src/taxdocs/pdf.o: CFLAGS_COMMON += $(PDF_CFLAGS)
 
 build/taxd: $(OBJ)
 	@echo "  LINK    $@"

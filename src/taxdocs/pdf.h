@@ -4,7 +4,10 @@
  * the form in taxd's own words, and the electronic signature with its date.
  * The given TrueType font is embedded (subset, with a ToUnicode map), so names
  * in any script the font covers print and extract correctly. Pure: document
- * in, bytes out; no SQL, no clock, no log of any value. Thread-safe. */
+ * in, bytes out; no SQL, no clock, no log of any value. Thread-safe.
+ * US Letter; a W-9's TIN is printed in full, since handing it to the payer
+ * is the form's purpose: the bytes are for the owner's download only, never
+ * stored or logged. The same input always gives the same bytes. */
 #ifndef TAXD_TAXDOCS_PDF_H
 #define TAXD_TAXDOCS_PDF_H
 
