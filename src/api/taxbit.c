@@ -272,6 +272,17 @@ void taxbit_reply_submissions(request_t *req, const taxbit_owner_t *o, bool ques
 
 /* ---- documents (PDFs) */
 
+/* The signature date as printed: an SDK's "2026-11-25T03:01:36.705Z" as
+ * "2026-11-25 03:01:36 UTC"; a native date as it is. */
+static const char *printed_date(request_t *req, const char *signed_at)
+{
+    if (signed_at == NULL || strlen(signed_at) < 20 || signed_at[10] != 'T' ||
+        signed_at[strlen(signed_at) - 1] != 'Z')
+        return signed_at;
+    const char *text = arena_sprintf(req->arena, "%.10s %.8s UTC", signed_at, signed_at + 11);
+    return text != NULL ? text : signed_at;
+}
+
 /* Draws the PDF of submission doc_id of tenant_id into *pdf (malloc'd);
  * *type_name receives its form's name. false after answering. */
 static bool render(request_t *req, store_conn_t *db, const char *tenant_id, const char *doc_id,
@@ -289,7 +300,7 @@ static bool render(request_t *req, store_conn_t *db, const char *tenant_id, cons
         .type = d.type,
         .native = d.native,
         .signature = d.signature,
-        .signed_at = json_string_value(json_object_get(dated, "signature_date")),
+        .signed_at = printed_date(req, json_string_value(json_object_get(dated, "signature_date"))),
         .document_id = doc_id,
     };
     const char *font = api_ctx(req)->pdf_font ? api_ctx(req)->pdf_font : TAXDOCS_PDF_DEFAULT_FONT;

@@ -14,6 +14,7 @@
 
 #include <jansson.h>
 
+#include "core/domain.h"
 #include "store/store.h"
 #include "store/taxdocs.h"
 #include "taxdocs/model.h"
@@ -23,7 +24,7 @@ typedef struct taxdocs_document {
     taxdocs_type_t type;
     json_t *native;         /* owned: the native document, TINs in clear */
     json_t *comprehensive;  /* owned: Taxbit's model, TINs in clear */
-    char signature[512];    /* the typed signature; "" for a native submission */
+    char signature[DOMAIN_NAME_SIZE]; /* the typed signature; "" for a native submission */
 } taxdocs_document_t;
 
 /* Opens submission id of the tenant into *out (close it with
