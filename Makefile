@@ -242,7 +242,7 @@ api-asan: build/asan/taxd build/asan/client/taxctl $(CLIENT_TOOLS_ASAN) $(OPENAP
 # client's tests (test_client_*) are left out of this pass: they test
 # libtaxdclient and taxctl, which see only HTTP, and they run against the plain
 # and the ASan taxd (the CI budget is 30 minutes).
-PG_UNIT = build/tests/test_store_pg build/tests/test_store_ratebuckets
+PG_UNIT = build/tests/test_store_pg build/tests/test_store_ratebuckets build/tests/test_store_taxdocs
 api-pg: build/taxd client $(CLIENT_TOOLS) $(PG_UNIT) $(OPENAPI_LINTER)
 	@set -e; trap 'tests/pg/cluster.sh stop' EXIT INT TERM; \
 	tests/pg/cluster.sh start; \
