@@ -258,7 +258,7 @@ api-asan: build/asan/taxd build/asan/client/taxctl $(CLIENT_TOOLS_ASAN) $(OPENAP
 # libtaxdclient and taxctl, which see only HTTP, and they run against the plain
 # and the ASan taxd (the CI budget is 30 minutes). test_sdk_harness.py checks the
 # SDK drivers against their mock, not taxd: it runs once, in `make api`.
-PG_UNIT = build/tests/test_store_pg build/tests/test_store_ratebuckets
+PG_UNIT = build/tests/test_store_pg build/tests/test_store_ratebuckets build/tests/test_store_taxdocs
 api-pg: build/taxd client $(CLIENT_TOOLS) $(PG_UNIT) $(OPENAPI_LINTER) $(SDK_HARNESS)
 	@set -e; trap 'tests/pg/cluster.sh stop' EXIT INT TERM; \
 	tests/pg/cluster.sh start; \

@@ -124,7 +124,8 @@ static json_t *tenant_data_json(const store_tenant_data_t *d)
                  {"filers", d->filers},                 {"reports", d->reports},
                  {"subscriptions", d->subscriptions},   {"events", d->events},
                  {"tin_checks", d->tin_checks},         {"tax_documents", d->tax_documents},
-                 {"tax_forms", d->tax_forms}};
+                 {"tax_forms", d->tax_forms},
+                 {"tax_documentation_files", d->tax_documentation_files}};
     json_t *out = json_object();
     for (size_t i = 0; out != NULL && i < sizeof kinds / sizeof kinds[0]; i++)
         if (kinds[i].n > 0)

@@ -764,6 +764,37 @@ static const char *const MIGRATIONS[] = {
     "  level INTEGER NOT NULL,"
     "  at INTEGER NOT NULL"
     ") STRICT;",
+
+    /* v15: Taxbit's model beside taxd's (issue 19).
+     * tax_documents says which JSON document_sealed holds (model: taxd's
+     * native document or Taxbit's COMPREHENSIVE one), where it came from
+     * (source: api, sdk, tax-documentation-data), the questionnaire of a
+     * COMPREHENSIVE submission, a W-9's TIN type and a DPS's VAT note, so
+     * the answers built from them need not open the sealed document. Rows of
+     * earlier versions keep every value: model 'native', the rest NULL
+     * (their TIN type stays inside the sealed document, which SQL cannot
+     * open to backfill).
+     * tax_documentation_files: one row per document (PDF) made of a
+     * submission; no bytes, which are drawn again from the sealed submission
+     * at each download, so no TIN is ever stored in clear. Indexed on each
+     * foreign key (a parent's delete, the tenant purge). */
+    "ALTER TABLE tax_documents ADD COLUMN model TEXT NOT NULL DEFAULT 'native'"
+    "  CHECK (model IN ('native', 'comprehensive'));"
+    "ALTER TABLE tax_documents ADD COLUMN source TEXT;"
+    "ALTER TABLE tax_documents ADD COLUMN questionnaire TEXT"
+    "  CHECK (questionnaire IN ('DPS', 'W-FORM'));"
+    "ALTER TABLE tax_documents ADD COLUMN tin_type TEXT;"
+    "ALTER TABLE tax_documents ADD COLUMN vat_note TEXT;"
+    "CREATE TABLE tax_documentation_files ("
+    "  id TEXT PRIMARY KEY,"
+    "  tenant_id TEXT NOT NULL REFERENCES tenants(id),"
+    "  owner_uuid TEXT NOT NULL REFERENCES account_owners(uuid),"
+    "  document_id TEXT NOT NULL REFERENCES tax_documents(id),"
+    "  created_at INTEGER NOT NULL"
+    ") STRICT, WITHOUT ROWID;"
+    "CREATE INDEX tax_documentation_files_tenant ON tax_documentation_files (tenant_id);"
+    "CREATE INDEX tax_documentation_files_owner ON tax_documentation_files (owner_uuid);"
+    "CREATE INDEX tax_documentation_files_document ON tax_documentation_files (document_id);",
 };
 
 #define MIGRATION_COUNT ((int)(sizeof MIGRATIONS / sizeof MIGRATIONS[0]))

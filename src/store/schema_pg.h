@@ -39,9 +39,11 @@ const char *store_pg_schema_script(void);
  *   2. read schema_version (the table may not exist: version 0);
  *   3. version newer than this build: refuse with "database schema version
  *      N is newer than this taxd (M)";
- *      version older but not 0: refuse (no upgrade scripts exist yet: the
- *      first PostgreSQL schema is version 13);
  *      version 0: run store_pg_schema_script();
+ *      version 14 (the first a release shipped) or later but older than
+ *      this build: run each upgrade from it to this build's version, in
+ *      order, in this transaction (rows are kept: see schema_pg.c);
+ *      version older than 14 but not 0: refuse;
  *   4. COMMIT (which releases the lock).
  * pg must be connected and outside any transaction; it is left outside one.
  * Returns true when the schema is current. On failure returns false with

@@ -182,7 +182,7 @@ store_status_t store_tenant_each(store_conn_t *conn,
  * limits): the rows `tenant delete` refuses to drop without --purge. */
 typedef struct store_tenant_data {
     int64_t account_owners, accounts, transactions, assets, filers, reports, subscriptions,
-        events, tin_checks, tax_documents, tax_forms;
+        events, tin_checks, tax_documents, tax_forms, tax_documentation_files;
 } store_tenant_data_t;
 
 /* Deletes the tenant in one transaction: every row of it in every table

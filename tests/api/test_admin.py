@@ -7,6 +7,7 @@ import hmac
 import json
 import os
 import subprocess
+import uuid
 from pathlib import Path
 
 import pytest
@@ -321,6 +322,12 @@ def _fill_every_kind_of_data(server, t):
         "document_type": "W-9", "name": "Jane Q Public", "entity_classification": "INDIVIDUAL",
         "tin_type": "SSN", "tin": "123-45-6789", "address": ADDRESS, "certified": True,
         "signature_date": "2024-05-10"}, expect=201)
+    # a document made of the submission (the row its PDF download writes;
+    # written here directly, so the test does not depend on the PDF route)
+    (doc_id, owner_uuid), = server.db.sql("SELECT id, owner_uuid FROM tax_documents WHERE tenant_id = ?",
+                                          (t.tenant_id,))
+    server.db.sql("INSERT INTO tax_documentation_files (id, tenant_id, owner_uuid, document_id, created_at)"
+                  " VALUES (?, ?, ?, ?, ?)", (str(uuid.uuid4()), t.tenant_id, owner_uuid, doc_id, 1))
     vid = _call(t, "POST", "/v1/tin-validations", {"name": "Jane Q Public", "tin": "123-45-6789",
                                                    "tin_type": "SSN"}, expect=202).json()["data"]["validation_id"]
     rid = _call(t, "POST", REPORTS, {}, expect=202).json()["report_id"]
@@ -353,7 +360,8 @@ def test_tenant_delete_refuses_a_tenant_with_data_and_purge_removes_every_row(se
     reached = {name for name in filled if filled[name] > before.get(name, 0)}
     for name in ("account_owners", "accounts", "transactions", "events", "deliveries", "inventory_lots",
                  "inventory_summaries", "reports", "subscriptions", "subscription_secrets", "tin_checks",
-                 "tax_documents", "tax_documentation_current", "tax_forms", "credentials", "rate_limits"):
+                 "tax_documents", "tax_documentation_current", "tax_documentation_files", "tax_forms",
+                 "credentials", "rate_limits"):
         assert name in reached, f"the test must put rows of the tenant in {name}"
     token = t.token
     assert t.get("/v1/filers/default").status_code == 200  # the token cache now holds it
@@ -369,6 +377,7 @@ def test_tenant_delete_refuses_a_tenant_with_data_and_purge_removes_every_row(se
     out = admin(server.db, "tenant", "delete", t.tenant_id, "--purge")
     assert out["tenant_id"] == t.tenant_id and out["purged"] is True
     assert out["deleted"]["accounts"] == 1 and out["deleted"]["transactions"] == 2
+    assert out["deleted"]["tax_documents"] == 1 and out["deleted"]["tax_documentation_files"] == 1
 
     def refused():
         r = t.get("/v1/filers/default", token=token)

@@ -192,7 +192,7 @@ def moved(tmp_path_factory):
 
 def test_every_table_is_copied_with_its_count_and_checksum(moved):
     out, db, source = moved["out"], moved["db"], moved["source"]
-    assert out["schema_version"] == 14 and out["target"].endswith("/" + db.name)
+    assert out["schema_version"] == 15 and out["target"].endswith("/" + db.name)
     printed = {t["table"]: t for t in out["tables"]}
     src = sqlite3.connect(str(source))
     try:
@@ -212,7 +212,8 @@ def test_every_table_is_copied_with_its_count_and_checksum(moved):
         src.close()
     # the fixture holds what the issue names
     for table in ("tenants", "credentials", "accounts", "transactions", "reports", "report_chunks",
-                  "subscriptions", "events", "deliveries", "tin_checks", "tax_forms"):
+                  "subscriptions", "events", "deliveries", "tin_checks", "tax_documents",
+                  "tax_documentation_current", "tax_forms"):
         assert printed[table]["rows"] > 0, f"the fixture has no {table}"
     assert out["rows"] == sum(t["rows"] for t in out["tables"])
     for name in KEY_NAMES:
@@ -269,6 +270,36 @@ def test_a_target_that_is_not_empty_is_refused_and_left_untouched(tmp_path, targ
     assert "the target database is not empty: table" in err, err
     assert again.stdout == ""
     assert target.row_counts() == before
+
+
+def test_tax_documentation_of_both_models_and_its_files_are_copied(tmp_path, target):
+    """Schema v15's columns of tax_documents (a COMPREHENSIVE row beside a
+    native one, NULLs kept NULL) and the rows of tax_documentation_files
+    arrive as SQLite holds them."""
+    src = small_sqlite(tmp_path / "a")
+    with sqlite3.connect(str(src)) as c:
+        c.execute("PRAGMA foreign_keys = ON")
+        tenant = c.execute("SELECT id FROM tenants ORDER BY rowid LIMIT 1").fetchone()[0]
+        c.execute("INSERT INTO account_owners (uuid, tenant_id, id, name, account_owner_type, created_at,"
+                  " updated_at) VALUES ('o', ?, 'o1', 'Jane', 'individual', 1, 1)", (tenant,))
+        for doc, model, source, questionnaire, tin_type in (
+                ("d-native", None, None, None, None),
+                ("d-comprehensive", "comprehensive", "sdk", "W-FORM", "SSN")):
+            c.execute("INSERT INTO tax_documents (id, tenant_id, owner_uuid, document_type, document_sealed,"
+                      " data_collection_status, needs_resubmission, created_at, model, source, questionnaire,"
+                      " tin_type) VALUES (?, ?, 'o', 'W-9', X'0102', 'COMPLETE', 0, 5,"
+                      " coalesce(?, 'native'), ?, ?, ?)", (doc, tenant, model, source, questionnaire, tin_type))
+        c.execute("INSERT INTO tax_documentation_files (id, tenant_id, owner_uuid, document_id, created_at)"
+                  " VALUES ('f1', ?, 'o', 'd-comprehensive', 9)", (tenant,))
+    p = migrate(src, target)
+    assert p.returncode == 0, p.stderr
+    printed = {t["table"]: t["rows"] for t in json.loads(p.stdout)["tables"]}
+    assert printed["tax_documents"] == 2 and printed["tax_documentation_files"] == 1
+    assert target.sql("SELECT id, model, source, questionnaire, tin_type, vat_note FROM tax_documents"
+                      " ORDER BY id") == [("d-comprehensive", "comprehensive", "sdk", "W-FORM", "SSN", None),
+                                          ("d-native", "native", None, None, None, None)]
+    assert target.sql("SELECT id, tenant_id, owner_uuid, document_id, created_at"
+                      " FROM tax_documentation_files") == [("f1", tenant, "o", "d-comprehensive", 9)]
 
 
 def test_a_database_that_holds_other_tables_is_refused(tmp_path, target):

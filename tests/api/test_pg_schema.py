@@ -12,13 +12,17 @@ listed here by name (EXPECTED_*), so any other difference fails.
 They also run the advisory-locked migration (store_pg_migrate, through
 build/pg/migrate_main): once on a new database, as a no-op on a current one,
 from two processes released together (both succeed: one creates, the other
-finds it done), and its refusal of a newer schema version.
+finds it done), its refusal of a newer schema version and of one older than
+the first release's, and the upgrade in place of a database that the first
+release with PostgreSQL (ed1151e, schema v14) made: it ends with the catalog
+of a new database and keeps every row as it was.
 
 Needs a PostgreSQL server: TAXD_TEST_PG is an admin URL
 (postgresql://user:pw@127.0.0.1:PORT/postgres) allowed to create databases;
 without it every test is skipped, saying so.
 """
 import os
+import json
 import random
 import re
 import sqlite3
@@ -407,3 +411,88 @@ def test_migrate_refuses_a_newer_schema_without_the_password(tools, new_db):
         f"error: database schema version {newer} is newer than this taxd ({latest(tools)})"
     assert "s3cret-pw-XYZ" not in r.stdout + r.stderr
     assert rows(url, "SELECT version FROM schema_version") == [[str(newer)]]
+
+
+# ---- upgrades of a database an earlier release made
+
+# The first release with a PostgreSQL schema (v14); each later PostgreSQL
+# release is upgraded from it by store_pg_migrate's UPGRADES.
+FIRST_PG_RELEASE = "ed1151e2fc9fe2fb1ca4ce88a3854bda97d6a539"
+
+
+def _release_database(url, keys):
+    """A database made by the first PostgreSQL release: a tenant through its
+    `admin`, then an account owner and a W-9 submission as that release's
+    store writes them (its columns only; sealed bytes stand in for the seals)."""
+    import test_upgrade as up
+    old = up.build_release(FIRST_PG_RELEASE)
+    p = up.run_bin(old, ["admin", "--db", url, "--key-dir", str(keys), "tenant", "create",
+                         "--name", "old"])
+    assert p.returncode == 0, p.stderr
+    tenant = json.loads(p.stdout)["tenant_id"]
+    assert rows(url, "SELECT version FROM schema_version") == [["14"]]
+    psql(url, stdin=f"""
+        INSERT INTO account_owners (uuid, tenant_id, id, name, account_owner_type, created_at,
+          updated_at) VALUES ('o', '{tenant}', 'o1', 'Jane', 'individual', 1, 1);
+        INSERT INTO tax_documents (id, tenant_id, owner_uuid, document_type, document_sealed,
+          tin_sealed, data_collection_status, needs_resubmission, tax_documentation_status, issues,
+          tin_status, tin_validated_at, expiration_date, treaty_claim_status, vat_status,
+          vat_validated_at, created_at)
+          VALUES ('d1', '{tenant}', 'o', 'W-9', '\\x0102', '\\x0304', 'COMPLETE', 0, 'VALID', '[]',
+          'VALID_SSN_MATCH', 7, NULL, NULL, NULL, NULL, 5);
+        INSERT INTO tax_documentation_current (owner_uuid, object, document_id)
+          VALUES ('o', 'w_form_questionnaire', 'd1');
+    """)
+    return tenant
+
+
+def _v14_rows(url, cols):
+    return rows(url, f"SELECT {', '.join(f'coalesce({c}::text, {chr(39)}NULL{chr(39)})' for c in cols)}"
+                     " FROM tax_documents ORDER BY id")
+
+
+def test_migrate_upgrades_the_first_releases_database_and_keeps_its_rows(tools, new_db, tmp_path):
+    url = new_db()
+    keys = tmp_path / "keys"
+    keys.mkdir(mode=0o700)
+    tenant = _release_database(url, keys)
+    cols = [r[0] for r in rows(url, "SELECT column_name FROM information_schema.columns"
+                                    " WHERE table_schema = current_schema()"
+                                    " AND table_name = 'tax_documents' ORDER BY ordinal_position")]
+    before = _v14_rows(url, cols)
+    current = rows(url, "SELECT * FROM tax_documentation_current")
+    counts = {t: rows(url, f'SELECT count(*) FROM "{t}"') for t in
+              [r[0] for r in rows(url, "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")]}
+
+    r = migrate(tools, url)
+    assert (r.returncode, r.stdout.strip()) == (0, "migrated"), r.stdout + r.stderr
+    assert rows(url, "SELECT version FROM schema_version") == [[latest(tools)]]
+    fresh = new_db()
+    assert migrate(tools, fresh).returncode == 0
+    assert pg_describe(url) == pg_describe(fresh), "the upgraded catalog is a new database's"
+    # every row kept; the submission from before is 'native', its new columns NULL
+    assert _v14_rows(url, cols) == before
+    assert rows(url, "SELECT * FROM tax_documentation_current") == current
+    for table, n in counts.items():
+        assert rows(url, f'SELECT count(*) FROM "{table}"') == n, table
+    assert rows(url, "SELECT model, coalesce(source, 'NULL'), coalesce(questionnaire, 'NULL'),"
+                     " coalesce(tin_type, 'NULL'), coalesce(vat_note, 'NULL') FROM tax_documents") == \
+        [["native", "NULL", "NULL", "NULL", "NULL"]]
+    # the new table takes rows of the old submission
+    psql(url, "INSERT INTO tax_documentation_files (id, tenant_id, owner_uuid, document_id, created_at)"
+              f" VALUES ('f1', '{tenant}', 'o', 'd1', 9)")
+    # a second start migrates nothing more
+    made = pg_describe(url)
+    r = migrate(tools, url)
+    assert (r.returncode, r.stdout.strip()) == (0, "migrated"), r.stdout + r.stderr
+    assert pg_describe(url) == made
+
+
+def test_migrate_refuses_a_version_older_than_the_first_release(tools, new_db):
+    url = new_db()
+    assert migrate(tools, url).returncode == 0
+    psql(url, "UPDATE schema_version SET version = 13")
+    r = migrate(tools, url)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert r.stdout.strip() == (f"error: database schema version 13 has no upgrade to this taxd"
+                                f" ({latest(tools)}) on PostgreSQL")

@@ -64,13 +64,16 @@ pytestmark = [pytest.mark.sqlite_only, pytest.mark.timeout(300)]
 # first, as full commit ids. 2f8b27f is the last release with schema migration
 # v9 (the release before the v10 storage layout); 5b40f27 the release with v10
 # (before the health probes' and the report ids' tables, v11 and v12); bc345b7
-# the release with v12 (before the gains columns and tables of v13). The next
+# the release with v12 (before the gains columns and tables of v13); 658b9c1
+# the release with v13; ed1151e the release with v14 (before v15's model
+# columns of tax documentation and its files table, issue 19). The next
 # release appends its own commit here (and each one after it), so that a
 # database written by every release is upgraded by every new binary.
 RELEASES = ["2f8b27f8399b3ec831bcbd85431fb3fa34f1c00f",
             "5b40f27c5f7fdeb9591f79eef90913aa4695517a",
             "bc345b76570648903e7986ede9c9c000999ad6a7",
-            "658b9c1c7fe503196a182f95541ecd4849d3ac2d"]
+            "658b9c1c7fe503196a182f95541ecd4849d3ac2d",
+            "ed1151e2fc9fe2fb1ca4ce88a3854bda97d6a539"]
 
 TX_PATH = "/v1/transactions/external-id"
 REPORTS = "/v1/reports/inventory-summary"
@@ -474,6 +477,24 @@ def build_fixture(old, workdir, flags):
 
 # ------------------------------------------------------------ the records
 
+# The owners the fixture gives tax documentation, with the objects each must
+# answer: every document type a release takes (W-9; W-8BEN and a
+# self-certification; W-8BEN-E and DPS) is read back through
+# GET /v1/account-owners/{id}/tax-documentation, before and after the upgrade.
+TAX_DOCUMENTATION = {"o-full": {"w_form_questionnaire"},
+                     "o-w8": {"w_form_questionnaire", "self_certification"},
+                     "o-entity": {"w_form_questionnaire", "dps_questionnaire"}}
+
+
+def assert_tax_documentation_recorded(records):
+    """The records hold each owner's tax documentation, answered 200 with its
+    objects: the comparison of the records then covers every document type."""
+    for owner, objects in TAX_DOCUMENTATION.items():
+        status, got = records[f"upgrade-a GET /v1/account-owners/{owner}/tax-documentation"]
+        assert status == 200, got
+        data = got.get("data", got) if isinstance(got, dict) else got
+        assert objects <= set(data), f"{owner}: {sorted(data)}"
+
 def normalise(value):
     """Drops what legitimately differs between two processes (module docstring)."""
     if isinstance(value, dict):
@@ -722,6 +743,7 @@ def test_upgrade_keeps_every_read_and_writes_work(release, tmp_path, taxd_bin):
         "the upgraded database is not at the version a new database gets"
     assert_same(release["records"], got, f"release {release['commit']} upgraded by {taxd_bin}",
                 release["version"])
+    assert_tax_documentation_recorded(release["records"])
     assert_ledger_follows_issue_16(db)
 
     # A second start migrates nothing more; writes and inventory work, engines run.
@@ -742,6 +764,18 @@ def test_upgrade_keeps_every_read_and_writes_work(release, tmp_path, taxd_bin):
         assert [x for x in after["summaries"] if x["asset_code"] != "DOGE"] == before["summaries"]
         lots = body(call(ta, "GET", "/v1/inventory?account_id=ref-fifo&asset_code=DOGE", expect=200))["data"]
         assert [lot["quantity"] for lot in lots["lots"]] == ["43"], lots
+        # A submission after the upgrade replaces the release's on its own
+        # object only (rows of both models side by side).
+        docs = "/v1/account-owners/o-entity/tax-documentation"
+        old_docs = body(call(ta, "GET", docs, expect=200))
+        call(ta, "POST", docs, {
+            "document_type": "DPS", "name": "Weber GmbH", "seller_type": "ENTITY", "address": ADDRESS_DE,
+            "tax_residences": [{"country_code": "DE", "tin": "12345678901"}], "vat_number": "DE123456789",
+            "certified": True, "signature_date": time.strftime("%Y-%m-%d", time.gmtime())}, expect=201)
+        new_docs = body(call(ta, "GET", docs, expect=200))
+        old_data, new_data = old_docs.get("data", old_docs), new_docs.get("data", new_docs)
+        assert new_data["w_form_questionnaire"] == old_data["w_form_questionnaire"]
+        assert new_data["dps_questionnaire"] != old_data["dps_questionnaire"]
         # Work the release left pending is done by the new binary's engines:
         # the report completes, the TIN check ends, the deliveries are sent.
         rid = release["fx"]["reports"][-1][1]
