@@ -22,6 +22,7 @@ import datetime
 import subprocess
 
 import pytest
+import requests
 
 from conftest import GATEWAY_DENY, body
 from eventsupport import EventInbox, events_receiver, events_server  # noqa: F401 (fixtures)
@@ -280,14 +281,16 @@ def test_document_of_a_w8ben(tenant, tmp_path):
     assert r.status_code == 200 and r.headers["cache-control"] == "no-store"
     got = body(r)
     assert got["id"] == made["id"] and got["status"] == "FINISHED"
-    dl = tenant.server.api().get(got["url"].replace(tenant.server.url, ""))
+    dl = requests.get(got["url"], timeout=30)  # a file, not JSON: outside the API wrapper's checks
     assert dl.status_code == 200 and dl.headers["content-type"] == "application/pdf"
+    assert dl.headers["cache-control"] == "no-store" and "x-request-id" in dl.headers
+    assert dl.headers["content-disposition"] == f'attachment; filename="W-8BEN-{made["id"]}.pdf"'
     assert dl.content.startswith(b"%PDF-")
     text = pdf_text(dl.content, tmp_path)
     assert "Łukasz Dvořák Иванов" in text and "W-8BEN" in text
     # a link is the credential: altered, refused
     bad = tenant.server.api().get(got["url"].replace(tenant.server.url, "")[:-2] + "AA")
-    assert bad.status_code == 403
+    assert bad.status_code == 403 and body(bad)["reason"] == "invalid_signature"
 
 
 def test_document_is_the_owners_alone(tenant):
