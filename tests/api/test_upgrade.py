@@ -776,6 +776,7 @@ def test_upgrade_keeps_every_read_and_writes_work(release, tmp_path, taxd_bin):
         old_data, new_data = old_docs.get("data", old_docs), new_docs.get("data", new_docs)
         assert new_data["w_form_questionnaire"] == old_data["w_form_questionnaire"]
         assert new_data["dps_questionnaire"] != old_data["dps_questionnaire"]
+        assert_taxbit_routes_read_the_release(ta)
         # Work the release left pending is done by the new binary's engines:
         # the report completes, the TIN check ends, the deliveries are sent.
         rid = release["fx"]["reports"][-1][1]
@@ -792,6 +793,29 @@ def test_upgrade_keeps_every_read_and_writes_work(release, tmp_path, taxd_bin):
     finally:
         s.stop_and_check()
     assert user_version(db) == migrated
+
+
+def assert_taxbit_routes_read_the_release(ta):
+    """Issue 19: Taxbit's routes read what the release stored (native rows,
+    no v15 columns): its documents in Taxbit's model, TINs masked; the W-9's
+    TIN type, which no column holds for an old row, read from its sealed
+    document (VALID_SSN_MATCH, the fixture's match list has it); a PDF."""
+    data = body(call(ta, "GET", "/v1/account-owners/o-full/tax-documentation-data", expect=200))["data"]
+    w9 = next(d for d in data if d["questionnaire"] == "W-FORM")
+    assert w9["account_holder"]["name"] == "Jane Q Public" and w9["account_holder"]["tin"].endswith("6789")
+    assert "123-45-6789" not in json.dumps(w9) and "123456789" not in json.dumps(w9)
+
+    def w_form():
+        st = body(call(ta, "GET", "/v1/account-owners/o-full/tax-documentation-status", expect=200))["data"]
+        return st["w_form_questionnaire"] if st["w_form_questionnaire"]["tin_status"] != "PENDING" else None
+    assert poll(w_form, WAIT_S, interval=0.1, what="the W-9's TIN check")["tin_status"] == "VALID_SSN_MATCH"
+    w8 = body(call(ta, "GET", "/v1/account-owners/o-w8/tax-documentation-status", expect=200))["data"]
+    assert w8["w_form_questionnaire"]["tin_status"] == "FOREIGN" and "dps_questionnaire" not in w8
+    made = body(call(ta, "POST", "/v1/account-owners/o-w8/tax-documentation-data/document", expect=201))["data"]
+    doc = body(call(ta, "GET", f"/v1/account-owners/o-w8/tax-documentation-data/document/{made['id']}",
+                    expect=200))["data"]
+    pdf = requests.get(doc["url"], timeout=30)
+    assert pdf.status_code == 200 and pdf.content.startswith(b"%PDF-")
 
 
 def first_start(binary, workdir, preexec=None, env_extra=None, args=()):

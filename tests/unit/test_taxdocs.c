@@ -553,7 +553,13 @@ static void submit(fixture_t *fx, const char *body_text, int64_t now, char id[ST
     json_t *issues = json_array();
     assert_int_equal(taxdocs_check(body, now, issues, &type), 0);
     json_decref(issues);
-    taxdocs_submission_t s = {fx->key, fx->tenant, fx->owner_uuid, type, body, now};
+    taxdocs_submission_t s = {.tin_key = fx->key,
+                              .tenant_id = fx->tenant,
+                              .owner_uuid = fx->owner_uuid,
+                              .type = type,
+                              .body = body,
+                              .now = now,
+                              .source = "api"};
     assert_int_equal(taxdocs_submit(fx->conn, &s, id), STORE_OK);
     json_decref(body);
 }
