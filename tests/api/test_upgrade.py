@@ -283,6 +283,8 @@ def build_fixture(old, workdir, flags):
             "email": "jane@example.com", "address": ADDRESS_US}, expect=201)
         call(ta, "POST", "/v1/account-owners", {"id": "o-entity", "name": "Weber GmbH",
                                                 "account_owner_type": "entity"}, expect=201)
+        call(ta, "POST", "/v1/account-owners", {"id": "o-ein", "name": "Acme Widgets, Inc.",
+                                                "account_owner_type": "entity"}, expect=201)
         call(ta, "POST", "/v1/account-owners", {"id": "o-w8", "name": "Karl Weber",
                                                 "account_owner_type": "individual", "tax_country_code": "DE",
                                                 "address": ADDRESS_DE}, expect=201)
@@ -371,6 +373,10 @@ def build_fixture(old, workdir, flags):
         call(ta, "POST", "/v1/account-owners/o-full/tax-documentation", {
             "document_type": "W-9", "name": "Jane Q Public", "entity_classification": "INDIVIDUAL",
             "tin_type": "SSN", "tin": "123-45-6789", "address": ADDRESS_US, "certified": True,
+            "signature_date": signed}, expect=201)
+        call(ta, "POST", "/v1/account-owners/o-ein/tax-documentation", {
+            "document_type": "W-9", "name": "Acme Widgets, Inc.", "entity_classification": "C_CORPORATION",
+            "tin_type": "EIN", "tin": "12-3456789", "address": ADDRESS_US, "certified": True,
             "signature_date": signed}, expect=201)
         call(ta, "POST", "/v1/account-owners/o-w8/tax-documentation", {
             "document_type": "W-8BEN", "name": "Karl Weber", "country_of_citizenship": "DE",
@@ -482,6 +488,7 @@ def build_fixture(old, workdir, flags):
 # self-certification; W-8BEN-E and DPS) is read back through
 # GET /v1/account-owners/{id}/tax-documentation, before and after the upgrade.
 TAX_DOCUMENTATION = {"o-full": {"w_form_questionnaire"},
+                     "o-ein": {"w_form_questionnaire"},
                      "o-w8": {"w_form_questionnaire", "self_certification"},
                      "o-entity": {"w_form_questionnaire", "dps_questionnaire"}}
 
@@ -799,16 +806,19 @@ def assert_taxbit_routes_read_the_release(ta):
     """Issue 19: Taxbit's routes read what the release stored (native rows,
     no v15 columns): its documents in Taxbit's model, TINs masked; the W-9's
     TIN type, which no column holds for an old row, read from its sealed
-    document (VALID_SSN_MATCH, the fixture's match list has it); a PDF."""
+    document (VALID_SSN_MATCH and VALID_EIN_MATCH: the fixture's match list
+    has both); a PDF."""
     data = body(call(ta, "GET", "/v1/account-owners/o-full/tax-documentation-data", expect=200))["data"]
     w9 = next(d for d in data if d["questionnaire"] == "W-FORM")
     assert w9["account_holder"]["name"] == "Jane Q Public" and w9["account_holder"]["tin"].endswith("6789")
     assert "123-45-6789" not in json.dumps(w9) and "123456789" not in json.dumps(w9)
 
-    def w_form():
-        st = body(call(ta, "GET", "/v1/account-owners/o-full/tax-documentation-status", expect=200))["data"]
+    def w_form(owner):
+        st = body(call(ta, "GET", f"/v1/account-owners/{owner}/tax-documentation-status", expect=200))["data"]
         return st["w_form_questionnaire"] if st["w_form_questionnaire"]["tin_status"] != "PENDING" else None
-    assert poll(w_form, WAIT_S, interval=0.1, what="the W-9's TIN check")["tin_status"] == "VALID_SSN_MATCH"
+    for owner, matched in (("o-full", "VALID_SSN_MATCH"), ("o-ein", "VALID_EIN_MATCH")):
+        w = poll(lambda: w_form(owner), WAIT_S, interval=0.1, what=f"the W-9's TIN check of {owner}")
+        assert w["tin_status"] == matched, (owner, w)
     w8 = body(call(ta, "GET", "/v1/account-owners/o-w8/tax-documentation-status", expect=200))["data"]
     assert w8["w_form_questionnaire"]["tin_status"] == "FOREIGN" and "dps_questionnaire" not in w8
     made = body(call(ta, "POST", "/v1/account-owners/o-w8/tax-documentation-data/document", expect=201))["data"]
