@@ -750,15 +750,23 @@ static int copy_text(json_t *out, const char *key, const json_t *p, const char *
     return s == NULL ? 0 : json_object_set_new(out, key, json_string(s));
 }
 
-static json_t *native_address(const json_t *a)
+/* An address's members in both models: Taxbit's name, then taxd's. */
+enum { TAXBIT_NAME, NATIVE_NAME };
+static const char *const ADDRESS_MEMBERS[][2] = {
+    {"first_line", "line1"}, {"second_line", "line2"},       {"city", "city"},
+    {"state_or_province", "state"}, {"postal_code", "postal_code"}, {"country", "country_code"},
+};
+
+/* The address a in the other model: its members named by column `from`
+ * are written under the names of the other column. */
+static json_t *address_to(const json_t *a, int from)
 {
     json_t *o = json_object();
     if (o == NULL)
         return NULL;
-    int rc = copy_text(o, "line1", a, "first_line") | copy_text(o, "line2", a, "second_line") |
-             copy_text(o, "city", a, "city") | copy_text(o, "state", a, "state_or_province") |
-             copy_text(o, "postal_code", a, "postal_code") |
-             copy_text(o, "country_code", a, "country");
+    int rc = 0;
+    for (size_t i = 0; i < sizeof ADDRESS_MEMBERS / sizeof ADDRESS_MEMBERS[0]; i++)
+        rc |= copy_text(o, ADDRESS_MEMBERS[i][1 - from], a, ADDRESS_MEMBERS[i][from]);
     if (rc != 0) {
         json_decref(o);
         return NULL;
@@ -766,13 +774,20 @@ static json_t *native_address(const json_t *a)
     return o;
 }
 
-static int set_address(json_t *out, const char *key, const json_t *p, const char *src)
+/* Sets out[key] to p[src], an address of the model named by `from`, in the other model. */
+static int set_address_from(json_t *out, const char *key, const json_t *p, const char *src,
+                            int from)
 {
     const json_t *a = json_object_get(p, src);
     if (!json_is_object(a))
         return 0;
-    json_t *o = native_address(a);
+    json_t *o = address_to(a, from);
     return o == NULL ? -1 : json_object_set_new(out, key, o);
+}
+
+static int set_address(json_t *out, const char *key, const json_t *p, const char *src)
+{
+    return set_address_from(out, key, p, src, TAXBIT_NAME);
 }
 
 static int set_dob(json_t *out, const json_t *p)
@@ -1013,29 +1028,9 @@ static int set_dob_back(json_t *out, const json_t *native)
     return json_object_set_new(out, "date_of_birth", json_string(dob));
 }
 
-static json_t *address_back(const json_t *a)
-{
-    json_t *o = json_object();
-    if (o == NULL)
-        return NULL;
-    int rc = copy_text(o, "first_line", a, "line1") | copy_text(o, "second_line", a, "line2") |
-             copy_text(o, "city", a, "city") | copy_text(o, "state_or_province", a, "state") |
-             copy_text(o, "postal_code", a, "postal_code") |
-             copy_text(o, "country", a, "country_code");
-    if (rc != 0) {
-        json_decref(o);
-        return NULL;
-    }
-    return o;
-}
-
 static int set_address_back(json_t *out, const char *key, const json_t *native, const char *src)
 {
-    const json_t *a = json_object_get(native, src);
-    if (!json_is_object(a))
-        return 0;
-    json_t *o = address_back(a);
-    return o == NULL ? -1 : json_object_set_new(out, key, o);
+    return set_address_from(out, key, native, src, NATIVE_NAME);
 }
 
 /* W-9 entity_classification -> us_account_type (+ its detail fields). */

@@ -59,6 +59,15 @@ static int set_common(json_t *o, const store_taxdoc_t *row)
     return rc;
 }
 
+/* o when every set succeeded (rc 0), else NULL (o released). */
+static json_t *built(json_t *o, int rc)
+{
+    if (rc == 0)
+        return o;
+    json_decref(o);
+    return NULL;
+}
+
 static json_t *w_form_json(const store_taxdoc_t *row)
 {
     json_t *o = json_object();
@@ -70,11 +79,7 @@ static json_t *w_form_json(const store_taxdoc_t *row)
              json_object_set_new(o, "needs_resubmission", json_boolean(row->needs_resubmission));
     if (row->tin_validated_at > 0)
         rc |= json_object_set_new(o, "tin_validation_date", jsonval_time(row->tin_validated_at));
-    if (rc != 0) {
-        json_decref(o);
-        return NULL;
-    }
-    return o;
+    return built(o, rc);
 }
 
 static json_t *dps_json(const store_taxdoc_t *row)
@@ -86,11 +91,7 @@ static json_t *dps_json(const store_taxdoc_t *row)
              json_object_set_new(o, "vat_status", json_string(taxbit_vat_status(row)));
     if (row->vat_validated_at > 0)
         rc |= json_object_set_new(o, "vat_validation_date", jsonval_time(row->vat_validated_at));
-    if (rc != 0) {
-        json_decref(o);
-        return NULL;
-    }
-    return o;
+    return built(o, rc);
 }
 
 json_t *taxbit_status_json(const store_taxdoc_t *rows, size_t count)
