@@ -24,7 +24,7 @@ import subprocess
 import pytest
 import requests
 
-from conftest import GATEWAY_DENY, body
+from conftest import GATEWAY_DENY, body, run_taxd
 from eventsupport import EventInbox, events_receiver, events_server  # noqa: F401 (fixtures)
 
 STATUS_EVENT = "ACCOUNT_OWNER_TAX_DOCUMENTATION_STATUS"
@@ -312,3 +312,11 @@ def test_incomplete_w_form_has_no_document(tenant):
     r = call(tenant, "POST", DOCUMENT, token)
     assert r.status_code == 409, r.text
     assert call(tenant, "POST", tdd("incomplete", "/document")).status_code == 409
+
+
+@pytest.mark.parametrize("font", ["/nonexistent/font.ttf", "/etc/hostname"])
+def test_serve_refuses_a_font_it_cannot_draw_with(tmp_path, font):
+    """Every W-form's PDF needs the font: a missing file or one that is no
+    TrueType font stops `serve` at start instead of failing each download."""
+    p = run_taxd(["serve", "--listen", "127.0.0.1:0", "--db", str(tmp_path / "t.db"), "--pdf-font", font])
+    assert p.returncode != 0 and "--pdf-font" in p.stderr, p.stderr
