@@ -640,6 +640,27 @@ class Tenant:
         headers.update(self.auth(token))
         return self.server.api().get(path, headers=headers, **kw)
 
+    def request(self, method, path, token=None, **kw):
+        """Any method with this tenant's token (or `token`, e.g. an owner's)."""
+        headers = dict(kw.pop("headers", {}) or {})
+        headers.update(self.auth(token))
+        return self.server.api().request(method, path, headers=headers, **kw)
+
+    def new_owner(self, owner_id, owner_type="individual"):
+        """Creates account owner `owner_id`; returns its uuid."""
+        r = self.request("POST", "/v1/account-owners",
+                         json={"id": owner_id, "name": "Owner " + owner_id, "account_owner_type": owner_type})
+        assert r.status_code == 201, r.text
+        return body(r)["data"]["uuid"]
+
+    def owner_token(self, owner_id):
+        """An account-owner token for `owner_id` (POST /v1/oauth/account-owner-token)."""
+        r = self.server.api().post("/v1/oauth/account-owner-token", json={
+            "grant_type": "client_credentials", "client_id": self.client_id,
+            "client_secret": self.client_secret, "account_owner_id": owner_id})
+        assert r.status_code == 200, r.text
+        return body(r)["access_token"]
+
 
 class Api:
     """Thin requests wrapper. Each request uses a fresh connection (no pooled

@@ -91,29 +91,12 @@ def cors_server(tmp_path_factory, taxd_bin):
     s.stop_and_check()
 
 
-def new_owner(tenant, owner_id):
-    r = tenant.server.api().post("/v1/account-owners", headers=tenant.auth(),
-                                 json={"id": owner_id, "name": "Owner " + owner_id,
-                                       "account_owner_type": "individual"})
-    assert r.status_code == 201, r.text
-
-
-def owner_token(tenant, owner_id):
-    r = tenant.server.api().post("/v1/oauth/account-owner-token",
-                                 json={"grant_type": "client_credentials",
-                                       "client_id": tenant.client_id,
-                                       "client_secret": tenant.client_secret,
-                                       "account_owner_id": owner_id})
-    assert r.status_code == 200, r.text
-    return body(r)["access_token"]
-
-
 @pytest.fixture
 def owner(cors_server):
     """A fresh tenant with owner "o"; returns (tenant, the owner's token)."""
     t = cors_server.new_tenant("cors")
-    new_owner(t, "o")
-    return t, owner_token(t, "o")
+    t.new_owner("o")
+    return t, t.owner_token("o")
 
 
 # ------------------------------------------------------------------ preflight

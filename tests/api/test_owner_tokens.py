@@ -40,19 +40,6 @@ def owner_path(owner_id, rest=""):
     return f"/v1/account-owners/{owner_id}{rest}"
 
 
-def call(tenant, method, path, token=None, **kw):
-    headers = dict(kw.pop("headers", {}) or {})
-    headers.update(tenant.auth(token))
-    return tenant.server.api().request(method, path, headers=headers, **kw)
-
-
-def new_owner(tenant, owner_id):
-    r = call(tenant, "POST", "/v1/account-owners",
-             json={"id": owner_id, "name": "Owner " + owner_id, "account_owner_type": "individual"})
-    assert r.status_code == 201, r.text
-    return body(r)["data"]["uuid"]
-
-
 def grant(tenant, **extra):
     b = {"grant_type": "client_credentials", "client_id": tenant.client_id,
          "client_secret": tenant.client_secret}
@@ -66,10 +53,6 @@ def mint_owner(tenant, owner_id, status=200, **extra):
     return r
 
 
-def owner_token(tenant, owner_id):
-    return body(mint_owner(tenant, owner_id))["access_token"]
-
-
 def claims(token):
     part = token.split(".")[1]
     return json.loads(base64.urlsafe_b64decode(part + "=" * (-len(part) % 4)))
@@ -79,7 +62,7 @@ def claims(token):
 def owners(server):
     """A fresh tenant with owners "a" and "b"; returns (tenant, uuid of a, uuid of b)."""
     t = server.new_tenant("owners")
-    return t, new_owner(t, "a"), new_owner(t, "b")
+    return t, t.new_owner("a"), t.new_owner("b")
 
 
 # ------------------------------------------------------------------ minting
@@ -121,7 +104,7 @@ def test_wrong_tenant_403_and_missing_owner_400(owners):
 def test_unknown_owner_and_another_tenants_owner_404(server, owners):
     t, _, _ = owners
     other = server.new_tenant("other")
-    new_owner(other, "theirs")
+    other.new_owner("theirs")
     for owner_id in ("nope", "theirs"):
         b = body(mint_owner(t, owner_id, status=404))
         assert b == {"error": "Not Found", "message": f"Account owner with id '{owner_id}' not found"}
@@ -131,28 +114,28 @@ def test_unknown_owner_and_another_tenants_owner_404(server, owners):
 
 def test_owner_token_reaches_its_owners_routes(owners):
     t, uuid_a, _ = owners
-    tok = owner_token(t, "a")
-    r = call(t, "GET", owner_path("a"), token=tok)
+    tok = t.owner_token("a")
+    r = t.request("GET", owner_path("a"), token=tok)
     assert r.status_code == 200 and body(r)["data"]["uuid"] == uuid_a
-    r = call(t, "PATCH", owner_path("a"), token=tok, json={"name": "Renamed"})
+    r = t.request("PATCH", owner_path("a"), token=tok, json={"name": "Renamed"})
     assert r.status_code == 200 and body(r)["data"]["name"] == "Renamed", r.text
-    r = call(t, "POST", owner_path("a", "/tax-documentation"), token=tok, json=W9)
+    r = t.request("POST", owner_path("a", "/tax-documentation"), token=tok, json=W9)
     assert r.status_code == 201, r.text
-    r = call(t, "GET", owner_path("a", "/tax-documentation"), token=tok)
+    r = t.request("GET", owner_path("a", "/tax-documentation"), token=tok)
     assert r.status_code == 200, r.text
 
 
 def test_owner_token_denied_on_another_owners_routes(owners):
     t, _, _ = owners
-    tok = owner_token(t, "a")
+    tok = t.owner_token("a")
     for method, path, kw in (("GET", owner_path("b"), {}),
                              ("PATCH", owner_path("b"), {"json": {"name": "X"}}),
                              ("POST", owner_path("b", "/tax-documentation"), {"json": W9}),
                              ("GET", owner_path("b", "/tax-documentation"), {}),
                              ("GET", owner_path("nope"), {})):
-        r = call(t, method, path, token=tok, **kw)
+        r = t.request(method, path, token=tok, **kw)
         assert r.status_code == 403 and body(r) == GATEWAY_DENY, f"{method} {path}: {r.status_code} {r.text}"
-    assert call(t, "GET", owner_path("b")).status_code == 200  # the tenant token still may
+    assert t.request("GET", owner_path("b")).status_code == 200  # the tenant token still may
 
 
 @pytest.mark.parametrize("method,path", [
@@ -169,8 +152,8 @@ def test_owner_token_denied_on_another_owners_routes(owners):
 ])
 def test_owner_token_denied_on_every_other_route(owners, method, path):
     t, _, _ = owners
-    tok = owner_token(t, "a")
-    r = call(t, method, path, token=tok, json={} if method == "POST" else None)
+    tok = t.owner_token("a")
+    r = t.request(method, path, token=tok, json={} if method == "POST" else None)
     assert r.status_code == 403 and body(r) == GATEWAY_DENY, f"{method} {path}: {r.status_code} {r.text}"
 
 
@@ -178,21 +161,21 @@ def test_credential_scopes_still_apply(server, owners):
     t, _, _ = owners
     c = server.admin("credentials", "create", "--tenant", t.tenant_id, "--scopes", "tax-documents")
     narrow = Tenant(server, c["tenant_id"], c["client_id"], c["client_secret"])
-    tok = owner_token(narrow, "a")
-    r = call(narrow, "GET", owner_path("a"), token=tok)  # accounts scope: not granted
+    tok = narrow.owner_token("a")
+    r = narrow.request("GET", owner_path("a"), token=tok)  # accounts scope: not granted
     assert r.status_code == 403 and body(r) == GATEWAY_DENY
-    assert call(narrow, "GET", owner_path("a", "/tax-documentation"), token=tok).status_code == 200
+    assert narrow.request("GET", owner_path("a", "/tax-documentation"), token=tok).status_code == 200
 
 
 def test_revoked_credential_stops_owner_tokens(server, owners):
     t, _, _ = owners
     c = server.admin("credentials", "create", "--tenant", t.tenant_id)
     cred = Tenant(server, c["tenant_id"], c["client_id"], c["client_secret"])
-    tok = owner_token(cred, "a")
-    assert call(cred, "GET", owner_path("a"), token=tok).status_code == 200
+    tok = cred.owner_token("a")
+    assert cred.request("GET", owner_path("a"), token=tok).status_code == 200
     server.admin("credentials", "revoke", "--client-id", cred.client_id)
     r = poll(lambda: (lambda r: [r] if r.status_code == 401 else None)(
-        call(cred, "GET", owner_path("a"), token=tok)),
+        cred.request("GET", owner_path("a"), token=tok)),
         SETTINGS_PROPAGATION_S, interval=0.01, what="revoked owner token to be refused")[0]
     assert body(r) == INVALID_TOKEN
     assert body(mint_owner(cred, "a", status=401)) == INVALID_CLIENT
@@ -205,10 +188,10 @@ def test_owner_bucket_leaves_tenant_and_other_owners_alone(server, owners):
     burst = 4
     set_rule(server, 1, burst, tenant=t)
     wait_for_limit_header(t, "/v1/filers", burst)
-    tok_a, tok_b = owner_token(t, "a"), owner_token(t, "b")
+    tok_a, tok_b = t.owner_token("a"), t.owner_token("b")
     path_a = owner_path("a")
     for _ in range(3 * burst):
-        r = call(t, "GET", path_a, token=tok_a)
+        r = t.request("GET", path_a, token=tok_a)
         if r.status_code == 429:
             break
         assert r.status_code == 200, r.text
@@ -217,9 +200,9 @@ def test_owner_bucket_leaves_tenant_and_other_owners_alone(server, owners):
     assert body(r)["error"] == "rate_limit_exceeded"
     # Right after: the tenant's own token on the same route, and owner b's token,
     # each start from a full bucket.
-    tenant_r = call(t, "GET", path_a)
+    tenant_r = t.request("GET", path_a)
     assert tenant_r.status_code == 200, tenant_r.text
     assert int(tenant_r.headers["x-ratelimit-remaining"]) == burst - 1
-    other_r = call(t, "GET", owner_path("b"), token=tok_b)
+    other_r = t.request("GET", owner_path("b"), token=tok_b)
     assert other_r.status_code == 200, other_r.text
     assert int(other_r.headers["x-ratelimit-remaining"]) == burst - 1

@@ -73,32 +73,11 @@ NATIVE_W8_WITHOUT_TIN = {"document_type": "W-8BEN", "name": "Karl Weber", "count
                          "signature_date": NOW.strftime("%Y-%m-%d")}
 
 
-def call(tenant, method, path, token=None, **kw):
-    headers = dict(kw.pop("headers", {}) or {})
-    headers.update(tenant.auth(token))
-    return tenant.server.api().request(method, path, headers=headers, **kw)
-
-
-def new_owner(tenant, owner_id):
-    r = call(tenant, "POST", "/v1/account-owners",
-             json={"id": owner_id, "name": "Owner " + owner_id, "account_owner_type": "individual"})
-    assert r.status_code == 201, r.text
-    return body(r)["data"]["uuid"]
-
-
-def owner_token(tenant, owner_id):
-    r = tenant.server.api().post("/v1/oauth/account-owner-token", json={
-        "grant_type": "client_credentials", "client_id": tenant.client_id,
-        "client_secret": tenant.client_secret, "account_owner_id": owner_id})
-    assert r.status_code == 200, r.text
-    return body(r)["access_token"]
-
-
 def sdk_submit(tenant, token, doc, status=201):
     """POSTs doc as the SDK does: a JSON string with text/plain;charset=UTF-8."""
     import json
-    r = call(tenant, "POST", SUBMISSIONS, token,
-             data=json.dumps(doc).encode(), headers={"content-type": "text/plain;charset=UTF-8"})
+    r = tenant.request("POST", SUBMISSIONS, token,
+                       data=json.dumps(doc).encode(), headers={"content-type": "text/plain;charset=UTF-8"})
     assert r.status_code == status, r.text
     return body(r)
 
@@ -113,7 +92,7 @@ def tenant(events_server):
 
 
 def owner(tenant, owner_id):
-    return new_owner(tenant, owner_id), owner_token(tenant, owner_id)
+    return tenant.new_owner(owner_id), tenant.owner_token(owner_id)
 
 
 # ---------------------------------------------------------------- who may call
@@ -121,15 +100,15 @@ def owner(tenant, owner_id):
 def test_sdk_routes_refuse_a_tenant_token(tenant):
     for method, path in (("GET", SDK_STATUS), ("GET", SUBMISSIONS + "?questionnaire=DPS"),
                          ("POST", DOCUMENT)):
-        r = call(tenant, method, path)
+        r = tenant.request(method, path)
         assert r.status_code == 403 and body(r) == GATEWAY_DENY, (method, path, r.text)
 
 
 def test_owner_token_reaches_only_its_own_server_side_routes(tenant):
     _, token = owner(tenant, "own")
-    new_owner(tenant, "other")
-    assert call(tenant, "GET", tdd("own"), token).status_code == 200
-    r = call(tenant, "GET", tdd("other"), token)
+    tenant.new_owner("other")
+    assert tenant.request("GET", tdd("own"), token).status_code == 200
+    r = tenant.request("GET", tdd("other"), token)
     assert r.status_code == 403 and body(r) == GATEWAY_DENY
 
 
@@ -137,9 +116,9 @@ def test_owner_token_reaches_only_its_own_server_side_routes(tenant):
 
 def test_status_is_unwrapped_and_empty_when_nothing_is_on_file(tenant):
     _, token = owner(tenant, "empty")
-    r = call(tenant, "GET", SDK_STATUS, token)
+    r = tenant.request("GET", SDK_STATUS, token)
     assert r.status_code == 200 and body(r) == {}
-    r = call(tenant, "GET", SUBMISSIONS + "?questionnaire=W-FORM&unmask=true", token)
+    r = tenant.request("GET", SUBMISSIONS + "?questionnaire=W-FORM&unmask=true", token)
     assert r.status_code == 200 and body(r) == {"data": []}
     assert r.headers["cache-control"] == "no-store"
 
@@ -159,31 +138,31 @@ def test_w9_round_trip_event_and_status(events_server, events_receiver, tenant):
     assert pending["w_form_questionnaire"]["type"] == "W-9"
 
     # Read back exactly as sent, TIN in clear, to the owner's token only.
-    r = call(tenant, "GET", SUBMISSIONS + "?questionnaire=W-FORM&unmask=true", token)
+    r = tenant.request("GET", SUBMISSIONS + "?questionnaire=W-FORM&unmask=true", token)
     assert r.status_code == 200 and r.headers["cache-control"] == "no-store"
     assert body(r) == {"data": [W9]}
-    masked = body(call(tenant, "GET", SUBMISSIONS + "?questionnaire=W-FORM", token))["data"][0]
+    masked = body(tenant.request("GET", SUBMISSIONS + "?questionnaire=W-FORM", token))["data"][0]
     assert masked["account_holder"]["tin"] == "*****6789"
-    assert body(call(tenant, "GET", SUBMISSIONS + "?questionnaire=DPS", token)) == {"data": []}
+    assert body(tenant.request("GET", SUBMISSIONS + "?questionnaire=DPS", token)) == {"data": []}
 
     # Taxbit's words on the status route: the check ran (no match list: MISMATCH).
-    status = body(call(tenant, "GET", SDK_STATUS, token))
+    status = body(tenant.request("GET", SDK_STATUS, token))
     assert set(status) == {"w_form_questionnaire"}
     w = status["w_form_questionnaire"]
     assert w["type"] == "W-9" and w["data_collection_status"] == "COMPLETE"
     assert w["tin_status"] == "MISMATCH" and w["needs_resubmission"] is True
     assert w["tin_validation_date"].endswith("Z")
-    server_side = body(call(tenant, "GET", f"/v1/account-owners/w9/tax-documentation-status"))
+    server_side = body(tenant.request("GET", "/v1/account-owners/w9/tax-documentation-status"))
     assert server_side == {"data": status}
 
 
 def test_dps_status_words(tenant):
     _, token = owner(tenant, "dps")
     sdk_submit(tenant, token, DPS)
-    d = body(call(tenant, "GET", SDK_STATUS, token))["dps_questionnaire"]
+    d = body(tenant.request("GET", SDK_STATUS, token))["dps_questionnaire"]
     assert d["vat_status"] == "NOT_REQUIRED" and d["data_collection_status"] == "COMPLETE"
     assert d["expiration_date"].endswith("T00:00:00.000Z")
-    data = body(call(tenant, "GET", SUBMISSIONS + "?questionnaire=DPS&unmask=true", token))["data"]
+    data = body(tenant.request("GET", SUBMISSIONS + "?questionnaire=DPS&unmask=true", token))["data"]
     assert data == [DPS]
 
 
@@ -191,65 +170,65 @@ def test_only_the_latest_is_answered(tenant):
     _, token = owner(tenant, "latest")
     sdk_submit(tenant, token, W9)
     sdk_submit(tenant, token, W8BEN)
-    data = body(call(tenant, "GET", SUBMISSIONS + "?questionnaire=W-FORM&unmask=true", token))["data"]
+    data = body(tenant.request("GET", SUBMISSIONS + "?questionnaire=W-FORM&unmask=true", token))["data"]
     assert data == [W8BEN]
-    assert body(call(tenant, "GET", SDK_STATUS, token))["w_form_questionnaire"]["tin_status"] == "FOREIGN"
+    assert body(tenant.request("GET", SDK_STATUS, token))["w_form_questionnaire"]["tin_status"] == "FOREIGN"
 
 
 def test_query_and_body_errors(tenant):
     _, token = owner(tenant, "errors")
     for query in ("", "?questionnaire=W9", "?questionnaire=DPS&unmask=yes"):
-        r = call(tenant, "GET", SUBMISSIONS + query, token)
+        r = tenant.request("GET", SUBMISSIONS + query, token)
         assert r.status_code == 400, (query, r.text)
-    r = call(tenant, "POST", SUBMISSIONS, token, data=b"{}",
-             headers={"content-type": "text/plain;charset=latin1"})
+    r = tenant.request("POST", SUBMISSIONS, token, data=b"{}",
+                       headers={"content-type": "text/plain;charset=latin1"})
     assert r.status_code == 400
     b = sdk_submit(tenant, token, {}, status=400)
     assert b["issues"], b
     # nothing was stored
-    assert body(call(tenant, "GET", SDK_STATUS, token)) == {}
+    assert body(tenant.request("GET", SDK_STATUS, token)) == {}
 
 
 def test_unmask_needs_the_owner_token(tenant):
     _, token = owner(tenant, "unmask")
     sdk_submit(tenant, token, W9)
-    r = call(tenant, "GET", tdd("unmask", "?unmask=true"))
+    r = tenant.request("GET", tdd("unmask", "?unmask=true"))
     assert r.status_code == 403 and "unmask" in body(r)["message"]
-    masked = body(call(tenant, "GET", tdd("unmask")))["data"]
+    masked = body(tenant.request("GET", tdd("unmask")))["data"]
     assert len(masked) == 1 and masked[0]["account_holder"]["tin"] == "*****6789"
     assert masked[0]["id"] and masked[0]["created_at"].endswith("Z")
-    clear = body(call(tenant, "GET", tdd("unmask", "?unmask=true"), token))["data"]
+    clear = body(tenant.request("GET", tdd("unmask", "?unmask=true"), token))["data"]
     assert clear[0]["account_holder"]["tin"] == W9_TIN
 
 
 def test_tin_never_in_a_log_line(events_server, tenant):
     _, token = owner(tenant, "quiet")
     sdk_submit(tenant, token, W9)
-    call(tenant, "GET", SUBMISSIONS + "?questionnaire=W-FORM&unmask=true", token)
+    tenant.request("GET", SUBMISSIONS + "?questionnaire=W-FORM&unmask=true", token)
     assert W9_TIN not in events_server.stderr_text()
 
 
 # ---------------------------------------------------------------- server-side routes
 
 def test_server_side_form_must_match_the_path(tenant):
-    new_owner(tenant, "paths")
-    r = call(tenant, "POST", tdd("paths", "/w-8ben"), json=W9)
+    tenant.new_owner("paths")
+    r = tenant.request("POST", tdd("paths", "/w-8ben"), json=W9)
     assert r.status_code == 400 and any(i["path"] == ["account_holder"] for i in body(r)["issues"]), r.text
-    r = call(tenant, "POST", tdd("paths", "/w-9"), json=W9)
+    r = tenant.request("POST", tdd("paths", "/w-9"), json=W9)
     assert r.status_code == 201 and body(r)["data"]["document_type"] == "W-9"
-    r = call(tenant, "POST", tdd("paths", "/self-certification"), json=DPS)
+    r = tenant.request("POST", tdd("paths", "/self-certification"), json=DPS)
     assert r.status_code == 201 and body(r)["data"]["document_type"] == "DPS"
-    r = call(tenant, "POST", tdd("nobody", "/w-9"), json=W9)
+    r = tenant.request("POST", tdd("nobody", "/w-9"), json=W9)
     assert r.status_code == 404
-    data = body(call(tenant, "GET", tdd("paths")))["data"]
+    data = body(tenant.request("GET", tdd("paths")))["data"]
     assert sorted(d["questionnaire"] for d in data) == ["DPS", "W-FORM"]
 
 
 def test_native_submission_read_in_taxbits_model(tenant):
     _, token = owner(tenant, "native")
-    r = call(tenant, "POST", "/v1/account-owners/native/tax-documentation", json=NATIVE_W9)
+    r = tenant.request("POST", "/v1/account-owners/native/tax-documentation", json=NATIVE_W9)
     assert r.status_code == 201, r.text
-    doc = body(call(tenant, "GET", SUBMISSIONS + "?questionnaire=W-FORM&unmask=true", token))["data"][0]
+    doc = body(tenant.request("GET", SUBMISSIONS + "?questionnaire=W-FORM&unmask=true", token))["data"][0]
     assert doc["document_type"] == "COMPREHENSIVE" and doc["questionnaire"] == "W-FORM"
     holder = doc["account_holder"]
     assert holder["name"] == "Ada Lovelace" and holder["us_account_type"] == "INDIVIDUAL"
@@ -268,16 +247,16 @@ def pdf_text(content, tmp_path):
 
 def test_document_of_a_w8ben(tenant, tmp_path):
     _, token = owner(tenant, "pdf")
-    r = call(tenant, "POST", DOCUMENT, token)
+    r = tenant.request("POST", DOCUMENT, token)
     assert r.status_code == 404, r.text  # no W-form on file
     sdk_submit(tenant, token, DPS)
-    assert call(tenant, "POST", DOCUMENT, token).status_code == 404  # DPS has no PDF
+    assert tenant.request("POST", DOCUMENT, token).status_code == 404  # DPS has no PDF
     sdk_submit(tenant, token, W8BEN)
-    r = call(tenant, "POST", DOCUMENT, token)  # no body, no content type, as the SDK sends it
+    r = tenant.request("POST", DOCUMENT, token)  # no body, no content type, as the SDK sends it
     assert r.status_code == 201, r.text
     made = body(r)
     assert made["status"] == "FINISHED" and made["type"] == "W-8BEN"
-    r = call(tenant, "GET", f"{DOCUMENT}/{made['id']}", token)
+    r = tenant.request("GET", f"{DOCUMENT}/{made['id']}", token)
     assert r.status_code == 200 and r.headers["cache-control"] == "no-store"
     got = body(r)
     assert got["id"] == made["id"] and got["status"] == "FINISHED"
@@ -297,21 +276,21 @@ def test_document_is_the_owners_alone(tenant):
     _, token = owner(tenant, "mine")
     _, other = owner(tenant, "theirs")
     sdk_submit(tenant, token, W9)
-    doc_id = body(call(tenant, "POST", DOCUMENT, token))["id"]
-    assert call(tenant, "GET", f"{DOCUMENT}/{doc_id}", other).status_code == 404
-    r = call(tenant, "GET", tdd("mine", f"/document/{doc_id}"))
+    doc_id = body(tenant.request("POST", DOCUMENT, token))["id"]
+    assert tenant.request("GET", f"{DOCUMENT}/{doc_id}", other).status_code == 404
+    r = tenant.request("GET", tdd("mine", f"/document/{doc_id}"))
     assert r.status_code == 200 and body(r)["data"]["id"] == doc_id
 
 
 def test_incomplete_w_form_has_no_document(tenant):
     _, token = owner(tenant, "incomplete")
-    r = call(tenant, "POST", "/v1/account-owners/incomplete/tax-documentation", json=NATIVE_W8_WITHOUT_TIN)
+    r = tenant.request("POST", "/v1/account-owners/incomplete/tax-documentation", json=NATIVE_W8_WITHOUT_TIN)
     assert r.status_code == 201, r.text
-    state = body(call(tenant, "GET", "/v1/account-owners/incomplete/tax-documentation"))["data"]
+    state = body(tenant.request("GET", "/v1/account-owners/incomplete/tax-documentation"))["data"]
     assert state["w_form_questionnaire"]["data_collection_status"] == "INCOMPLETE"
-    r = call(tenant, "POST", DOCUMENT, token)
+    r = tenant.request("POST", DOCUMENT, token)
     assert r.status_code == 409, r.text
-    assert call(tenant, "POST", tdd("incomplete", "/document")).status_code == 409
+    assert tenant.request("POST", tdd("incomplete", "/document")).status_code == 409
 
 
 @pytest.mark.parametrize("font", ["/nonexistent/font.ttf", "/etc/hostname"])

@@ -54,25 +54,6 @@ def sdk_server(tmp_path_factory, taxd_bin, events_receiver, page_port):  # noqa:
     s.stop_and_check()
 
 
-def call(tenant, method, path, token=None, **kw):
-    headers = dict(kw.pop("headers", {}) or {})
-    headers.update(tenant.auth(token))
-    return tenant.server.api().request(method, path, headers=headers, **kw)
-
-
-def new_owner_with_token(tenant, owner_id, owner_type="individual"):
-    """Creates the owner; returns (its uuid, an account-owner token for it)."""
-    r = call(tenant, "POST", "/v1/account-owners",
-             json={"id": owner_id, "name": "Owner " + owner_id, "account_owner_type": owner_type})
-    assert r.status_code == 201, r.text
-    uuid = body(r)["data"]["uuid"]
-    r = tenant.server.api().post("/v1/oauth/account-owner-token", json={
-        "grant_type": "client_credentials", "client_id": tenant.client_id,
-        "client_secret": tenant.client_secret, "account_owner_id": owner_id})
-    assert r.status_code == 200, r.text
-    return uuid, body(r)["access_token"]
-
-
 def stored_document(data, questionnaire):
     """The COMPREHENSIVE document of `questionnaire` in the answer of GET
     .../tax-documentation-data: `data` a list of documents (latest per
@@ -145,14 +126,15 @@ def test_questionnaire_completes_and_is_stored(sdk_server, events_receiver, kind
     t = sdk_server.new_tenant(f"sdk-{kind}")
     inbox = EventInbox(sdk_server, events_receiver, t, STATUS)
     owner_type = "entity" if kind == "w8bene" else "individual"
-    owner_uuid, token = new_owner_with_token(t, f"o-{kind}", owner_type)
+    owner_uuid = t.new_owner(f"o-{kind}", owner_type)
+    token = t.owner_token(f"o-{kind}")
 
     out = sdk_run(sdk_server.url, token, kind)
     check_run(out, kind)
     key, form = STATE_KEY[kind], FORM[kind]
 
     # taxd's own state of the owner
-    r = call(t, "GET", f"/v1/account-owners/o-{kind}/tax-documentation")
+    r = t.request("GET", f"/v1/account-owners/o-{kind}/tax-documentation")
     assert r.status_code == 200, r.text
     obj = body(r)["data"][key]
     assert obj["data_collection_status"] == "COMPLETE", body(r)
@@ -160,7 +142,7 @@ def test_questionnaire_completes_and_is_stored(sdk_server, events_receiver, kind
         assert obj["type"] == form, body(r)
 
     # the server-side route, tenant token: the fields as typed, TINs masked
-    r = call(t, "GET", f"/v1/account-owners/o-{kind}/tax-documentation-data")
+    r = t.request("GET", f"/v1/account-owners/o-{kind}/tax-documentation-data")
     assert r.status_code == 200, r.text
     doc = stored_document(body(r)["data"], QUESTIONNAIRE[kind])
     assert_subset(EXPECTED[kind], doc, skip_keys=TIN_KEYS)
@@ -174,7 +156,7 @@ def test_questionnaire_completes_and_is_stored(sdk_server, events_receiver, kind
         check_pdf(sdk_server, out["documentUrl"], EXPECTED[kind]["account_holder"]["name"], tmp_path)
     if kind == "w9":  # the TIN check matched the list: Taxbit's word for it on the SDK's route
         def matched():
-            w = body(call(t, "GET", "/v1/tax-documentation-status", token))["w_form_questionnaire"]
+            w = body(t.request("GET", "/v1/tax-documentation-status", token))["w_form_questionnaire"]
             return w if w["tin_status"] != "PENDING" else None
         w = poll(matched, 60, what="the W-9's TIN check")
         assert w["tin_status"] == "VALID_SSN_MATCH" and w["needs_resubmission"] is False, w
@@ -182,22 +164,24 @@ def test_questionnaire_completes_and_is_stored(sdk_server, events_receiver, kind
 
 def test_w9_in_chromium_from_another_origin(sdk_server, page_port, tmp_path):
     t = sdk_server.new_tenant("sdk-browser")
-    _, token = new_owner_with_token(t, "o-browser")
+    t.new_owner("o-browser")
+    token = t.owner_token("o-browser")
     out = sdk_run(sdk_server.url, token, "w9", browser=True, page_port=page_port)
     assert out["pageOrigin"] == f"http://localhost:{page_port}"
     check_run(out, "w9")
-    r = call(t, "GET", "/v1/account-owners/o-browser/tax-documentation")
+    r = t.request("GET", "/v1/account-owners/o-browser/tax-documentation")
     assert r.status_code == 200 and body(r)["data"]["w_form_questionnaire"]["type"] == "W-9", r.text
     check_pdf(sdk_server, out["documentUrl"], "Jane Q Public", tmp_path)
 
 
 def test_chromium_from_an_unlisted_origin_is_refused(sdk_server, page_port):
     t = sdk_server.new_tenant("sdk-no-cors")
-    _, token = new_owner_with_token(t, "o-no-cors")
+    t.new_owner("o-no-cors")
+    token = t.owner_token("o-no-cors")
     other = free_port()
     assert other != page_port
     out = sdk_run(sdk_server.url, token, "w9", browser=True, page_port=other, timeout=20)
     assert not out["success"]
     assert out["errors"] == ["Failed to fetch"], explain(out)
-    r = call(t, "GET", "/v1/account-owners/o-no-cors/tax-documentation")
+    r = t.request("GET", "/v1/account-owners/o-no-cors/tax-documentation")
     assert r.status_code == 200 and "w_form_questionnaire" not in body(r)["data"], r.text
