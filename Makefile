@@ -271,8 +271,12 @@ api-pg: build/taxd client $(CLIENT_TOOLS) $(PG_UNIT) $(OPENAPI_LINTER) $(SDK_HAR
 hostile: build/taxd
 	TAXD_BIN=$(CURDIR)/build/taxd $(PYTEST) -q -m hostile tests/api
 
+# Everything the suites run is compiled first, one job per core; the suites
+# themselves run one after another (their timing tests measure an idle machine).
+JOBS := $(shell nproc 2>/dev/null || echo 2)
+
 test: deps
-	$(MAKE) build/taxd build/asan/taxd client asan
+	$(MAKE) -j$(JOBS) build/taxd build/asan/taxd client asan $(UNIT_BIN) $(UNIT_ASAN)
 	$(MAKE) unit
 	$(MAKE) unit-asan
 	$(MAKE) api
