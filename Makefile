@@ -276,7 +276,7 @@ hostile: build/taxd
 JOBS := $(shell nproc 2>/dev/null || echo 2)
 
 test: deps
-	$(MAKE) -j$(JOBS) build/taxd build/asan/taxd client asan $(UNIT_BIN) $(UNIT_ASAN)
+	$(MAKE) -j$(JOBS) build/taxd build/asan/taxd client asan $(UNIT_BIN) $(UNIT_ASAN) $(FUZZ_BIN)
 	$(MAKE) unit
 	$(MAKE) unit-asan
 	$(MAKE) api
