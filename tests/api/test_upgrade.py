@@ -245,7 +245,9 @@ def build_fixture(old, workdir, flags):
     receiver = flags["receiver"]
     receiver.script("/ok", default={"status": 200})
     receiver.script("/fail", default={"status": 503})
-    receiver.script("/held", [{"status": 401}], default={"status": 200})
+    # every attempt is refused, so a second delivery dispatched beside the first
+    # (its INVENTORY_UPDATE and RTTM_TIN_VALIDATION can be due at once) is held too
+    receiver.script("/held", default={"status": 401})
     subs = {}
     subs["ok"] = admin(old, db, "subscription", "create", "--tenant", a_id, "--url", receiver.url("/ok"),
                        "--events", "INVENTORY_UPDATE,FORM_STATUS_UPDATE,ACCOUNT_OWNER_TAX_DOCUMENTATION_STATUS",
@@ -447,11 +449,16 @@ def build_fixture(old, workdir, flags):
             return True
         poll(checks_done, WAIT_S, interval=0.1, what="TIN checks to finish")
 
+        seen = {}
+
         def settled():
-            states = {k: {d["state"] for d in deliveries(old, db, sub)} for k, sub in subs.items()}
-            ok = (states["ok"] == {"delivered"} and states["fail"] == {"failed"} and states["held"] == {"held"})
-            return states if ok else None
-        poll(settled, WAIT_S, interval=0.2, what="deliveries delivered, failed and held")
+            seen.update({k: sorted({d["state"] for d in deliveries(old, db, sub)}) for k, sub in subs.items()})
+            ok = seen["ok"] == ["delivered"] and seen["fail"] == ["failed"] and seen["held"] == ["held"]
+            return dict(seen) if ok else None
+        try:
+            poll(settled, WAIT_S, interval=0.2, what="deliveries delivered, failed and held")
+        except AssertionError as e:
+            raise AssertionError(f"{e}; delivery states per subscription: {seen}") from None
     finally:
         s.stop_and_check()
 
