@@ -65,10 +65,12 @@ TIMEOUT_BODY = {"message": "Endpoint request timed out"}
 TENANT_LIMIT_RE = re.compile(r"^Rate limit exceeded\. Retry in (\d+) seconds\.$")
 
 
-def poll(fn, timeout, interval=0.05, what="condition"):
+def poll(fn, timeout, interval=0.05, what="condition", describe=None):
     """Calls fn until it returns a truthy value or `timeout` seconds pass.
-    Returns that value; raises AssertionError naming `what` otherwise. This is
-    a bounded wait for an observable state, not a sleep used as a barrier."""
+    Returns that value; raises AssertionError naming `what` otherwise (and
+    what describe() says of the state then, when fn's falsy value cannot).
+    This is a bounded wait for an observable state, not a sleep used as a
+    barrier."""
     deadline = time.monotonic() + timeout
     last = None
     while True:
@@ -76,7 +78,8 @@ def poll(fn, timeout, interval=0.05, what="condition"):
         if last:
             return last
         if time.monotonic() >= deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}; last value {last!r}")
+            seen = f"; {describe()}" if describe is not None else ""
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}; last value {last!r}{seen}")
         time.sleep(interval)
 
 
@@ -635,16 +638,14 @@ class Tenant:
     def auth(self, token=None):
         return {"authorization": f"Bearer {token or self.token}"}
 
-    def get(self, path, token=None, **kw):
-        headers = dict(kw.pop("headers", {}) or {})
-        headers.update(self.auth(token))
-        return self.server.api().get(path, headers=headers, **kw)
-
     def request(self, method, path, token=None, **kw):
         """Any method with this tenant's token (or `token`, e.g. an owner's)."""
         headers = dict(kw.pop("headers", {}) or {})
         headers.update(self.auth(token))
         return self.server.api().request(method, path, headers=headers, **kw)
+
+    def get(self, path, token=None, **kw):
+        return self.request("GET", path, token, **kw)
 
     def new_owner(self, owner_id, owner_type="individual"):
         """Creates account owner `owner_id`; returns its uuid."""

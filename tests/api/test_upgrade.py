@@ -449,16 +449,11 @@ def build_fixture(old, workdir, flags):
             return True
         poll(checks_done, WAIT_S, interval=0.1, what="TIN checks to finish")
 
-        seen = {}
-
-        def settled():
-            seen.update({k: sorted({d["state"] for d in deliveries(old, db, sub)}) for k, sub in subs.items()})
-            ok = seen["ok"] == ["delivered"] and seen["fail"] == ["failed"] and seen["held"] == ["held"]
-            return dict(seen) if ok else None
-        try:
-            poll(settled, WAIT_S, interval=0.2, what="deliveries delivered, failed and held")
-        except AssertionError as e:
-            raise AssertionError(f"{e}; delivery states per subscription: {seen}") from None
+        def states():
+            return {k: {d["state"] for d in deliveries(old, db, sub)} for k, sub in subs.items()}
+        settled = {"ok": {"delivered"}, "fail": {"failed"}, "held": {"held"}}
+        poll(lambda: states() == settled, WAIT_S, interval=0.2, what=f"delivery states {settled}",
+             describe=lambda: f"states now {states()}")
     finally:
         s.stop_and_check()
 
